@@ -1,0 +1,1204 @@
+//! Built-in catalog of NVIDIA data-centre and inference GPUs.
+//!
+//! The fleet resource, the accelerator data source and the GPU sharing resource use it to turn
+//! a model name typed by a user (`"a100 80gb"`, `"H100"`, `"rtx pro 6000"`) into the node
+//! labels each cloud's Karpenter understands, and to check which sharing modes (time-slicing,
+//! MPS, MIG) and MIG profiles the model supports.
+//!
+//! # Names
+//!
+//! Canonical names are NVIDIA's model names in upper case with dashes for spaces (`T4`,
+//! `L40S`, `GH200`, `RTX-PRO-6000`). When the catalog holds more than one memory size of a
+//! model, every size carries a `-<N>GB` suffix (`A100-40GB`/`A100-80GB`,
+//! `V100-16GB`/`V100-32GB`) and the bare model name (`A100`) is rejected as ambiguous. A
+//! model with a single entry keeps its bare name even where NVIDIA sells sizes the catalog
+//! does not cover: `H100` is the 80 GB SXM/PCIe part, `GH200` the 96 GB one, `H20` the 96 GB
+//! one.
+//!
+//! [`lookup`] ignores ASCII case, treats spaces, underscores and dashes alike (it drops them),
+//! skips a leading `NVIDIA` or `Tesla`, and also accepts each model's
+//! [`aliases`](Accelerator::aliases), which include the product names GPU Feature Discovery
+//! reports (`NVIDIA-A100-SXM4-80GB`).
+//!
+//! # Figures
+//!
+//! Memory is NVIDIA's nominal per-GPU figure from the product datasheets. NVIDIA writes "GB";
+//! the rest of the ecosystem (MIG profile names, `cfke.io/accelerator-memory`, EC2's
+//! `SizeInMiB` = GB × 1024 for most models) treats it as GiB, and so does this catalog.
+//! Compute capabilities are from NVIDIA's CUDA GPU list. The sharing rules follow the NVIDIA
+//! device plugin: time-slicing works on any GPU, MPS needs compute capability 7.0 (Volta) and
+//! serves at most 48 clients per GPU from 7.5 on and 16 below, and MIG is available only on
+//! the parts listed with profiles. The per-column sources are listed in the `models` module.
+
+mod models;
+
+use std::fmt;
+
+/// The GPU architecture family, spelled as GPU Feature Discovery writes it into the
+/// `nvidia.com/gpu.family` node label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Architecture {
+    /// Compute capability 6.x (P100).
+    Pascal,
+    /// Compute capability 7.0 (V100).
+    Volta,
+    /// Compute capability 7.5 (T4).
+    Turing,
+    /// Compute capability 8.0 to 8.6 (A100, A30, A10, A10G, A40).
+    Ampere,
+    /// Compute capability 8.9 (L4, L40, L40S).
+    AdaLovelace,
+    /// Compute capability 9.0 (H100, H200, H20, GH200).
+    Hopper,
+    /// Compute capability 10.x and 12.x (B200, GB200, B300, GB300, RTX PRO 6000 Blackwell).
+    Blackwell,
+}
+
+impl Architecture {
+    /// The lower-case name: `pascal`, `volta`, `turing`, `ampere`, `ada-lovelace`, `hopper`
+    /// or `blackwell`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Pascal => "pascal",
+            Self::Volta => "volta",
+            Self::Turing => "turing",
+            Self::Ampere => "ampere",
+            Self::AdaLovelace => "ada-lovelace",
+            Self::Hopper => "hopper",
+            Self::Blackwell => "blackwell",
+        }
+    }
+}
+
+impl fmt::Display for Architecture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A way of sharing one physical GPU between several pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sharing {
+    /// Time-slicing: the device plugin advertises each GPU several times and the GPU
+    /// alternates between processes. Works on any GPU the plugin manages.
+    TimeSlicing,
+    /// CUDA Multi-Process Service: clients run concurrently, each limited to a share of
+    /// memory and compute. Needs compute capability 7.0 or later.
+    Mps,
+    /// Multi-Instance GPU: the GPU is partitioned in hardware into the profiles listed in
+    /// [`Accelerator::mig_profiles`].
+    Mig,
+}
+
+impl Sharing {
+    /// Every sharing mode, in declaration order.
+    pub const ALL: [Self; 3] = [Self::TimeSlicing, Self::Mps, Self::Mig];
+
+    /// The configuration spelling: `time_slicing`, `mps` or `mig` (the first two are also
+    /// Cloudfleet's `gpu_sharing_strategy` values).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::TimeSlicing => "time_slicing",
+            Self::Mps => "mps",
+            Self::Mig => "mig",
+        }
+    }
+
+    /// Parses [`as_str`](Self::as_str)'s spelling, ignoring ASCII case and accepting `-` for
+    /// `_` (so the device plugin's `time-slicing` works too).
+    pub fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        Self::ALL.into_iter().find(|mode| {
+            value.len() == mode.as_str().len()
+                && value.bytes().zip(mode.as_str().bytes()).all(|(a, b)| {
+                    let a = if a == b'-' { b'_' } else { a };
+                    a.eq_ignore_ascii_case(&b)
+                })
+        })
+    }
+}
+
+impl fmt::Display for Sharing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A family of well-known node labels that name the GPU model of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LabelScheme {
+    /// Cloudfleet (CFKE): `cfke.io/accelerator-*`, upper-case names, memory in GiB.
+    Cfke,
+    /// Karpenter on AWS: `karpenter.k8s.aws/instance-gpu-*`, lower-case names, memory in MiB.
+    Aws,
+    /// Karpenter on Azure: `karpenter.azure.com/sku-gpu-*`, upper-case names, no memory label.
+    Azure,
+}
+
+impl LabelScheme {
+    /// Every label scheme, in declaration order.
+    pub const ALL: [Self; 3] = [Self::Cfke, Self::Aws, Self::Azure];
+
+    /// The configuration spelling: `cfke`, `aws` or `azure`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Cfke => "cfke",
+            Self::Aws => "aws",
+            Self::Azure => "azure",
+        }
+    }
+
+    /// Parses [`as_str`](Self::as_str)'s spelling, ignoring ASCII case and surrounding
+    /// whitespace.
+    pub fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        Self::ALL
+            .into_iter()
+            .find(|scheme| value.eq_ignore_ascii_case(scheme.as_str()))
+    }
+
+    /// The label keys of this scheme.
+    ///
+    /// Sources: aws/karpenter-provider-aws `pkg/apis/v1/labels.go`,
+    /// Azure/karpenter-provider-azure `pkg/apis/v1beta1/labels.go` (which has no GPU memory
+    /// label), and Cloudfleet's best-practices reference for `cfke.io/accelerator-*`.
+    pub const fn label_keys(self) -> LabelKeys {
+        match self {
+            Self::Cfke => LabelKeys {
+                name: "cfke.io/accelerator-name",
+                count: "cfke.io/accelerator-count",
+                memory: Some(MemoryLabel {
+                    key: "cfke.io/accelerator-memory",
+                    unit: MemoryUnit::GiB,
+                }),
+            },
+            Self::Aws => LabelKeys {
+                name: "karpenter.k8s.aws/instance-gpu-name",
+                count: "karpenter.k8s.aws/instance-gpu-count",
+                memory: Some(MemoryLabel {
+                    key: "karpenter.k8s.aws/instance-gpu-memory",
+                    unit: MemoryUnit::MiB,
+                }),
+            },
+            Self::Azure => LabelKeys {
+                name: "karpenter.azure.com/sku-gpu-name",
+                count: "karpenter.azure.com/sku-gpu-count",
+                memory: None,
+            },
+        }
+    }
+}
+
+impl fmt::Display for LabelScheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The node label keys of one [`LabelScheme`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LabelKeys {
+    /// Key of the GPU model label; its values come from [`Accelerator::label_value`].
+    pub name: &'static str,
+    /// Key of the label holding the number of GPUs per node.
+    pub count: &'static str,
+    /// Key and unit of the per-GPU memory label, if the scheme has one.
+    pub memory: Option<MemoryLabel>,
+}
+
+/// A per-GPU memory label: its key and the unit of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MemoryLabel {
+    /// The label key.
+    pub key: &'static str,
+    /// The unit of the label value; pass it to [`Accelerator::memory_in`].
+    pub unit: MemoryUnit,
+}
+
+/// The unit of a memory label value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryUnit {
+    /// Gibibytes (Cloudfleet's `cfke.io/accelerator-memory`).
+    GiB,
+    /// Mebibytes (AWS's `karpenter.k8s.aws/instance-gpu-memory`).
+    MiB,
+}
+
+/// A MIG profile and how many instances of it fit on one GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MigProfile {
+    /// The profile name as `nvidia-smi` and mig-parted spell it: `<compute slices>g.<memory
+    /// GB>gb`, with `+me` for the variant that owns the media engines (`1g.10gb+me`).
+    pub name: &'static str,
+    /// The most instances of this profile one GPU can hold when it holds nothing else.
+    pub max_instances: u8,
+}
+
+/// One GPU model. All catalog data is `'static`; get entries from [`all`] or [`lookup`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Accelerator {
+    /// The canonical name (see the module documentation for the scheme).
+    pub name: &'static str,
+    /// Other spellings [`lookup`] accepts besides the canonical name. Case, separators and a
+    /// leading `NVIDIA`/`Tesla` are ignored anyway, so aliases only list genuinely different
+    /// spellings (`A100-SXM4-80GB`, `RTX-PRO-SERVER-6000`).
+    pub aliases: &'static [&'static str],
+    /// The architecture family.
+    pub architecture: Architecture,
+    /// The CUDA compute capability as (major, minor).
+    pub compute_capability: (u8, u8),
+    /// NVIDIA's nominal memory per GPU, in GiB (see the module documentation).
+    pub memory_gib: u32,
+    /// The MIG profiles, smallest first; empty when the model has no MIG.
+    pub mig_profiles: &'static [MigProfile],
+    labels: Labels,
+}
+
+/// The model's GPU name value per label scheme; `None` where that scheme has no value that
+/// selects this model.
+#[derive(Debug, PartialEq, Eq)]
+struct Labels {
+    cfke: Option<&'static str>,
+    aws: Option<AwsGpu>,
+    azure: Option<&'static str>,
+}
+
+/// What EC2 reports for the model: the GPU name (already lower-kebab-cased as Karpenter
+/// labels it) and the memory per GPU in MiB.
+#[derive(Debug, PartialEq, Eq)]
+struct AwsGpu {
+    name: &'static str,
+    memory_mib: u32,
+}
+
+impl Accelerator {
+    /// Whether the model supports a sharing mode: time-slicing always; MPS from compute
+    /// capability 7.0 (reference notes §7, NVIDIA device plugin); MIG when the model has
+    /// MIG profiles.
+    pub fn supports(&self, sharing: Sharing) -> bool {
+        match sharing {
+            Sharing::TimeSlicing => true,
+            Sharing::Mps => self.compute_capability >= (7, 0),
+            Sharing::Mig => !self.mig_profiles.is_empty(),
+        }
+    }
+
+    /// The most MPS clients (device-plugin replicas) per GPU: 48 from compute capability 7.5
+    /// on, 16 below (NVIDIA/k8s-device-plugin `cmd/mps-control-daemon/mps/device.go`), and 0
+    /// when the model does not support MPS at all.
+    pub fn max_mps_clients(&self) -> u32 {
+        if !self.supports(Sharing::Mps) {
+            0
+        } else if self.compute_capability >= (7, 5) {
+            48
+        } else {
+            16
+        }
+    }
+
+    /// The value of the scheme's GPU name label ([`LabelKeys::name`]) on nodes with this
+    /// model, or `None` when the scheme cannot express the model: the cloud does not sell it
+    /// (no `a30` on AWS) or its instance names carry no parsable GPU token (Azure's V100 and
+    /// A100 40GB sizes have no `sku-gpu-name` label).
+    ///
+    /// Memory sizes share one value (`A100` for both A100 sizes on Cloudfleet, `a100` on
+    /// AWS); add the memory label ([`LabelKeys::memory`], [`Accelerator::memory_in`]) to
+    /// tell them apart.
+    pub fn label_value(&self, scheme: LabelScheme) -> Option<&'static str> {
+        match scheme {
+            LabelScheme::Cfke => self.labels.cfke,
+            LabelScheme::Aws => self.labels.aws.as_ref().map(|gpu| gpu.name),
+            LabelScheme::Azure => self.labels.azure,
+        }
+    }
+
+    /// The memory per GPU in MiB as AWS's `karpenter.k8s.aws/instance-gpu-memory` label
+    /// holds it: the figure EC2 reports where EC2 sells the model, otherwise
+    /// `memory_gib × 1024`.
+    ///
+    /// EC2's figure is `memory_gib × 1024` for most models (T4 16384, A100 80GB and H100
+    /// 81920, H200 144384) but lower for some (A10G and L4 22888, L40S 45776, B200 183359,
+    /// B300 275040).
+    pub fn memory_mib(&self) -> u32 {
+        match &self.labels.aws {
+            Some(gpu) => gpu.memory_mib,
+            None => self.memory_gib * 1024,
+        }
+    }
+
+    /// The memory per GPU in the given unit: [`memory_gib`](Self::memory_gib) or
+    /// [`memory_mib`](Self::memory_mib). Use it with [`MemoryLabel::unit`].
+    pub fn memory_in(&self, unit: MemoryUnit) -> u32 {
+        match unit {
+            MemoryUnit::GiB => self.memory_gib,
+            MemoryUnit::MiB => self.memory_mib(),
+        }
+    }
+
+    /// The MIG profile with this name (ASCII case ignored), if the model has it.
+    pub fn mig_profile(&self, name: &str) -> Option<&'static MigProfile> {
+        let name = name.trim();
+        self.mig_profiles
+            .iter()
+            .find(|profile| profile.name.eq_ignore_ascii_case(name))
+    }
+}
+
+/// Every accelerator in the catalog, oldest architecture first.
+pub fn all() -> &'static [Accelerator] {
+    models::ACCELERATORS
+}
+
+/// Finds an accelerator by canonical name or alias.
+///
+/// Matching ignores ASCII case and surrounding whitespace, drops spaces, underscores and
+/// dashes, and skips a leading `NVIDIA` or `Tesla`, so `"a100 80gb"`, `"A100_80GB"` and
+/// `"NVIDIA A100-80GB"` all find `A100-80GB`.
+///
+/// # Errors
+///
+/// [`UnknownAccelerator`] when nothing matches. Its message explains variants the catalog
+/// leaves out on purpose (`H100 NVL`, `GH200 144GB`), names the memory sizes when a model
+/// name lacks one (`A100`), suggests the closest name when one is a plausible typo
+/// (`H10` → `H100`), and otherwise lists every known name.
+pub fn lookup(name: &str) -> Result<&'static Accelerator, UnknownAccelerator> {
+    let wanted = strip_vendor(name);
+    all()
+        .iter()
+        .find(|accelerator| {
+            same_key(accelerator.name, wanted)
+                || accelerator
+                    .aliases
+                    .iter()
+                    .any(|alias| same_key(alias, wanted))
+        })
+        .ok_or_else(|| UnknownAccelerator::new(name))
+}
+
+/// The error of [`lookup`]: the name matches no accelerator.
+///
+/// Its message explains variants the catalog leaves out on purpose (`H100 NVL`), names the
+/// memory sizes when a model name without its size was given (`A100`), says "did you mean
+/// `X`?" when a canonical name is within a small edit distance, and otherwise lists every
+/// known name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownAccelerator {
+    input: String,
+    hint: Hint,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Hint {
+    /// The input is a model name the catalog holds in several memory sizes.
+    MemorySizes(Vec<&'static str>),
+    /// The input names a variant the catalog leaves out on purpose; the note explains.
+    NotCovered(&'static str),
+    /// The closest canonical name.
+    DidYouMean(&'static str),
+    /// Nothing is close.
+    None,
+}
+
+impl UnknownAccelerator {
+    fn new(input: &str) -> Self {
+        let wanted = key(strip_vendor(input));
+        let sizes: Vec<&'static str> = all()
+            .iter()
+            .filter(|accelerator| is_memory_size_of(&key(accelerator.name), &wanted))
+            .map(|accelerator| accelerator.name)
+            .collect();
+        let not_covered = models::NOT_COVERED
+            .iter()
+            .find(|(spellings, _)| spellings.iter().any(|s| key(s) == wanted));
+        let hint = if let Some(&(_, note)) = not_covered {
+            Hint::NotCovered(note)
+        } else if !wanted.is_empty() && !sizes.is_empty() {
+            Hint::MemorySizes(sizes)
+        } else {
+            closest(&wanted).map_or(Hint::None, Hint::DidYouMean)
+        };
+        Self {
+            input: input.to_owned(),
+            hint,
+        }
+    }
+
+    /// The name that was looked up, as given.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+
+    /// The canonical names the error suggests instead (empty when nothing is close).
+    pub fn suggestions(&self) -> &[&'static str] {
+        match &self.hint {
+            Hint::MemorySizes(sizes) => sizes,
+            Hint::DidYouMean(name) => std::slice::from_ref(name),
+            Hint::NotCovered(_) | Hint::None => &[],
+        }
+    }
+}
+
+impl fmt::Display for UnknownAccelerator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.hint {
+            Hint::MemorySizes(sizes) => {
+                write!(
+                    f,
+                    "accelerator `{}` is ambiguous: the catalog has it in several memory \
+                     sizes; use one of ",
+                    self.input.trim()
+                )?;
+                write_names(f, sizes.iter().copied())
+            }
+            Hint::NotCovered(note) => write!(
+                f,
+                "accelerator `{}` is not in the catalog: {note}",
+                self.input.trim()
+            ),
+            Hint::DidYouMean(name) => write!(
+                f,
+                "unknown accelerator `{}`; did you mean `{name}`?",
+                self.input.trim()
+            ),
+            Hint::None => {
+                write!(
+                    f,
+                    "unknown accelerator `{}`; known accelerators: ",
+                    self.input.trim()
+                )?;
+                write_names(f, all().iter().map(|accelerator| accelerator.name))
+            }
+        }
+    }
+}
+
+impl std::error::Error for UnknownAccelerator {}
+
+fn write_names<'a>(
+    f: &mut fmt::Formatter<'_>,
+    names: impl Iterator<Item = &'a str>,
+) -> fmt::Result {
+    for (index, name) in names.enumerate() {
+        if index > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "`{name}`")?;
+    }
+    Ok(())
+}
+
+/// Removes surrounding whitespace and a leading `NVIDIA` and/or `Tesla` (any case), with the
+/// separators after them.
+fn strip_vendor(name: &str) -> &str {
+    let mut rest = name.trim();
+    for vendor in ["nvidia", "tesla"] {
+        let has_vendor = rest
+            .get(..vendor.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(vendor));
+        if has_vendor {
+            rest = rest[vendor.len()..].trim_start_matches(is_separator);
+        }
+    }
+    rest
+}
+
+fn is_separator(c: char) -> bool {
+    matches!(c, ' ' | '_' | '-')
+}
+
+/// The bytes names are compared by: ASCII lower case, separators dropped.
+fn key_bytes(name: &str) -> impl Iterator<Item = u8> + '_ {
+    name.bytes()
+        .filter(|&b| !is_separator(char::from(b)))
+        .map(|b| b.to_ascii_lowercase())
+}
+
+fn same_key(a: &str, b: &str) -> bool {
+    key_bytes(a).eq(key_bytes(b))
+}
+
+fn key(name: &str) -> Vec<u8> {
+    key_bytes(name).collect()
+}
+
+/// Whether `candidate` is `model` followed by a memory size (`a10080gb` for `a100`).
+fn is_memory_size_of(candidate: &[u8], model: &[u8]) -> bool {
+    candidate
+        .strip_prefix(model)
+        .and_then(|rest| rest.strip_suffix(b"gb"))
+        .is_some_and(|digits| !digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
+}
+
+/// The canonical name nearest to `wanted` by edit distance, if it is close enough to be a
+/// plausible typo: at most 2 edits, and at most one edit per two characters typed. Ties go to
+/// the longer common prefix (a truncated `h10` means `H100` rather than `H20`), then to
+/// catalog order. Aliases are left out: long ones such as `H200-NVL` sit one edit away from
+/// other products (`H100-NVL`).
+fn closest(wanted: &[u8]) -> Option<&'static str> {
+    let mut best: Option<(usize, usize, &'static str)> = None;
+    for accelerator in all() {
+        let candidate = key(accelerator.name);
+        let distance = levenshtein(wanted, &candidate);
+        let prefix = wanted
+            .iter()
+            .zip(&candidate)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let better = match best {
+            None => true,
+            Some((best_distance, best_prefix, _)) => {
+                distance < best_distance || (distance == best_distance && prefix > best_prefix)
+            }
+        };
+        if better {
+            best = Some((distance, prefix, accelerator.name));
+        }
+    }
+    best.filter(|&(distance, _, _)| distance <= 2 && 2 * distance <= wanted.len())
+        .map(|(_, _, name)| name)
+}
+
+/// The Levenshtein distance: the fewest single-byte insertions, deletions and substitutions
+/// turning `a` into `b`.
+fn levenshtein(a: &[u8], b: &[u8]) -> usize {
+    // `row[j]` is the distance between the prefix of `a` processed so far and `b[..j]`.
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(name: &str) -> &'static Accelerator {
+        lookup(name).unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    fn profile_names(name: &str) -> Vec<&'static str> {
+        get(name).mig_profiles.iter().map(|p| p.name).collect()
+    }
+
+    fn max_instances(name: &str, profile: &str) -> u8 {
+        get(name)
+            .mig_profile(profile)
+            .unwrap_or_else(|| panic!("{name} has no MIG profile {profile}"))
+            .max_instances
+    }
+
+    #[test]
+    fn covers_the_required_models() {
+        for name in [
+            "P100",
+            "T4",
+            "V100-16GB",
+            "V100-32GB",
+            "A10",
+            "A10G",
+            "A30",
+            "A40",
+            "A100-40GB",
+            "A100-80GB",
+            "L4",
+            "L40",
+            "L40S",
+            "RTX-PRO-6000",
+            "H100",
+            "H200",
+            "H20",
+            "GH200",
+            "B200",
+            "GB200",
+            "B300",
+            "GB300",
+        ] {
+            assert_eq!(get(name).name, name);
+        }
+    }
+
+    #[test]
+    fn memory_matches_datasheets() {
+        let expected = [
+            ("P100", 16),
+            ("V100-16GB", 16),
+            ("V100-32GB", 32),
+            ("T4", 16),
+            ("A10", 24),
+            ("A10G", 24),
+            ("A30", 24),
+            ("A40", 48),
+            ("A100-40GB", 40),
+            ("A100-80GB", 80),
+            ("L4", 24),
+            ("L40", 48),
+            ("L40S", 48),
+            ("RTX-PRO-6000", 96),
+            ("H100", 80),
+            ("H200", 141),
+            ("H20", 96),
+            ("GH200", 96),
+            ("B200", 180),
+            ("GB200", 186),
+            ("B300", 288),
+            ("GB300", 288),
+        ];
+        assert_eq!(expected.len(), all().len());
+        for (name, gib) in expected {
+            assert_eq!(get(name).memory_gib, gib, "{name}");
+        }
+    }
+
+    #[test]
+    fn compute_capabilities_match_cuda_list() {
+        let expected = [
+            ("P100", (6, 0)),
+            ("V100-16GB", (7, 0)),
+            ("V100-32GB", (7, 0)),
+            ("T4", (7, 5)),
+            ("A100-40GB", (8, 0)),
+            ("A100-80GB", (8, 0)),
+            ("A30", (8, 0)),
+            ("A10", (8, 6)),
+            ("A10G", (8, 6)),
+            ("A40", (8, 6)),
+            ("L4", (8, 9)),
+            ("L40", (8, 9)),
+            ("L40S", (8, 9)),
+            ("H100", (9, 0)),
+            ("H200", (9, 0)),
+            ("H20", (9, 0)),
+            ("GH200", (9, 0)),
+            ("B200", (10, 0)),
+            ("GB200", (10, 0)),
+            ("B300", (10, 3)),
+            ("GB300", (10, 3)),
+            ("RTX-PRO-6000", (12, 0)),
+        ];
+        assert_eq!(expected.len(), all().len());
+        for (name, cc) in expected {
+            assert_eq!(get(name).compute_capability, cc, "{name}");
+        }
+    }
+
+    /// GPU Feature Discovery derives `nvidia.com/gpu.family` from the compute capability;
+    /// the stored architecture must agree with it.
+    #[test]
+    fn architecture_agrees_with_compute_capability() {
+        for accelerator in all() {
+            let expected = match accelerator.compute_capability {
+                (6, _) => Architecture::Pascal,
+                (7, minor) if minor < 5 => Architecture::Volta,
+                (7, _) => Architecture::Turing,
+                (8, minor) if minor < 9 => Architecture::Ampere,
+                (8, _) => Architecture::AdaLovelace,
+                (9, _) => Architecture::Hopper,
+                (10 | 12, _) => Architecture::Blackwell,
+                other => panic!(
+                    "{}: unexpected compute capability {other:?}",
+                    accelerator.name
+                ),
+            };
+            assert_eq!(accelerator.architecture, expected, "{}", accelerator.name);
+        }
+        assert_eq!(Architecture::AdaLovelace.as_str(), "ada-lovelace");
+        assert_eq!(Architecture::Blackwell.to_string(), "blackwell");
+    }
+
+    #[test]
+    fn mig_profiles_of_a100_40gb() {
+        assert_eq!(
+            profile_names("A100-40GB"),
+            [
+                "1g.5gb",
+                "1g.5gb+me",
+                "1g.10gb",
+                "2g.10gb",
+                "3g.20gb",
+                "4g.20gb",
+                "7g.40gb"
+            ]
+        );
+        assert_eq!(max_instances("A100-40GB", "1g.5gb"), 7);
+        assert_eq!(max_instances("A100-40GB", "1g.10gb"), 4);
+        assert_eq!(max_instances("A100-40GB", "2g.10gb"), 3);
+        assert_eq!(max_instances("A100-40GB", "3g.20gb"), 2);
+        assert_eq!(max_instances("A100-40GB", "7g.40gb"), 1);
+    }
+
+    #[test]
+    fn mig_profiles_of_80gb_parts() {
+        let expected = [
+            "1g.10gb",
+            "1g.10gb+me",
+            "1g.20gb",
+            "2g.20gb",
+            "3g.40gb",
+            "4g.40gb",
+            "7g.80gb",
+        ];
+        assert_eq!(profile_names("H100"), expected);
+        assert_eq!(profile_names("A100-80GB"), expected);
+        assert_eq!(max_instances("H100", "1g.10gb"), 7);
+        assert_eq!(max_instances("H100", "1g.20gb"), 4);
+    }
+
+    #[test]
+    fn mig_profiles_of_newer_parts() {
+        assert_eq!(max_instances("H200", "1g.18gb"), 7);
+        assert_eq!(max_instances("H200", "1g.35gb"), 4);
+        assert_eq!(max_instances("H200", "7g.141gb"), 1);
+        assert_eq!(max_instances("B200", "1g.23gb"), 7);
+        assert_eq!(max_instances("B200", "7g.180gb"), 1);
+        assert_eq!(max_instances("GB200", "1g.47gb"), 4);
+        assert_eq!(max_instances("GB200", "7g.186gb"), 1);
+        assert_eq!(max_instances("B300", "1g.34gb"), 7);
+        assert_eq!(max_instances("B300", "7g.269gb"), 1);
+        assert_eq!(max_instances("GB300", "1g.35gb"), 7);
+        assert_eq!(max_instances("GB300", "1g.70gb"), 4);
+        assert_eq!(max_instances("GB300", "7g.278gb"), 1);
+        assert_eq!(max_instances("GH200", "1g.12gb"), 7);
+        assert_eq!(max_instances("GH200", "7g.96gb"), 1);
+        assert_eq!(profile_names("H20"), profile_names("GH200"));
+        assert_eq!(
+            profile_names("A30"),
+            ["1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"]
+        );
+        assert_eq!(max_instances("A30", "1g.6gb"), 4);
+        assert_eq!(max_instances("A30", "2g.12gb"), 2);
+        assert_eq!(
+            profile_names("RTX-PRO-6000"),
+            ["1g.24gb", "2g.48gb", "4g.96gb"]
+        );
+        assert_eq!(max_instances("RTX-PRO-6000", "1g.24gb"), 4);
+        assert_eq!(max_instances("RTX-PRO-6000", "2g.48gb"), 2);
+        assert_eq!(max_instances("RTX-PRO-6000", "4g.96gb"), 1);
+    }
+
+    #[test]
+    fn mig_profile_lookup() {
+        let h100 = get("H100");
+        assert_eq!(
+            h100.mig_profile("1G.10GB+ME").map(|p| p.name),
+            Some("1g.10gb+me")
+        );
+        assert_eq!(h100.mig_profile("1g.5gb"), None);
+        assert_eq!(get("T4").mig_profile("1g.5gb"), None);
+    }
+
+    #[test]
+    fn no_mig_on_parts_without_it() {
+        for name in [
+            "P100",
+            "T4",
+            "V100-16GB",
+            "V100-32GB",
+            "A10",
+            "A10G",
+            "A40",
+            "L4",
+            "L40",
+            "L40S",
+        ] {
+            let accelerator = get(name);
+            assert!(!accelerator.supports(Sharing::Mig), "{name}");
+            assert!(accelerator.mig_profiles.is_empty(), "{name}");
+        }
+    }
+
+    /// Every profile is well formed, fits the GPU, and the full-GPU profile is there.
+    #[test]
+    fn mig_profiles_are_consistent() {
+        for accelerator in all().iter().filter(|a| a.supports(Sharing::Mig)) {
+            assert!(
+                accelerator.compute_capability >= (8, 0),
+                "{}",
+                accelerator.name
+            );
+            let mut total_slices = 0;
+            for profile in accelerator.mig_profiles {
+                let (slices, rest) = profile.name.split_once("g.").expect(profile.name);
+                let slices: u32 = slices.parse().expect(profile.name);
+                let memory = rest.strip_suffix("+me").unwrap_or(rest);
+                let memory: u32 = memory
+                    .strip_suffix("gb")
+                    .and_then(|gb| gb.parse().ok())
+                    .expect(profile.name);
+                assert!(memory <= accelerator.memory_gib, "{}", profile.name);
+                assert!((1..=7).contains(&profile.max_instances), "{}", profile.name);
+                total_slices = total_slices.max(slices);
+                if profile.name.ends_with("+me") {
+                    assert_eq!(profile.max_instances, 1, "{}", profile.name);
+                }
+            }
+            let full = accelerator.mig_profiles.last().expect("profiles");
+            assert_eq!(full.max_instances, 1, "{}", accelerator.name);
+            assert!(full.name.starts_with(&format!("{total_slices}g.")));
+        }
+    }
+
+    #[test]
+    fn sharing_support() {
+        for accelerator in all() {
+            assert!(
+                accelerator.supports(Sharing::TimeSlicing),
+                "{}",
+                accelerator.name
+            );
+        }
+        let p100 = get("P100");
+        assert!(!p100.supports(Sharing::Mps));
+        assert_eq!(p100.max_mps_clients(), 0);
+        for name in ["V100-16GB", "V100-32GB"] {
+            assert!(get(name).supports(Sharing::Mps));
+            assert_eq!(get(name).max_mps_clients(), 16, "{name}");
+        }
+        for name in ["T4", "A100-80GB", "L4", "H100", "B200", "RTX-PRO-6000"] {
+            assert!(get(name).supports(Sharing::Mps));
+            assert_eq!(get(name).max_mps_clients(), 48, "{name}");
+        }
+        for name in [
+            "A100-40GB",
+            "A100-80GB",
+            "A30",
+            "H100",
+            "H200",
+            "H20",
+            "GH200",
+            "B200",
+            "GB200",
+            "B300",
+            "GB300",
+            "RTX-PRO-6000",
+        ] {
+            assert!(get(name).supports(Sharing::Mig), "{name}");
+        }
+    }
+
+    #[test]
+    fn lookup_ignores_case_separators_and_vendor() {
+        for (input, expected) in [
+            ("h100", "H100"),
+            ("  H100 ", "H100"),
+            ("t4", "T4"),
+            ("Tesla T4", "T4"),
+            ("a100-80gb", "A100-80GB"),
+            ("A100 80GB", "A100-80GB"),
+            ("a100_80gb", "A100-80GB"),
+            ("A10080GB", "A100-80GB"),
+            ("NVIDIA A100 40GB", "A100-40GB"),
+            ("NVIDIA-A100-SXM4-80GB", "A100-80GB"),
+            ("NVIDIA-H100-80GB-HBM3", "H100"),
+            ("h100 80gb", "H100"),
+            ("rtx pro 6000", "RTX-PRO-6000"),
+            ("RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000"),
+            ("rtx-pro-server-6000", "RTX-PRO-6000"),
+            ("RTXPRO6000BSE", "RTX-PRO-6000"),
+            ("v100s", "V100-32GB"),
+            ("gh200", "GH200"),
+            ("a10", "A10"),
+            ("a10g", "A10G"),
+        ] {
+            assert_eq!(get(input).name, expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn l40s_resolves_exactly() {
+        assert_eq!(get("L40s").name, "L40S");
+        assert_eq!(get("l40").name, "L40");
+    }
+
+    #[test]
+    fn suggests_the_closest_name() {
+        let err = lookup("H10").unwrap_err();
+        assert_eq!(err.input(), "H10");
+        assert_eq!(err.suggestions(), ["H100"]);
+        assert_eq!(
+            err.to_string(),
+            "unknown accelerator `H10`; did you mean `H100`?"
+        );
+        assert_eq!(lookup("A100-80").unwrap_err().suggestions(), ["A100-80GB"]);
+        assert_eq!(lookup("B2000").unwrap_err().suggestions(), ["B200"]);
+        assert_eq!(lookup("L40SS").unwrap_err().suggestions(), ["L40S"]);
+        assert_eq!(
+            lookup("rtx pro 600").unwrap_err().suggestions(),
+            ["RTX-PRO-6000"]
+        );
+    }
+
+    #[test]
+    fn names_memory_sizes_for_a_bare_model_name() {
+        let err = lookup("a100").unwrap_err();
+        assert_eq!(err.suggestions(), ["A100-40GB", "A100-80GB"]);
+        assert_eq!(
+            err.to_string(),
+            "accelerator `a100` is ambiguous: the catalog has it in several memory sizes; \
+             use one of `A100-40GB`, `A100-80GB`"
+        );
+        assert_eq!(
+            lookup("NVIDIA V100").unwrap_err().suggestions(),
+            ["V100-16GB", "V100-32GB"]
+        );
+    }
+
+    #[test]
+    fn explains_variants_left_out() {
+        let err = lookup("h100 nvl").unwrap_err();
+        assert!(err.suggestions().is_empty());
+        assert_eq!(
+            err.to_string(),
+            "accelerator `h100 nvl` is not in the catalog: `H100` is the 80 GB SXM/PCIe part; \
+             the 94 GB H100 NVL has other MIG profiles"
+        );
+        let message = lookup("NVIDIA GH200 144GB").unwrap_err().to_string();
+        assert!(message.contains("`GH200` is the 96 GB part"), "{message}");
+        for (spellings, _) in models::NOT_COVERED {
+            for spelling in *spellings {
+                let err = lookup(spelling).expect_err(spelling);
+                assert!(
+                    err.to_string().contains("is not in the catalog"),
+                    "{spelling}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lists_known_names_when_nothing_is_close() {
+        for input in ["quantum-9000", "", "   ", "x"] {
+            let err = lookup(input).unwrap_err();
+            assert!(err.suggestions().is_empty(), "{input:?}");
+            let message = err.to_string();
+            assert!(
+                message.contains("known accelerators: `P100`, `V100-16GB`"),
+                "{message}"
+            );
+            assert!(message.ends_with("`RTX-PRO-6000`"), "{message}");
+        }
+    }
+
+    #[test]
+    fn label_values_per_scheme() {
+        let cases = [
+            ("H100", Some("H100"), Some("h100"), Some("H100")),
+            ("H200", Some("H200"), Some("h200"), Some("H200")),
+            ("A100-80GB", Some("A100"), Some("a100"), Some("A100")),
+            ("A100-40GB", Some("A100"), Some("a100"), None),
+            ("A10G", Some("A10G"), Some("a10g"), None),
+            ("A10", Some("A10"), None, Some("A10")),
+            ("T4", Some("T4"), Some("t4"), Some("T4")),
+            ("L4", Some("L4"), Some("l4"), None),
+            ("L40S", Some("L40S"), Some("l40s"), None),
+            ("V100-32GB", Some("V100"), Some("v100"), None),
+            ("B200", Some("B200"), Some("b200"), None),
+            ("B300", Some("B300"), Some("b300"), None),
+            ("GB200", Some("GB200"), None, None),
+            ("GB300", Some("GB300"), None, None),
+            ("H20", Some("H20"), None, None),
+            (
+                "RTX-PRO-6000",
+                Some("RTX-PRO-6000"),
+                Some("rtx-pro-server-6000"),
+                None,
+            ),
+        ];
+        for (name, cfke, aws, azure) in cases {
+            let accelerator = get(name);
+            assert_eq!(accelerator.label_value(LabelScheme::Cfke), cfke, "{name}");
+            assert_eq!(accelerator.label_value(LabelScheme::Aws), aws, "{name}");
+            assert_eq!(accelerator.label_value(LabelScheme::Azure), azure, "{name}");
+        }
+    }
+
+    /// AWS values are lower-case, Azure and Cloudfleet values upper-case, and every value is
+    /// a valid Kubernetes label value.
+    #[test]
+    fn label_values_have_the_scheme_case() {
+        for accelerator in all() {
+            for scheme in LabelScheme::ALL {
+                let Some(value) = accelerator.label_value(scheme) else {
+                    continue;
+                };
+                let context = format!("{} {scheme}: {value}", accelerator.name);
+                assert!(!value.is_empty() && value.len() <= 63, "{context}");
+                assert!(
+                    value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-'),
+                    "{context}"
+                );
+                assert!(
+                    !value.starts_with('-') && !value.ends_with('-'),
+                    "{context}"
+                );
+                match scheme {
+                    LabelScheme::Aws => assert_eq!(value, value.to_ascii_lowercase(), "{context}"),
+                    LabelScheme::Cfke | LabelScheme::Azure => {
+                        assert_eq!(value, value.to_ascii_uppercase(), "{context}");
+                    }
+                }
+            }
+            assert!(
+                accelerator.label_value(LabelScheme::Cfke).is_some(),
+                "{}",
+                accelerator.name
+            );
+        }
+    }
+
+    #[test]
+    fn memory_mib_follows_ec2() {
+        for (name, mib) in [
+            ("H100", 81_920),
+            ("A100-80GB", 81_920),
+            ("A100-40GB", 40_960),
+            ("H200", 144_384),
+            ("T4", 16_384),
+            ("V100-16GB", 16_384),
+            ("V100-32GB", 32_768),
+            ("A10G", 22_888),
+            ("L4", 22_888),
+            ("L40S", 45_776),
+            ("B200", 183_359),
+            ("B300", 275_040),
+            ("RTX-PRO-6000", 98_304),
+            // Not sold on EC2: memory_gib × 1024.
+            ("A30", 24_576),
+            ("GH200", 98_304),
+            ("GB200", 190_464),
+            ("P100", 16_384),
+        ] {
+            assert_eq!(get(name).memory_mib(), mib, "{name}");
+        }
+        for accelerator in all() {
+            // EC2 never reports more than the nominal size.
+            assert!(accelerator.memory_mib() <= accelerator.memory_gib * 1024);
+            assert_eq!(
+                accelerator.memory_in(MemoryUnit::GiB),
+                accelerator.memory_gib
+            );
+            assert_eq!(
+                accelerator.memory_in(MemoryUnit::MiB),
+                accelerator.memory_mib()
+            );
+        }
+    }
+
+    #[test]
+    fn label_keys_per_scheme() {
+        let cfke = LabelScheme::Cfke.label_keys();
+        assert_eq!(cfke.name, "cfke.io/accelerator-name");
+        assert_eq!(cfke.count, "cfke.io/accelerator-count");
+        assert_eq!(
+            cfke.memory,
+            Some(MemoryLabel {
+                key: "cfke.io/accelerator-memory",
+                unit: MemoryUnit::GiB
+            })
+        );
+        let aws = LabelScheme::Aws.label_keys();
+        assert_eq!(aws.name, "karpenter.k8s.aws/instance-gpu-name");
+        assert_eq!(aws.count, "karpenter.k8s.aws/instance-gpu-count");
+        assert_eq!(
+            aws.memory,
+            Some(MemoryLabel {
+                key: "karpenter.k8s.aws/instance-gpu-memory",
+                unit: MemoryUnit::MiB
+            })
+        );
+        let azure = LabelScheme::Azure.label_keys();
+        assert_eq!(azure.name, "karpenter.azure.com/sku-gpu-name");
+        assert_eq!(azure.count, "karpenter.azure.com/sku-gpu-count");
+        assert_eq!(azure.memory, None);
+
+        let h100 = get("H100");
+        let memory = aws.memory.expect("aws memory label");
+        assert_eq!(h100.memory_in(memory.unit), 81_920);
+    }
+
+    #[test]
+    fn enums_round_trip() {
+        for mode in Sharing::ALL {
+            assert_eq!(Sharing::parse(mode.as_str()), Some(mode));
+            assert_eq!(mode.to_string(), mode.as_str());
+        }
+        assert_eq!(Sharing::TimeSlicing.as_str(), "time_slicing");
+        assert_eq!(Sharing::Mps.as_str(), "mps");
+        assert_eq!(Sharing::Mig.as_str(), "mig");
+        assert_eq!(Sharing::parse("Time-Slicing"), Some(Sharing::TimeSlicing));
+        assert_eq!(Sharing::parse(" MPS "), Some(Sharing::Mps));
+        assert_eq!(Sharing::parse("timeslicing"), None);
+        assert_eq!(Sharing::parse("none"), None);
+
+        for scheme in LabelScheme::ALL {
+            assert_eq!(LabelScheme::parse(scheme.as_str()), Some(scheme));
+            assert_eq!(scheme.to_string(), scheme.as_str());
+        }
+        assert_eq!(LabelScheme::parse("AWS"), Some(LabelScheme::Aws));
+        assert_eq!(LabelScheme::parse("gcp"), None);
+    }
+
+    /// No two names or aliases collide once case, separators and vendor prefixes are
+    /// ignored, and every one of them finds its own entry.
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen: Vec<(Vec<u8>, &str)> = Vec::new();
+        for accelerator in all() {
+            for spelling in std::iter::once(&accelerator.name).chain(accelerator.aliases) {
+                assert_eq!(strip_vendor(spelling), *spelling, "{spelling}");
+                let spelling_key = key(spelling);
+                if let Some((_, other)) = seen.iter().find(|(k, _)| *k == spelling_key) {
+                    panic!("`{spelling}` collides with `{other}`");
+                }
+                seen.push((spelling_key, spelling));
+                assert_eq!(get(spelling).name, accelerator.name, "{spelling}");
+            }
+        }
+    }
+
+    #[test]
+    fn canonical_names_follow_the_scheme() {
+        for accelerator in all() {
+            let name = accelerator.name;
+            assert!(
+                name.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-'),
+                "{name}"
+            );
+            // A memory suffix appears exactly when another entry is the same model.
+            let model = name
+                .rsplit_once('-')
+                .filter(|(_, size)| size.ends_with("GB"))
+                .map(|(model, _)| model);
+            let siblings = all()
+                .iter()
+                .filter(|other| {
+                    other.name != name
+                        && other.name.rsplit_once('-').map(|(m, _)| m)
+                            == Some(model.unwrap_or(name))
+                })
+                .count();
+            assert_eq!(model.is_some(), siblings > 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn levenshtein_distances() {
+        assert_eq!(levenshtein(b"", b""), 0);
+        assert_eq!(levenshtein(b"", b"abc"), 3);
+        assert_eq!(levenshtein(b"abc", b""), 3);
+        assert_eq!(levenshtein(b"h100", b"h100"), 0);
+        assert_eq!(levenshtein(b"h10", b"h100"), 1);
+        assert_eq!(levenshtein(b"h10", b"h20"), 1);
+        assert_eq!(levenshtein(b"kitten", b"sitting"), 3);
+        assert_eq!(levenshtein(b"flaw", b"lawn"), 2);
+    }
+}

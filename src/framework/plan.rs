@@ -1,0 +1,146 @@
+//! Planning shared by every resource: defaults, unknown computed values,
+//! "use state for unknown" and "requires replace", then the resource's own
+//! adjustments.
+
+use super::schema::{Attr, ObjectSchema};
+use crate::protocol::{AttributePath, Value};
+
+pub struct Plan {
+    pub planned: Value,
+    pub requires_replace: Vec<AttributePath>,
+}
+
+/// Plans a change from `prior` to `proposed` (Terraform's merge of config and
+/// prior state). `proposed` null means destroy.
+pub fn plan(schema: &ObjectSchema, prior: &Value, proposed: &Value, config: &Value) -> Plan {
+    let mut planned = proposed.clone();
+    if proposed.is_null() {
+        return Plan {
+            planned,
+            requires_replace: Vec::new(),
+        };
+    }
+    // Defaults first: a default that equals the prior value is no change.
+    for attr in &schema.attrs {
+        if let (Some(default), true) = (&attr.default, config.attr(attr.name).is_null()) {
+            set(&mut planned, attr.name, default.clone());
+        }
+    }
+    let creating = prior.is_null();
+    let changing = creating || !planned.semantically_eq(prior);
+    for attr in computed_unset(&schema.attrs, config) {
+        let keep_prior = !creating && (attr.use_state_for_unknown || !changing);
+        if !keep_prior {
+            set(&mut planned, attr.name, Value::UNKNOWN);
+        }
+    }
+    let requires_replace = if creating {
+        Vec::new()
+    } else {
+        schema
+            .attrs
+            .iter()
+            .filter(|a| {
+                a.requires_replace && !planned.attr(a.name).semantically_eq(prior.attr(a.name))
+            })
+            .map(|a| AttributePath::attr(a.name))
+            .collect()
+    };
+    Plan {
+        planned,
+        requires_replace,
+    }
+}
+
+/// Computed attributes the configuration leaves to the provider (and that have no default).
+fn computed_unset<'a>(attrs: &'a [Attr], config: &'a Value) -> impl Iterator<Item = &'a Attr> {
+    attrs
+        .iter()
+        .filter(move |a| a.flags.computed && a.default.is_none() && config.attr(a.name).is_null())
+}
+
+pub fn set(object: &mut Value, name: &str, value: Value) {
+    if let Value::Object(entries) = object {
+        entries.insert(name.to_string(), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::schema::Attr;
+    use std::collections::BTreeMap;
+
+    fn schema() -> ObjectSchema {
+        ObjectSchema::new(
+            "test",
+            vec![
+                Attr::string("id").computed().use_state_for_unknown(),
+                Attr::string("name").required().requires_replace(),
+                Attr::string("mode").default(Value::string("auto")),
+                Attr::string("status").computed(),
+                Attr::string("note").optional(),
+            ],
+        )
+    }
+
+    fn object(pairs: &[(&str, Value)]) -> Value {
+        let mut m: BTreeMap<String, Value> = ["id", "name", "mode", "status", "note"]
+            .iter()
+            .map(|k| (k.to_string(), Value::Null))
+            .collect();
+        for (k, v) in pairs {
+            m.insert(k.to_string(), v.clone());
+        }
+        Value::Object(m)
+    }
+
+    #[test]
+    fn create_fills_defaults_and_marks_computed_unknown() {
+        let config = object(&[("name", Value::string("a"))]);
+        let p = plan(&schema(), &Value::Null, &config, &config);
+        assert_eq!(p.planned.attr("mode"), &Value::string("auto"));
+        assert!(p.planned.attr("id").is_unknown());
+        assert!(p.planned.attr("status").is_unknown());
+        assert!(p.requires_replace.is_empty());
+    }
+
+    #[test]
+    fn no_change_keeps_prior_computed_values() {
+        let prior = object(&[
+            ("id", Value::string("a")),
+            ("name", Value::string("a")),
+            ("mode", Value::string("auto")),
+            ("status", Value::string("ok")),
+        ]);
+        let config = object(&[("name", Value::string("a"))]);
+        let proposed = object(&[
+            ("id", Value::string("a")),
+            ("name", Value::string("a")),
+            ("status", Value::string("ok")),
+        ]);
+        let p = plan(&schema(), &prior, &proposed, &config);
+        assert_eq!(p.planned, prior);
+    }
+
+    #[test]
+    fn change_marks_computed_unknown_except_stable_ids_and_flags_replacement() {
+        let prior = object(&[
+            ("id", Value::string("a")),
+            ("name", Value::string("a")),
+            ("mode", Value::string("auto")),
+            ("status", Value::string("ok")),
+        ]);
+        let config = object(&[("name", Value::string("b")), ("note", Value::string("n"))]);
+        let proposed = object(&[
+            ("id", Value::string("a")),
+            ("name", Value::string("b")),
+            ("status", Value::string("ok")),
+            ("note", Value::string("n")),
+        ]);
+        let p = plan(&schema(), &prior, &proposed, &config);
+        assert_eq!(p.planned.attr("id"), &Value::string("a"));
+        assert!(p.planned.attr("status").is_unknown());
+        assert_eq!(p.requires_replace, vec![AttributePath::attr("name")]);
+    }
+}

@@ -1,0 +1,168 @@
+//! Diagnostics (errors and warnings shown to the user) and the attribute
+//! paths that point them at a line of configuration.
+
+use super::proto::tfplugin6 as pb;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathStep {
+    Attribute(String),
+    Key(String),
+    Index(i64),
+}
+
+/// Where in a resource's configuration a value sits, e.g. `taints[0].effect`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AttributePath(pub Vec<PathStep>);
+
+impl AttributePath {
+    pub fn root() -> Self {
+        Self::default()
+    }
+    pub fn attr(name: &str) -> Self {
+        Self::root().join_attr(name)
+    }
+    pub fn join_attr(&self, name: &str) -> Self {
+        self.with(PathStep::Attribute(name.to_string()))
+    }
+    pub fn join_key(&self, key: &str) -> Self {
+        self.with(PathStep::Key(key.to_string()))
+    }
+    pub fn join_index(&self, index: usize) -> Self {
+        self.with(PathStep::Index(index as i64))
+    }
+    fn with(&self, step: PathStep) -> Self {
+        let mut steps = self.0.clone();
+        steps.push(step);
+        Self(steps)
+    }
+
+    pub fn to_proto(&self) -> pb::AttributePath {
+        use pb::attribute_path::step::Selector;
+        pb::AttributePath {
+            steps: self
+                .0
+                .iter()
+                .map(|step| pb::attribute_path::Step {
+                    selector: Some(match step {
+                        PathStep::Attribute(a) => Selector::AttributeName(a.clone()),
+                        PathStep::Key(k) => Selector::ElementKeyString(k.clone()),
+                        PathStep::Index(i) => Selector::ElementKeyInt(*i),
+                    }),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn from_proto(path: &pb::AttributePath) -> Self {
+        use pb::attribute_path::step::Selector;
+        Self(
+            path.steps
+                .iter()
+                .filter_map(|s| {
+                    Some(match s.selector.as_ref()? {
+                        Selector::AttributeName(a) => PathStep::Attribute(a.clone()),
+                        Selector::ElementKeyString(k) => PathStep::Key(k.clone()),
+                        Selector::ElementKeyInt(i) => PathStep::Index(*i),
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+impl std::fmt::Display for AttributePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, step) in self.0.iter().enumerate() {
+            match step {
+                PathStep::Attribute(a) if i == 0 => write!(f, "{a}")?,
+                PathStep::Attribute(a) => write!(f, ".{a}")?,
+                PathStep::Key(k) => write!(f, "[{k:?}]")?,
+                PathStep::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub summary: String,
+    pub detail: String,
+    pub path: Option<AttributePath>,
+}
+
+impl Diagnostic {
+    pub fn error(summary: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Error,
+            summary: summary.into(),
+            detail: detail.into(),
+            path: None,
+        }
+    }
+    pub fn warning(summary: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(summary, detail)
+        }
+    }
+    pub fn at(mut self, path: AttributePath) -> Self {
+        self.path = Some(path);
+        self
+    }
+
+    pub fn to_proto(&self) -> pb::Diagnostic {
+        pb::Diagnostic {
+            severity: match self.severity {
+                Severity::Error => pb::diagnostic::Severity::Error,
+                Severity::Warning => pb::diagnostic::Severity::Warning,
+            } as i32,
+            summary: self.summary.clone(),
+            detail: self.detail.clone(),
+            attribute: self.path.as_ref().map(AttributePath::to_proto),
+        }
+    }
+}
+
+/// The diagnostics an operation collects; it failed if any is an error.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn push(&mut self, d: Diagnostic) {
+        self.0.push(d);
+    }
+    pub fn error(&mut self, summary: impl Into<String>, detail: impl Into<String>) {
+        self.push(Diagnostic::error(summary, detail));
+    }
+    pub fn error_at(
+        &mut self,
+        path: AttributePath,
+        summary: impl Into<String>,
+        detail: impl Into<String>,
+    ) {
+        self.push(Diagnostic::error(summary, detail).at(path));
+    }
+    pub fn extend(&mut self, other: Diagnostics) {
+        self.0.extend(other.0);
+    }
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(|d| d.severity == Severity::Error)
+    }
+    pub fn to_proto(&self) -> Vec<pb::Diagnostic> {
+        self.0.iter().map(Diagnostic::to_proto).collect()
+    }
+}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Self {
+        Self(vec![d])
+    }
+}

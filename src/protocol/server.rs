@@ -1,0 +1,736 @@
+//! The gRPC side: tfplugin6.Provider on top of a [`Provider`], plus the
+//! services go-plugin clients expect (controller, stdio, broker, health).
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use futures::{Stream, StreamExt};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::codec::{decode_json, decode_msgpack, encode_msgpack};
+use super::diagnostics::{Diagnostic, Diagnostics};
+use super::handshake::{Environment, handshake_line};
+use super::proto::plugin;
+use super::proto::tfplugin6 as pb;
+use super::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
+use super::tls::{ServerTls, server_tls};
+use super::types::Type;
+use super::value::Value;
+
+/// terraform-plugin-go's limit; tonic's 4 MiB default is too small for large states.
+const MAX_MESSAGE_SIZE: usize = 256 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("no free port between {0} and {1} on 127.0.0.1")]
+    NoFreePort(u16, u16),
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
+    #[error("gRPC server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// A bound listener, ready to print its handshake line and serve.
+pub struct PluginServer {
+    listener: TcpListener,
+    tls: Option<ServerTls>,
+}
+
+impl PluginServer {
+    pub async fn bind(env: &Environment) -> Result<Self, ServeError> {
+        let tls = env.client_cert.as_deref().map(server_tls).transpose()?;
+        for port in env.min_port..=env.max_port {
+            if let Ok(listener) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await {
+                return Ok(Self { listener, tls });
+            }
+        }
+        Err(ServeError::NoFreePort(env.min_port, env.max_port))
+    }
+
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    pub fn server_certificate_der(&self) -> Option<&[u8]> {
+        self.tls.as_ref().map(|t| t.certificate_der.as_slice())
+    }
+
+    pub fn handshake_line(&self) -> Result<String, ServeError> {
+        Ok(handshake_line(
+            self.local_addr()?,
+            self.server_certificate_der(),
+        ))
+    }
+
+    /// Serves until the client calls `GRPCController.Shutdown` or `stop` resolves.
+    pub async fn serve(
+        self,
+        provider: Arc<dyn Provider>,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let shutdown = Arc::new(Notify::new());
+        let (health_reporter, health) = tonic_health::server::health_reporter();
+        health_reporter
+            .set_service_status("plugin", tonic_health::ServingStatus::Serving)
+            .await;
+
+        let router = tonic::transport::Server::builder()
+            .add_service(
+                pb::provider_server::ProviderServer::new(ProviderService::new(provider))
+                    .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                    .max_encoding_message_size(MAX_MESSAGE_SIZE),
+            )
+            .add_service(plugin::grpc_controller_server::GrpcControllerServer::new(
+                Controller {
+                    shutdown: shutdown.clone(),
+                },
+            ))
+            .add_service(plugin::grpc_stdio_server::GrpcStdioServer::new(Stdio))
+            .add_service(plugin::grpc_broker_server::GrpcBrokerServer::new(Broker))
+            .add_service(health);
+
+        let until = {
+            let shutdown = shutdown.clone();
+            async move {
+                tokio::select! {
+                    () = shutdown.notified() => {}
+                    () = stop => {}
+                }
+            }
+        };
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(self.listener);
+        match self.tls {
+            None => router.serve_with_incoming_shutdown(incoming, until).await?,
+            Some(tls) => {
+                let acceptor = tokio_rustls::TlsAcceptor::from(tls.config);
+                // Handshakes run concurrently; a failed one (e.g. a client
+                // without the certificate) is logged and dropped.
+                let secured = incoming
+                    .filter_map(|conn| async move { conn.ok() })
+                    .map(move |tcp| {
+                        let acceptor = acceptor.clone();
+                        async move { acceptor.accept(tcp).await }
+                    })
+                    .buffer_unordered(16)
+                    .filter_map(|result| async move {
+                        match result {
+                            Ok(stream) => Some(Ok::<_, std::io::Error>(stream)),
+                            Err(e) => {
+                                tracing::warn!("refused a connection: TLS handshake failed: {e}");
+                                None
+                            }
+                        }
+                    });
+                router.serve_with_incoming_shutdown(secured, until).await?
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Controller {
+    shutdown: Arc<Notify>,
+}
+
+#[tonic::async_trait]
+impl plugin::grpc_controller_server::GrpcController for Controller {
+    async fn shutdown(&self, _: Request<plugin::Empty>) -> Result<Response<plugin::Empty>, Status> {
+        tracing::debug!("client asked the plugin to shut down");
+        self.shutdown.notify_one();
+        Ok(Response::new(plugin::Empty {}))
+    }
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+struct Stdio;
+
+#[tonic::async_trait]
+impl plugin::grpc_stdio_server::GrpcStdio for Stdio {
+    type StreamStdioStream = BoxStream<plugin::StdioData>;
+    async fn stream_stdio(
+        &self,
+        _: Request<()>,
+    ) -> Result<Response<Self::StreamStdioStream>, Status> {
+        // Logs go to stderr directly, which the client reads line by line.
+        Ok(Response::new(Box::pin(futures::stream::pending())))
+    }
+}
+
+struct Broker;
+
+#[tonic::async_trait]
+impl plugin::grpc_broker_server::GrpcBroker for Broker {
+    type StartStreamStream = BoxStream<plugin::ConnInfo>;
+    async fn start_stream(
+        &self,
+        request: Request<Streaming<plugin::ConnInfo>>,
+    ) -> Result<Response<Self::StartStreamStream>, Status> {
+        let mut inbound = request.into_inner();
+        tokio::spawn(async move { while let Some(Ok(_)) = inbound.next().await {} });
+        Ok(Response::new(Box::pin(futures::stream::pending())))
+    }
+}
+
+/// tfplugin6.Provider: decodes values with the schema of the type named in
+/// the request, calls the provider, encodes the answer in msgpack.
+struct ProviderService {
+    provider: Arc<dyn Provider>,
+    provider_type: Type,
+    resource_types: HashMap<String, Type>,
+    data_source_types: HashMap<String, Type>,
+    /// Cancelled by StopProvider; replaced so later calls run normally.
+    stop: Mutex<CancellationToken>,
+}
+
+fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+    let Some(dv) = value else {
+        return Ok(Value::Null);
+    };
+    let result = if !dv.msgpack.is_empty() {
+        decode_msgpack(&dv.msgpack, ty)
+    } else if !dv.json.is_empty() {
+        decode_json(&dv.json, ty)
+    } else {
+        return Ok(Value::Null);
+    };
+    result.map_err(|e| {
+        Diagnostic::error(
+            format!("Invalid {what} received from Terraform"),
+            e.to_string(),
+        )
+        .into()
+    })
+}
+
+fn encode(value: &Value, ty: &Type, diagnostics: &mut Diagnostics) -> Option<pb::DynamicValue> {
+    match encode_msgpack(value, ty) {
+        Ok(msgpack) => Some(pb::DynamicValue {
+            msgpack,
+            json: Vec::new(),
+        }),
+        Err(e) => {
+            diagnostics.error(
+                "Provider produced a value it cannot encode",
+                format!("{e}. This is a bug in the gpufleet provider; please report it."),
+            );
+            None
+        }
+    }
+}
+
+fn unknown_type(kind: &str, name: &str) -> Diagnostics {
+    Diagnostic::error(
+        format!("Unknown {kind} type"),
+        format!("gpufleet has no {kind} named {name:?}."),
+    )
+    .into()
+}
+
+fn cancelled() -> Diagnostics {
+    Diagnostic::error(
+        "Operation cancelled",
+        "Terraform asked the provider to stop (StopProvider) while this operation was running.",
+    )
+    .into()
+}
+
+impl ProviderService {
+    fn new(provider: Arc<dyn Provider>) -> Self {
+        let schemas = provider.schemas();
+        let types = |list: &[(String, super::schema::Schema)]| {
+            list.iter()
+                .map(|(n, s)| (n.clone(), s.value_type()))
+                .collect()
+        };
+        Self {
+            provider_type: schemas.provider.value_type(),
+            resource_types: types(&schemas.resources),
+            data_source_types: types(&schemas.data_sources),
+            provider: provider.clone(),
+            stop: Mutex::new(CancellationToken::new()),
+        }
+    }
+
+    fn resource_type(&self, name: &str) -> Result<&Type, Diagnostics> {
+        self.resource_types
+            .get(name)
+            .ok_or_else(|| unknown_type("resource", name))
+    }
+
+    fn stop_token(&self) -> CancellationToken {
+        self.stop.lock().expect("stop token lock").clone()
+    }
+
+    /// Runs `work`, or gives `on_cancel` if StopProvider arrives first.
+    async fn cancellable<T>(
+        &self,
+        work: impl Future<Output = T>,
+        on_cancel: impl FnOnce() -> T,
+    ) -> T {
+        let token = self.stop_token();
+        tokio::select! {
+            result = work => result,
+            () = token.cancelled() => on_cancel(),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl pb::provider_server::Provider for ProviderService {
+    async fn get_metadata(
+        &self,
+        _: Request<pb::get_metadata::Request>,
+    ) -> Result<Response<pb::get_metadata::Response>, Status> {
+        let schemas = self.provider.schemas();
+        Ok(Response::new(pb::get_metadata::Response {
+            server_capabilities: Some(server_capabilities()),
+            diagnostics: Vec::new(),
+            data_sources: schemas
+                .data_sources
+                .iter()
+                .map(|(n, _)| pb::get_metadata::DataSourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
+            resources: schemas
+                .resources
+                .iter()
+                .map(|(n, _)| pb::get_metadata::ResourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
+            functions: Vec::new(),
+        }))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _: Request<pb::get_provider_schema::Request>,
+    ) -> Result<Response<pb::get_provider_schema::Response>, Status> {
+        let schemas = self.provider.schemas();
+        let map = |list: &[(String, super::schema::Schema)]| {
+            list.iter()
+                .map(|(n, s)| (n.clone(), s.to_proto()))
+                .collect()
+        };
+        Ok(Response::new(pb::get_provider_schema::Response {
+            provider: Some(schemas.provider.to_proto()),
+            resource_schemas: map(&schemas.resources),
+            data_source_schemas: map(&schemas.data_sources),
+            diagnostics: Vec::new(),
+            provider_meta: None,
+            server_capabilities: Some(server_capabilities()),
+            functions: HashMap::new(),
+        }))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        request: Request<pb::validate_provider_config::Request>,
+    ) -> Result<Response<pb::validate_provider_config::Response>, Status> {
+        let req = request.into_inner();
+        let diagnostics = match decode(
+            req.config.as_ref(),
+            &self.provider_type,
+            "provider configuration",
+        ) {
+            Ok(config) => self.provider.validate_provider_config(config).await,
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_provider_config::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        request: Request<pb::validate_resource_config::Request>,
+    ) -> Result<Response<pb::validate_resource_config::Response>, Status> {
+        let req = request.into_inner();
+        let diagnostics = match self
+            .resource_type(&req.type_name)
+            .and_then(|ty| decode(req.config.as_ref(), ty, "configuration"))
+        {
+            Ok(config) => {
+                self.provider
+                    .validate_resource_config(&req.type_name, config)
+                    .await
+            }
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_resource_config::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        request: Request<pb::validate_data_resource_config::Request>,
+    ) -> Result<Response<pb::validate_data_resource_config::Response>, Status> {
+        let req = request.into_inner();
+        let diagnostics = match self
+            .data_source_types
+            .get(&req.type_name)
+            .ok_or_else(|| unknown_type("data source", &req.type_name))
+            .and_then(|ty| decode(req.config.as_ref(), ty, "configuration"))
+        {
+            Ok(config) => {
+                self.provider
+                    .validate_data_source_config(&req.type_name, config)
+                    .await
+            }
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_data_resource_config::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        request: Request<pb::upgrade_resource_state::Request>,
+    ) -> Result<Response<pb::upgrade_resource_state::Response>, Status> {
+        let req = request.into_inner();
+        let mut diagnostics = Diagnostics::default();
+        let raw = req.raw_state.unwrap_or_default();
+        let upgraded = match self.resource_type(&req.type_name) {
+            Err(d) => {
+                diagnostics.extend(d);
+                None
+            }
+            Ok(_) if raw.json.is_empty() && !raw.flatmap.is_empty() => {
+                diagnostics.error(
+                    "Unsupported legacy state",
+                    "This state was written in the pre-0.12 flatmap format, which gpufleet never wrote.",
+                );
+                None
+            }
+            Ok(ty) => {
+                match self
+                    .provider
+                    .upgrade_resource_state(&req.type_name, req.version, &raw.json)
+                {
+                    Ok(value) => encode(&value, ty, &mut diagnostics),
+                    Err(d) => {
+                        diagnostics.extend(d);
+                        None
+                    }
+                }
+            }
+        };
+        Ok(Response::new(pb::upgrade_resource_state::Response {
+            upgraded_state: upgraded,
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn configure_provider(
+        &self,
+        request: Request<pb::configure_provider::Request>,
+    ) -> Result<Response<pb::configure_provider::Response>, Status> {
+        let req = request.into_inner();
+        let diagnostics = match decode(
+            req.config.as_ref(),
+            &self.provider_type,
+            "provider configuration",
+        ) {
+            Ok(config) => {
+                self.provider
+                    .configure(config, &req.terraform_version)
+                    .await
+            }
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::configure_provider::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn read_resource(
+        &self,
+        request: Request<pb::read_resource::Request>,
+    ) -> Result<Response<pb::read_resource::Response>, Status> {
+        let req = request.into_inner();
+        let mut diagnostics = Diagnostics::default();
+        let ty = match self.resource_type(&req.type_name) {
+            Ok(ty) => ty,
+            Err(d) => return Ok(Response::new(read_failed(d))),
+        };
+        let current_state = match decode(req.current_state.as_ref(), ty, "state") {
+            Ok(v) => v,
+            Err(d) => return Ok(Response::new(read_failed(d))),
+        };
+        let fallback = current_state.clone();
+        let result = self
+            .cancellable(
+                self.provider.read_resource(ReadRequest {
+                    type_name: req.type_name.clone(),
+                    current_state,
+                    private: req.private.clone(),
+                }),
+                || super::provider::StateResponse {
+                    state: fallback,
+                    private: req.private.clone(),
+                    diagnostics: cancelled(),
+                },
+            )
+            .await;
+        diagnostics.extend(result.diagnostics);
+        let new_state = encode(&result.state, ty, &mut diagnostics);
+        Ok(Response::new(pb::read_resource::Response {
+            new_state,
+            diagnostics: diagnostics.to_proto(),
+            private: result.private,
+            deferred: None,
+        }))
+    }
+
+    async fn plan_resource_change(
+        &self,
+        request: Request<pb::plan_resource_change::Request>,
+    ) -> Result<Response<pb::plan_resource_change::Response>, Status> {
+        let req = request.into_inner();
+        let decoded = self.resource_type(&req.type_name).and_then(|ty| {
+            Ok((
+                ty,
+                decode(req.prior_state.as_ref(), ty, "prior state")?,
+                decode(req.proposed_new_state.as_ref(), ty, "proposed state")?,
+                decode(req.config.as_ref(), ty, "configuration")?,
+            ))
+        });
+        let (ty, prior_state, proposed_new_state, config) = match decoded {
+            Ok(v) => v,
+            Err(d) => {
+                return Ok(Response::new(pb::plan_resource_change::Response {
+                    diagnostics: d.to_proto(),
+                    ..Default::default()
+                }));
+            }
+        };
+        let plan = self
+            .cancellable(
+                self.provider.plan_resource_change(PlanRequest {
+                    type_name: req.type_name.clone(),
+                    prior_state,
+                    proposed_new_state,
+                    config,
+                    prior_private: req.prior_private,
+                }),
+                || super::provider::PlanResponse {
+                    diagnostics: cancelled(),
+                    ..Default::default()
+                },
+            )
+            .await;
+        let mut diagnostics = plan.diagnostics;
+        let planned_state = if diagnostics.has_errors() {
+            None
+        } else {
+            encode(&plan.planned_state, ty, &mut diagnostics)
+        };
+        Ok(Response::new(pb::plan_resource_change::Response {
+            planned_state,
+            requires_replace: plan.requires_replace.iter().map(|p| p.to_proto()).collect(),
+            planned_private: plan.planned_private,
+            diagnostics: diagnostics.to_proto(),
+            deferred: None,
+        }))
+    }
+
+    async fn apply_resource_change(
+        &self,
+        request: Request<pb::apply_resource_change::Request>,
+    ) -> Result<Response<pb::apply_resource_change::Response>, Status> {
+        let req = request.into_inner();
+        let decoded = self.resource_type(&req.type_name).and_then(|ty| {
+            Ok((
+                ty,
+                decode(req.prior_state.as_ref(), ty, "prior state")?,
+                decode(req.planned_state.as_ref(), ty, "planned state")?,
+                decode(req.config.as_ref(), ty, "configuration")?,
+            ))
+        });
+        let (ty, prior_state, planned_state, config) = match decoded {
+            Ok(v) => v,
+            Err(d) => {
+                return Ok(Response::new(pb::apply_resource_change::Response {
+                    diagnostics: d.to_proto(),
+                    ..Default::default()
+                }));
+            }
+        };
+        let fallback = prior_state.clone();
+        let result = self
+            .cancellable(
+                self.provider.apply_resource_change(ApplyRequest {
+                    type_name: req.type_name.clone(),
+                    prior_state,
+                    planned_state,
+                    config,
+                    planned_private: req.planned_private.clone(),
+                }),
+                || super::provider::StateResponse {
+                    state: fallback,
+                    private: req.planned_private.clone(),
+                    diagnostics: cancelled(),
+                },
+            )
+            .await;
+        let mut diagnostics = result.diagnostics;
+        let new_state = encode(&result.state, ty, &mut diagnostics);
+        Ok(Response::new(pb::apply_resource_change::Response {
+            new_state,
+            private: result.private,
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn import_resource_state(
+        &self,
+        request: Request<pb::import_resource_state::Request>,
+    ) -> Result<Response<pb::import_resource_state::Response>, Status> {
+        let req = request.into_inner();
+        let ty = match self.resource_type(&req.type_name) {
+            Ok(ty) => ty,
+            Err(d) => {
+                return Ok(Response::new(pb::import_resource_state::Response {
+                    diagnostics: d.to_proto(),
+                    ..Default::default()
+                }));
+            }
+        };
+        let (imported, mut diagnostics) = self
+            .cancellable(
+                self.provider.import_resource_state(&req.type_name, &req.id),
+                || (Vec::new(), cancelled()),
+            )
+            .await;
+        let imported_resources = imported
+            .into_iter()
+            .filter_map(|r| {
+                Some(pb::import_resource_state::ImportedResource {
+                    type_name: req.type_name.clone(),
+                    state: Some(encode(&r.state, ty, &mut diagnostics)?),
+                    private: r.private,
+                })
+            })
+            .collect();
+        Ok(Response::new(pb::import_resource_state::Response {
+            imported_resources,
+            diagnostics: diagnostics.to_proto(),
+            deferred: None,
+        }))
+    }
+
+    async fn move_resource_state(
+        &self,
+        request: Request<pb::move_resource_state::Request>,
+    ) -> Result<Response<pb::move_resource_state::Response>, Status> {
+        let req = request.into_inner();
+        let d = Diagnostic::error(
+            "Cannot move resource state",
+            format!(
+                "gpufleet cannot move {} ({}) to {}: no resource of gpufleet supports moves from another type.",
+                req.source_type_name, req.source_provider_address, req.target_type_name
+            ),
+        );
+        Ok(Response::new(pb::move_resource_state::Response {
+            diagnostics: vec![d.to_proto()],
+            ..Default::default()
+        }))
+    }
+
+    async fn read_data_source(
+        &self,
+        request: Request<pb::read_data_source::Request>,
+    ) -> Result<Response<pb::read_data_source::Response>, Status> {
+        let req = request.into_inner();
+        let decoded = self
+            .data_source_types
+            .get(&req.type_name)
+            .ok_or_else(|| unknown_type("data source", &req.type_name))
+            .and_then(|ty| Ok((ty, decode(req.config.as_ref(), ty, "configuration")?)));
+        let (ty, config) = match decoded {
+            Ok(v) => v,
+            Err(d) => {
+                return Ok(Response::new(pb::read_data_source::Response {
+                    diagnostics: d.to_proto(),
+                    ..Default::default()
+                }));
+            }
+        };
+        let (state, mut diagnostics) = self
+            .cancellable(
+                self.provider.read_data_source(&req.type_name, config),
+                || (Value::Null, cancelled()),
+            )
+            .await;
+        let state = if diagnostics.has_errors() {
+            None
+        } else {
+            encode(&state, ty, &mut diagnostics)
+        };
+        Ok(Response::new(pb::read_data_source::Response {
+            state,
+            diagnostics: diagnostics.to_proto(),
+            deferred: None,
+        }))
+    }
+
+    async fn get_functions(
+        &self,
+        _: Request<pb::get_functions::Request>,
+    ) -> Result<Response<pb::get_functions::Response>, Status> {
+        Ok(Response::new(pb::get_functions::Response::default()))
+    }
+
+    async fn call_function(
+        &self,
+        request: Request<pb::call_function::Request>,
+    ) -> Result<Response<pb::call_function::Response>, Status> {
+        Ok(Response::new(pb::call_function::Response {
+            result: None,
+            error: Some(pb::FunctionError {
+                text: format!(
+                    "gpufleet has no function named {:?}",
+                    request.into_inner().name
+                ),
+                function_argument: None,
+            }),
+        }))
+    }
+
+    async fn stop_provider(
+        &self,
+        _: Request<pb::stop_provider::Request>,
+    ) -> Result<Response<pb::stop_provider::Response>, Status> {
+        tracing::info!("StopProvider: cancelling operations in flight");
+        let mut token = self.stop.lock().expect("stop token lock");
+        token.cancel();
+        *token = CancellationToken::new();
+        Ok(Response::new(pb::stop_provider::Response::default()))
+    }
+}
+
+fn read_failed(diagnostics: Diagnostics) -> pb::read_resource::Response {
+    pb::read_resource::Response {
+        diagnostics: diagnostics.to_proto(),
+        ..Default::default()
+    }
+}
+
+fn server_capabilities() -> pb::ServerCapabilities {
+    pb::ServerCapabilities {
+        plan_destroy: false,
+        get_provider_schema_optional: false,
+        move_resource_state: false,
+    }
+}

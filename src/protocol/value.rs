@@ -1,0 +1,219 @@
+//! Values in Terraform's type system. A value does not carry its type (the
+//! schema does), except inside a `dynamic` attribute.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use bigdecimal::BigDecimal;
+use bigdecimal::ToPrimitive;
+
+use super::types::Type;
+
+/// Arbitrary-precision number: Terraform numbers are big decimals, so
+/// `1.5` and `1e30` must survive a round trip exactly.
+pub type Number = BigDecimal;
+
+/// What Terraform told us about an unknown value (refinements, protocol
+/// extension 12). We keep what validation can use.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Refinements {
+    /// The value will not be null once known.
+    pub not_null: bool,
+    /// A string value will start with this prefix.
+    pub string_prefix: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Value {
+    #[default]
+    Null,
+    /// Known only after apply (or later in plan). `None`: no refinements.
+    Unknown(Option<Refinements>),
+    Bool(bool),
+    Number(Number),
+    String(String),
+    List(Vec<Value>),
+    /// Sets are kept in wire order; equality compares as a multiset.
+    Set(Vec<Value>),
+    Tuple(Vec<Value>),
+    Map(BTreeMap<String, Value>),
+    Object(BTreeMap<String, Value>),
+    /// A value of a `dynamic` attribute, with the concrete type it had.
+    Dynamic(Box<Type>, Box<Value>),
+}
+
+impl Value {
+    pub const UNKNOWN: Value = Value::Unknown(None);
+
+    pub fn string(s: impl Into<String>) -> Value {
+        Value::String(s.into())
+    }
+
+    pub fn int(i: i64) -> Value {
+        Value::Number(Number::from(i))
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Value::Unknown(_))
+    }
+
+    /// True when no unknown is anywhere inside.
+    pub fn is_wholly_known(&self) -> bool {
+        match self {
+            Value::Unknown(_) => false,
+            Value::List(v) | Value::Set(v) | Value::Tuple(v) => {
+                v.iter().all(Value::is_wholly_known)
+            }
+            Value::Map(m) | Value::Object(m) => m.values().all(Value::is_wholly_known),
+            Value::Dynamic(_, v) => v.is_wholly_known(),
+            _ => true,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Number(n) if n.is_integer() => n.to_i64(),
+            _ => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Elements of a list, set or tuple.
+    pub fn elements(&self) -> Option<&[Value]> {
+        match self {
+            Value::List(v) | Value::Set(v) | Value::Tuple(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Entries of a map or object.
+    pub fn entries(&self) -> Option<&BTreeMap<String, Value>> {
+        match self {
+            Value::Map(m) | Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Attribute of an object; `Null` when absent or when `self` is not an object.
+    pub fn attr(&self, name: &str) -> &Value {
+        match self {
+            Value::Object(m) => m.get(name).unwrap_or(&Value::Null),
+            _ => &Value::Null,
+        }
+    }
+
+    pub fn attr_mut(&mut self, name: &str) -> Option<&mut Value> {
+        match self {
+            Value::Object(m) => m.get_mut(name),
+            _ => None,
+        }
+    }
+
+    /// Parses a decimal number the way Terraform writes them (`1`, `1.5`, `1e30`).
+    pub fn parse_number(text: &str) -> Option<Number> {
+        let n = Number::from_str(text.trim()).ok()?;
+        Some(n.normalized())
+    }
+
+    /// Converts a known value to JSON (numbers stay exact). Unknowns, which
+    /// JSON cannot express, become null: callers check `is_wholly_known` first
+    /// where that matters.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as Json;
+        match self {
+            Value::Null | Value::Unknown(_) => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Number(n) => number_to_json(n),
+            Value::String(s) => Json::String(s.clone()),
+            Value::List(v) | Value::Set(v) | Value::Tuple(v) => {
+                Json::Array(v.iter().map(Value::to_json).collect())
+            }
+            Value::Map(m) | Value::Object(m) => {
+                Json::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
+            Value::Dynamic(_, v) => v.to_json(),
+        }
+    }
+}
+
+/// Canonical decimal text of a number (no exponent for integers, no trailing zeros).
+pub fn number_text(n: &Number) -> String {
+    let n = n.normalized();
+    if n.is_integer() {
+        n.with_scale(0).to_string()
+    } else {
+        n.to_plain_string()
+    }
+}
+
+fn number_to_json(n: &Number) -> serde_json::Value {
+    let text = number_text(n);
+    serde_json::Value::Number(
+        serde_json::Number::from_str(&text).expect("decimal text is a valid JSON number"),
+    )
+}
+
+fn multiset_eq(a: &[Value], b: &[Value]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut used = vec![false; b.len()];
+    a.iter().all(|x| {
+        match b
+            .iter()
+            .enumerate()
+            .find(|(i, y)| !used[*i] && x.semantically_eq(y))
+        {
+            Some((i, _)) => {
+                used[i] = true;
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+impl Value {
+    /// Equality as Terraform sees it: sets ignore order, numbers compare by value.
+    pub fn semantically_eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Set(a), Value::Set(b)) => multiset_eq(a, b),
+            (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.semantically_eq(y))
+            }
+            (Value::Map(a), Value::Map(b)) | (Value::Object(a), Value::Object(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .all(|(k, v)| b.get(k).is_some_and(|w| v.semantically_eq(w)))
+            }
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::Unknown(_), Value::Unknown(_)) => true,
+            (Value::Dynamic(ta, a), Value::Dynamic(tb, b)) => ta == tb && a.semantically_eq(b),
+            _ => self == other,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! How to reach the cluster, from the provider block (attribute names as in
+//! the hashicorp/kubernetes provider) and the usual environment variables.
+
+use std::collections::BTreeMap;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct ExecSettings {
+    pub api_version: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    #[serde(default)]
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// The provider block's connection attributes (secrets stay in memory only
+/// and are never logged: `Debug` is not derived).
+#[derive(Clone, Default, Deserialize)]
+pub struct Connection {
+    pub config_path: Option<String>,
+    pub config_context: Option<String>,
+    pub host: Option<String>,
+    pub token: Option<String>,
+    pub cluster_ca_certificate: Option<String>,
+    pub client_certificate: Option<String>,
+    pub client_key: Option<String>,
+    pub insecure: Option<bool>,
+    pub exec: Option<ExecSettings>,
+}
+
+impl Connection {
+    /// The kubeconfig file to read when no `host` is given: `config_path`,
+    /// then `KUBE_CONFIG_PATH`, then the first entry of `KUBECONFIG`.
+    pub fn kubeconfig_path(&self, var: impl Fn(&str) -> Option<String>) -> Option<String> {
+        self.config_path
+            .clone()
+            .or_else(|| var("KUBE_CONFIG_PATH"))
+            .or_else(|| {
+                var("KUBECONFIG")
+                    .and_then(|v| v.split(':').find(|p| !p.is_empty()).map(str::to_string))
+            })
+            .filter(|p| !p.is_empty())
+    }
+
+    pub fn describe(&self) -> String {
+        match (&self.host, self.kubeconfig_path(|k| std::env::var(k).ok())) {
+            (Some(host), _) => format!("the cluster at {host}"),
+            (None, Some(path)) => match &self.config_context {
+                Some(ctx) => format!("context {ctx:?} of kubeconfig {path}"),
+                None => format!("the current context of kubeconfig {path}"),
+            },
+            (None, None) => "the cluster (no host and no kubeconfig configured)".to_string(),
+        }
+    }
+
+    /// Builds the client configuration. Everything goes through one
+    /// kubeconfig model so explicit settings and files behave alike.
+    pub async fn kube_config(&self) -> Result<kube::Config, String> {
+        let kubeconfig = match &self.host {
+            Some(_) => self.explicit_kubeconfig()?,
+            None => {
+                let path = self.kubeconfig_path(|k| std::env::var(k).ok()).ok_or(
+                    "no cluster configured: set `host` or `config_path` in the provider block, or KUBECONFIG / KUBE_CONFIG_PATH",
+                )?;
+                let path = expand_home(&path);
+                Kubeconfig::read_from(&path)
+                    .map_err(|e| format!("cannot read kubeconfig {path}: {e}"))?
+            }
+        };
+        let options = KubeConfigOptions {
+            context: if self.host.is_some() {
+                None
+            } else {
+                self.config_context.clone()
+            },
+            ..Default::default()
+        };
+        kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    fn explicit_kubeconfig(&self) -> Result<Kubeconfig, String> {
+        use base64::Engine;
+        let b64 = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem.as_bytes());
+        let exec = self.exec.as_ref().map(|e| {
+            json!({
+                "apiVersion": e.api_version,
+                "command": e.command,
+                "args": e.args,
+                "env": e.env.as_ref().map(|env| env.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>()),
+                // Prompts would land in Terraform's log, never on a terminal.
+                "interactiveMode": "Never",
+            })
+        });
+        let document = json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "gpufleet", "cluster": {
+                "server": self.host,
+                "certificate-authority-data": self.cluster_ca_certificate.as_deref().map(b64),
+                "insecure-skip-tls-verify": self.insecure,
+            }}],
+            "users": [{"name": "gpufleet", "user": {
+                "token": self.token,
+                "client-certificate-data": self.client_certificate.as_deref().map(b64),
+                "client-key-data": self.client_key.as_deref().map(b64),
+                "exec": exec,
+            }}],
+            "contexts": [{"name": "gpufleet", "context": {"cluster": "gpufleet", "user": "gpufleet"}}],
+            "current-context": "gpufleet",
+        });
+        serde_json::from_value(strip_nulls(document))
+            .map_err(|e| format!("invalid connection settings: {e}"))
+    }
+}
+
+fn strip_nulls(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(m) => serde_json::Value::Object(
+            m.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .collect(),
+        ),
+        serde_json::Value::Array(a) => {
+            serde_json::Value::Array(a.into_iter().map(strip_nulls).collect())
+        }
+        other => other,
+    }
+}
+
+fn expand_home(path: &str) -> String {
+    match (path.strip_prefix("~/"), std::env::var("HOME")) {
+        (Some(rest), Ok(home)) => format!("{home}/{rest}"),
+        _ => path.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubeconfig_path_prefers_provider_setting_then_environment() {
+        let env = |k: &str| match k {
+            "KUBECONFIG" => Some(":/a/config:/b/config".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            Connection::default().kubeconfig_path(env).as_deref(),
+            Some("/a/config")
+        );
+        let explicit = Connection {
+            config_path: Some("/x".into()),
+            ..Default::default()
+        };
+        assert_eq!(explicit.kubeconfig_path(env).as_deref(), Some("/x"));
+        let both = |k: &str| match k {
+            "KUBE_CONFIG_PATH" => Some("/k".to_string()),
+            _ => env(k),
+        };
+        assert_eq!(
+            Connection::default().kubeconfig_path(both).as_deref(),
+            Some("/k")
+        );
+    }
+
+    #[tokio::test]
+    async fn explicit_host_and_token_build_a_config_without_any_file() {
+        let c = Connection {
+            host: Some("https://127.0.0.1:6443".into()),
+            token: Some("secret-token".into()),
+            insecure: Some(true),
+            ..Default::default()
+        };
+        let config = c.kube_config().await.unwrap();
+        assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");
+        assert!(config.accept_invalid_certs);
+        assert!(!c.describe().contains("secret-token"));
+    }
+
+    #[tokio::test]
+    async fn missing_kubeconfig_is_a_clear_error() {
+        let c = Connection {
+            config_path: Some("/nonexistent/kubeconfig".into()),
+            ..Default::default()
+        };
+        let e = c.kube_config().await.unwrap_err();
+        assert!(e.contains("/nonexistent/kubeconfig"), "{e}");
+    }
+}

@@ -1,0 +1,181 @@
+//! The one way gpufleet talks to Kubernetes: a lazily built client, one
+//! server-side-apply helper, one retry policy for write conflicts, and one
+//! mapping from API errors to diagnostics.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::{Client, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::OnceCell;
+
+use super::connection::Connection;
+use crate::protocol::{Diagnostic, Diagnostics};
+
+/// Field manager for every server-side apply gpufleet makes.
+pub const FIELD_MANAGER: &str = "gpufleet";
+
+/// The cluster connection. The client is only built when an operation
+/// needs the cluster, so validate, and plan of new resources, work without
+/// one (or before its kubeconfig file exists).
+pub struct Kubernetes {
+    settings: Connection,
+    client: OnceCell<Result<Client, String>>,
+}
+
+impl Kubernetes {
+    pub fn new(settings: Connection) -> Self {
+        Self {
+            settings,
+            client: OnceCell::new(),
+        }
+    }
+
+    /// Where the cluster is, for messages.
+    pub fn describe(&self) -> String {
+        self.settings.describe()
+    }
+
+    pub async fn client(&self) -> Result<Client, Diagnostics> {
+        let built = self
+            .client
+            .get_or_init(|| async {
+                let config = self.settings.kube_config().await?;
+                Client::try_from(config).map_err(|e| e.to_string())
+            })
+            .await;
+        built.clone().map_err(|e| {
+            Diagnostic::error(
+                "Cannot connect to Kubernetes",
+                format!(
+                    "gpufleet could not set up a client for {}: {e}",
+                    self.describe()
+                ),
+            )
+            .into()
+        })
+    }
+
+    pub async fn api<K>(&self) -> Result<Api<K>, Diagnostics>
+    where
+        K: Resource<Scope = k8s_openapi::ClusterResourceScope>,
+        K::DynamicType: Default,
+    {
+        Ok(Api::all(self.client().await?))
+    }
+
+    /// The diagnostic for a failed API call. `action` says what gpufleet was
+    /// doing (`create PriorityClass "online-inference"`), `kind` names the
+    /// API (`karpenter.sh/v1 NodePool`) for the not-installed case.
+    pub fn api_error(&self, action: &str, kind: &str, error: &kube::Error) -> Diagnostics {
+        api_error(&self.describe(), action, kind, error)
+    }
+}
+
+/// Creates or updates `object` by server-side apply, owning exactly the
+/// fields it carries.
+pub async fn apply<K>(api: &Api<K>, name: &str, object: &K) -> Result<K, kube::Error>
+where
+    K: Clone + DeserializeOwned + Serialize + Debug,
+{
+    api.patch(
+        name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(object),
+    )
+    .await
+}
+
+/// Gets an object; `None` when it does not exist.
+pub async fn get<K>(api: &Api<K>, name: &str) -> Result<Option<K>, kube::Error>
+where
+    K: Clone + DeserializeOwned + Debug,
+{
+    api.get_opt(name).await
+}
+
+/// Deletes an object; one that is already gone counts as deleted.
+pub async fn delete<K>(api: &Api<K>, name: &str) -> Result<(), kube::Error>
+where
+    K: Clone + DeserializeOwned + Debug,
+{
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(e) if status(&e) == Some(404) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Retries `attempt` while it fails with a write conflict (HTTP 409, a stale
+/// resourceVersion), with a short growing pause; other errors end at once.
+pub async fn retry_on_conflict<T, F, Fut>(mut attempt: F) -> Result<T, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    const ATTEMPTS: u32 = 20;
+    let mut pause = Duration::from_millis(10);
+    for _ in 1..ATTEMPTS {
+        match attempt().await {
+            Err(e) if status(&e) == Some(409) => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            other => return other,
+        }
+    }
+    attempt().await
+}
+
+pub fn status(error: &kube::Error) -> Option<u16> {
+    match error {
+        kube::Error::Api(status) => Some(status.code),
+        _ => None,
+    }
+}
+
+fn api_error(cluster: &str, action: &str, kind: &str, error: &kube::Error) -> Diagnostics {
+    let (summary, detail) = match error {
+        kube::Error::Api(response) => match response.code {
+            404 if response.reason == "NotFound"
+                && response
+                    .message
+                    .contains("the server could not find the requested resource") =>
+            {
+                (
+                    format!("{kind} is not installed"),
+                    format!(
+                        "Could not {action}: the API {kind} does not exist on {cluster}. Install its CustomResourceDefinition (for example Karpenter's CRDs) and try again."
+                    ),
+                )
+            }
+            403 => (
+                "Permission denied by Kubernetes".to_string(),
+                format!(
+                    "Could not {action} on {cluster}: {}. Grant the user gpufleet runs as this permission (RBAC).",
+                    response.message
+                ),
+            ),
+            409 => (
+                "Conflict with another writer".to_string(),
+                format!("Could not {action} on {cluster}: {}", response.message),
+            ),
+            422 | 400 => (
+                "Kubernetes rejected the object".to_string(),
+                format!("Could not {action} on {cluster}: {}", response.message),
+            ),
+            _ => (
+                format!("Kubernetes API error ({})", response.code),
+                format!("Could not {action} on {cluster}: {}", response.message),
+            ),
+        },
+        other => (
+            "Cannot reach Kubernetes".to_string(),
+            format!("Could not {action}: {cluster} did not answer: {other}"),
+        ),
+    };
+    Diagnostic::error(summary, detail).into()
+}

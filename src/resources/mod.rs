@@ -1,0 +1,5 @@
+//! One module per resource: its schema, its mapping to API objects, and its
+//! unit tests.
+
+pub mod ownership;
+pub mod priority_class;

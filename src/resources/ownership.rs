@@ -1,0 +1,80 @@
+//! What state shows of a live object. gpufleet owns, by server-side apply,
+//! only the fields it sends; other writers' fields are theirs. So state
+//! reports an optional field only while Terraform manages it (the prior
+//! state had it), or right after an import, when everything live is taken.
+
+use std::collections::BTreeMap;
+
+/// Private-state marker an import leaves for the read that follows it.
+pub const IMPORTING: &[u8] = b"importing";
+
+pub fn importing(private: &[u8]) -> bool {
+    private == IMPORTING
+}
+
+/// A scalar field: live value if managed, else nothing.
+pub fn owned<T, P>(live: Option<T>, prior: &Option<P>, importing: bool) -> Option<T> {
+    if importing || prior.is_some() {
+        live
+    } else {
+        None
+    }
+}
+
+/// A map such as labels: the keys Terraform manages, with their live values
+/// (a managed key removed behind Terraform's back is simply absent, which
+/// shows as drift). After an import, all live keys; an empty result is null.
+pub fn owned_map(
+    live: Option<BTreeMap<String, String>>,
+    prior: &Option<BTreeMap<String, String>>,
+    importing: bool,
+) -> Option<BTreeMap<String, String>> {
+    let live = live.unwrap_or_default();
+    match prior {
+        _ if importing => Some(live).filter(|m| !m.is_empty()),
+        None => None,
+        Some(keys) => Some(
+            live.into_iter()
+                .filter(|(k, _)| keys.contains_key(k))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn maps_keep_only_managed_keys() {
+        let live = Some(map(&[("team", "ml"), ("foreign", "x")]));
+        assert_eq!(
+            owned_map(live.clone(), &Some(map(&[("team", "")])), false),
+            Some(map(&[("team", "ml")]))
+        );
+        assert_eq!(owned_map(live.clone(), &None, false), None);
+        assert_eq!(
+            owned_map(live, &None, true),
+            Some(map(&[("team", "ml"), ("foreign", "x")]))
+        );
+        assert_eq!(owned_map(None, &None, true), None);
+        assert_eq!(
+            owned_map(None, &Some(map(&[("team", "ml")])), false),
+            Some(map(&[]))
+        );
+    }
+
+    #[test]
+    fn scalars_show_only_when_managed() {
+        assert_eq!(owned(Some(1), &Some(0), false), Some(1));
+        assert_eq!(owned(Some(1), &None::<i32>, false), None);
+        assert_eq!(owned(Some(1), &None::<i32>, true), Some(1));
+    }
+}

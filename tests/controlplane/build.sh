@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
+# kube-controller-manager, kubectl, kwok) and the OpenTofu CLI from Go modules,
+# with no container images or release tarballs.
+#
+#   tests/controlplane/build.sh [name...]   # default: all of them
+#
+# Each binary is cached as $GPUFLEET_BIN_CACHE/<name>-<version> (default
+# ~/.cache/gpufleet/bin), so only the first run on a machine pays the long cold
+# build; later runs just refresh the symlinks in <repo>/target/tools/bin/.
+# Versions come from the require lines of the wrapper modules' go.mod files,
+# so bumping a version there is all it takes to get a fresh build.
+# GPUFLEET_REBUILD=1 ignores the cache.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
+bindir=$repo/target/tools/bin
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok tofu)
+
+log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+[ -x "$GO" ] || die "no Go toolchain found (put go on PATH or set GO=/path/to/go)"
+# Never let go fetch a different toolchain behind our back; a too-old Go
+# should fail here with a clear message instead.
+export GOTOOLCHAIN=local CGO_ENABLED=0
+goversion=$("$GO" env GOVERSION)
+case $goversion in
+  go1.2[6-9]* | go1.[3-9][0-9]*) ;;
+  *) die "Go >= 1.26 is needed (etcd and kwok declare go 1.26.0); found $goversion at $GO" ;;
+esac
+
+# name -> wrapper module dir, module whose version keys the cache, package.
+module_dir() {
+  case $1 in
+    etcd) echo etcd ;;
+    kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo k8s ;;
+    kwok) echo kwok ;;
+    tofu) echo tofu ;;
+    *) return 1 ;;
+  esac
+}
+version_module() {
+  case $(module_dir "$1") in
+    etcd) echo go.etcd.io/etcd/server/v3 ;;
+    k8s) echo k8s.io/kubernetes ;;
+    kwok) echo sigs.k8s.io/kwok ;;
+    tofu) echo github.com/opentofu/opentofu ;;
+  esac
+}
+package() {
+  case $1 in
+    etcd) echo go.etcd.io/etcd/server/v3 ;;
+    kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
+    tofu) echo github.com/opentofu/opentofu/cmd/tofu ;;
+    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+  esac
+}
+# The version pinned in the wrapper's go.mod (read as text: cheap, no network).
+version() {
+  local dir mod
+  dir=$(module_dir "$1") mod=$(version_module "$1")
+  awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m && $(i + 1) ~ /^v[0-9]/) { print $(i + 1); exit } }' \
+    "$here/$dir/go.mod"
+}
+
+ldflags() {
+  local dir=$1 v=$2 flags="-s -w"
+  case $dir in
+    k8s)
+      # What upstream's hack/lib/version.sh stamps. Without it the binaries
+      # report v0.0.0-master, which breaks tools that parse --version (kwokctl,
+      # kubectl's skew warning). The build date is the release's publication
+      # time, so the output does not depend on when it was built.
+      local date minor=${v#v1.}
+      minor=${minor%%.*}
+      date=$(cd "$here/k8s" && "$GO" list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
+      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+        flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date -X $pkg.gitCommit="
+      done
+      ;;
+    tofu) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
+  esac
+  echo "$flags"
+}
+
+# Prints a line every minute while a long build runs, so CI logs show life.
+ticker() {
+  local what=$1 start=$2
+  while sleep 60; do log "  ... still building $what ($(($(date +%s) - start))s)"; done
+}
+
+# build <module dir> <name...>: one `go build` for all names of one wrapper
+# module, so packages they share (most of the Kubernetes tree) compile once.
+build() {
+  local dir=$1 v start tmp tick pkgs=() name
+  shift
+  v=$(version "$1")
+  for name in "$@"; do pkgs+=("$(package "$name")"); done
+  start=$(date +%s)
+  log "building $* ($dir $v) ..."
+  tmp=$(mktemp -d "$cache/.build.XXXXXX")
+  ticker "$*" "$start" &
+  tick=$!
+  trap 'kill $tick 2>/dev/null || true' EXIT
+  local ok=0
+  # nice: a developer machine has other compilers running; keep them responsive.
+  if (cd "$here/$dir" && nice -n 10 "$GO" build -trimpath -buildvcs=false \
+    -ldflags "$(ldflags "$dir" "$v")" -o "$tmp/" "${pkgs[@]}"); then ok=1; fi
+  kill "$tick" 2>/dev/null || true
+  wait "$tick" 2>/dev/null || true
+  if [ $ok = 0 ]; then
+    rm -rf "$tmp"
+    die "go build failed for $* ($dir $v); see the compiler output above"
+  fi
+  for name in "$@"; do
+    # go build names an executable after the package's last path element
+    # (etcd's is go.etcd.io/etcd/server/v3, hence "server").
+    local out
+    out=$(basename "$(package "$name")")
+    [ "$out" = v3 ] && out=server
+    mv -f "$tmp/$out" "$cache/$name-$v"
+  done
+  rm -rf "$tmp"
+  log "built $* in $(($(date +%s) - start))s"
+}
+
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=("${all[@]}")
+for name in "${names[@]}"; do
+  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]})"
+done
+
+mkdir -p "$cache" "$bindir"
+# Serialise concurrent callers (parallel make targets) on one machine.
+exec 9>"$cache/.lock"
+flock 9
+
+# Group what is missing by wrapper module, keeping a stable order.
+for dir in etcd k8s kwok tofu; do
+  todo=()
+  for name in "${names[@]}"; do
+    [ "$(module_dir "$name")" = "$dir" ] || continue
+    v=$(version "$name")
+    [ -n "$v" ] || die "cannot read the pinned version of $name from $dir/go.mod"
+    if [ "${GPUFLEET_REBUILD:-0}" = 1 ] || [ ! -x "$cache/$name-$v" ]; then
+      todo+=("$name")
+    else
+      log "$name $v: cached"
+    fi
+  done
+  [ ${#todo[@]} -eq 0 ] || build "$dir" "${todo[@]}"
+done
+
+for name in "${names[@]}"; do
+  ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
+done
+log "ready in $bindir: ${names[*]}"

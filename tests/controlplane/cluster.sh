@@ -1,0 +1,368 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on loopback for the acceptance tests: etcd,
+# kube-apiserver, kube-scheduler and kube-controller-manager (no kubelet; nodes
+# are plain Node objects or kwok's), built from Go modules by build.sh.
+#
+#   tests/controlplane/cluster.sh up       start (idempotent), wait until ready, install CRDs
+#   tests/controlplane/cluster.sh down     stop everything, delete the state (keeps logs/)
+#   tests/controlplane/cluster.sh status   exit 0 when running and ready
+#
+# Everything lives in <repo>/target/cluster/:
+#   kubeconfig          admin, user gpufleet-admin in group system:masters
+#   kubeconfig-limited  user gpufleet-limited, no RBAC bindings (least privilege tests)
+#   env                 sourceable: KUBECONFIG, ports, pids
+#   logs/<component>.log, pki/, etcd/, crds/, <component>.pid
+# Ports are picked free at each `up`, so read them from the kubeconfig or env.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+state=$repo/target/cluster
+bin=$repo/target/tools/bin
+pki=$state/pki
+logs=$state/logs
+components=(etcd kube-apiserver kube-scheduler kube-controller-manager)
+
+# CRDs come from the projects' own releases, fetched through the Go module proxy
+# when the cluster starts (they are not copied into this repository).
+# Karpenter v1.14.1: newer patches declare a go directive above our Go 1.26.8.
+karpenter_module=sigs.k8s.io/karpenter@v1.14.1
+karpenter_crds=(
+  kwok/charts/crds/karpenter.sh_nodepools.yaml # the kwok chart's copies also
+  kwok/charts/crds/karpenter.sh_nodeclaims.yaml # restrict the karpenter.kwok.sh
+  kwok/charts/crds/karpenter.sh_nodeoverlays.yaml # label domain, as in a real install
+  kwok/charts/crds/autoscaling.x-k8s.io_capacitybuffers.yaml # watched by karpenter itself
+  kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml
+)
+# gpu-operator tags (v25.x) are not valid Go module versions for its module
+# path, and the proxy serves only this pseudo-version: the commit of tag v25.3.4.
+gpu_operator_module=github.com/NVIDIA/gpu-operator@v0.0.0-20250917190837-d73a0086a6ba
+gpu_operator_crds=(deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml)
+
+log() { printf '[cluster.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+kubectl() { "$bin/kubectl" --kubeconfig="$state/kubeconfig" "$@"; }
+
+# --- processes ---------------------------------------------------------------
+
+# The pid of a component we started, if it still runs (and is still ours:
+# the pid's executable must be our cached binary, not a recycled pid).
+pid_of() {
+  local pid
+  pid=$(cat "$state/$1.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == */"$1"-* ]] || return 1
+  echo "$pid"
+}
+
+# start <component> <args...>: detached in its own session (survives this
+# script and the caller's Ctrl-C), stdin/stdout/stderr away from the caller's
+# terminal so `make` does not wait on them; the child records its own pid.
+start() {
+  local name=$1
+  shift
+  rm -f "$state/$name.pid"
+  setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$name.pid" "$bin/$name" "$@" \
+    </dev/null >"$logs/$name.log" 2>&1 &
+  for _ in $(seq 50); do [ -s "$state/$name.pid" ] && return 0; sleep 0.1; done
+  die "$name did not start; see $logs/$name.log"
+}
+
+stop() {
+  local name=$1 pid
+  pid=$(pid_of "$name") || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  log "$name (pid $pid) ignored SIGTERM for 10s; killing it"
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# --- ports -------------------------------------------------------------------
+
+# Is something listening on TCP port $1 (IPv4 or IPv6)? Reads /proc directly so
+# it needs neither ss nor netstat.
+listening() {
+  awk -v port="$(printf ':%04X' "$1")" \
+    'FNR > 1 && $4 == "0A" && substr($2, length($2) - 4) == port { found = 1 } END { exit !found }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# free_port VAR: a port nobody listens on, below the kernel's ephemeral range
+# (32768+) so outgoing connections cannot grab it before our server binds.
+picked=" "
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 12000))
+    [[ $picked == *" $p "* ]] && continue
+    listening "$p" || break
+  done
+  picked+="$p "
+  printf -v "$1" %s "$p"
+}
+
+# --- certificates and kubeconfigs ---------------------------------------------
+
+gen_pki() {
+  mkdir -p "$pki"
+  # One config with a section per kind of certificate, so the extensions are
+  # explicit rather than whatever the system openssl.cnf defaults to.
+  cat >"$pki/openssl.cnf" <<'EOF'
+[req]
+distinguished_name = dn
+[dn]
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1, IP:::1, DNS:localhost, IP:10.0.0.1, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local
+[client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+EOF
+  local key="-algorithm EC -pkeyopt ec_paramgen_curve:P-256" # fast to generate
+  # shellcheck disable=SC2086
+  openssl genpkey $key -out "$pki/ca.key" 2>/dev/null
+  openssl req -x509 -new -key "$pki/ca.key" -subj /CN=gpufleet-test-ca -days 3650 \
+    -config "$pki/openssl.cnf" -extensions ca -out "$pki/ca.crt"
+  # cert <file> <subject> <extension section>
+  cert() {
+    # shellcheck disable=SC2086
+    openssl genpkey $key -out "$pki/$1.key" 2>/dev/null
+    openssl req -new -key "$pki/$1.key" -subj "$2" -config "$pki/openssl.cnf" |
+      openssl x509 -req -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
+        -days 3650 -extfile "$pki/openssl.cnf" -extensions "$3" -out "$pki/$1.crt" 2>/dev/null
+  }
+  cert apiserver /CN=kube-apiserver server
+  cert admin "/O=system:masters/CN=gpufleet-admin" client
+  cert limited /CN=gpufleet-limited client # no groups, no bindings: RBAC denies all but discovery
+  # Service-account token signing key (RSA: RS256 is what every client expects).
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$pki/sa.key" 2>/dev/null
+  openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+}
+
+# kubeconfig <file> <user> <cert basename>: self-contained (data inlined), so
+# it can be copied or read by any client without the pki directory.
+kubeconfig() {
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: gpufleet-test
+  cluster:
+    server: https://127.0.0.1:$api_port
+    certificate-authority-data: $(base64 -w0 <"$pki/ca.crt")
+users:
+- name: $2
+  user:
+    client-certificate-data: $(base64 -w0 <"$pki/$3.crt")
+    client-key-data: $(base64 -w0 <"$pki/$3.key")
+contexts:
+- name: $2
+  context:
+    cluster: gpufleet-test
+    user: $2
+current-context: $2
+EOF
+  chmod 600 "$1"
+}
+
+# --- health ------------------------------------------------------------------
+
+api_get() {
+  curl -sS --max-time 5 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+    "https://127.0.0.1:$api_port$1"
+}
+
+healthy() {
+  local name
+  [ -f "$state/env" ] || return 1
+  # shellcheck disable=SC1091
+  . "$state/env"
+  for name in "${components[@]}"; do pid_of "$name" >/dev/null || return 1; done
+  [ "$(api_get /readyz 2>/dev/null)" = ok ]
+}
+
+# wait_for <what> <seconds> <component whose death aborts the wait> <command...>
+wait_for() {
+  local what=$1 secs=$2 comp=$3 deadline
+  shift 3
+  deadline=$(($(date +%s) + secs))
+  until "$@" >/dev/null 2>&1; do
+    if ! pid_of "$comp" >/dev/null; then
+      tail -n 30 "$logs/$comp.log" >&2 || true
+      die "$comp exited while waiting for $what; log: $logs/$comp.log"
+    fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      tail -n 30 "$logs/$comp.log" >&2 || true
+      die "timed out after ${secs}s waiting for $what; log: $logs/$comp.log"
+    fi
+    sleep 0.2
+  done
+}
+# /healthz of the scheduler and controller-manager needs no credentials.
+component_healthy() { [ "$(curl -sk --max-time 2 "https://127.0.0.1:$1/healthz")" = ok ]; }
+api_ready() { [ "$(api_get /readyz)" = ok ]; }
+etcd_healthy() { curl -sf --max-time 2 "http://127.0.0.1:$etcd_port/health" | grep -q '"health":"true"'; }
+
+# --- CRDs --------------------------------------------------------------------
+
+# module_dir <module@version>: its extracted directory in the module cache
+# (downloaded through the Go module proxy on first use).
+module_dir() {
+  local out dir
+  out=$(cd / && "$GO" mod download -json "$1") || die "go mod download $1 failed: $out"
+  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$out")
+  [ -n "$dir" ] && [ -d "$dir" ] || die "go mod download $1 gave no directory: $out"
+  echo "$dir"
+}
+
+install_crds() {
+  local dir f
+  rm -rf "$state/crds"
+  mkdir -p "$state/crds"
+  dir=$(module_dir "$karpenter_module")
+  for f in "${karpenter_crds[@]}"; do cp "$dir/$f" "$state/crds/"; done
+  dir=$(module_dir "$gpu_operator_module")
+  for f in "${gpu_operator_crds[@]}"; do cp "$dir/$f" "$state/crds/"; done
+  chmod u+w "$state/crds"/* # the module cache is read-only; let `down` delete the copies
+  # Server-side apply: ClusterPolicy's CRD is too large for the annotation
+  # that client-side apply would store.
+  kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f "$state/crds" >/dev/null
+  kubectl wait --for=condition=Established --timeout=60s -f "$state/crds" >/dev/null
+}
+
+# --- commands ----------------------------------------------------------------
+
+up() {
+  local t0=$SECONDS
+  if healthy; then
+    log "already running and ready; KUBECONFIG=$state/kubeconfig"
+    return 0
+  fi
+  if compgen -G "$state/*.pid" >/dev/null; then
+    log "found a partial or dead cluster; cleaning it up first"
+    down
+  fi
+  "$here/build.sh" etcd kube-apiserver kube-scheduler kube-controller-manager kubectl
+  t0=$SECONDS
+  mkdir -p "$state" "$logs"
+  # If anything below fails (die exits), do not leave half a cluster running.
+  trap 'rc=$?; if [ $rc != 0 ]; then log "up failed; stopping what was started"; down; fi' EXIT
+
+  gen_pki
+  free_port etcd_port
+  free_port etcd_peer_port
+  free_port api_port
+  free_port scheduler_port
+  free_port controller_manager_port
+  kubeconfig "$state/kubeconfig" gpufleet-admin admin
+  kubeconfig "$state/kubeconfig-limited" gpufleet-limited limited
+
+  start etcd --name=gpufleet --data-dir="$state/etcd" \
+    --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+    --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+    --initial-cluster="gpufleet=http://127.0.0.1:$etcd_peer_port" \
+    --unsafe-no-fsync=true --log-level=warn
+  wait_for "etcd" 30 etcd etcd_healthy
+
+  # --advertise-address: without it the apiserver derives one from the default
+  #   route and refuses to start on hosts that have none. A loopback address
+  #   is only rejected by the endpoint reconciler, which is off here: nothing
+  #   in this cluster reaches the apiserver through the `kubernetes` Service.
+  # Admission: no kubelet or node-lifecycle controller ever clears the
+  #   not-ready taint TaintNodesByCondition puts on every new Node, and pods
+  #   must not wait for the `default` ServiceAccount to appear (envtest does the
+  #   same). Priority stays on: preemption tests need spec.priority.
+  start kube-apiserver \
+    --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --bind-address=127.0.0.1 --secure-port="$api_port" \
+    --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" \
+    --authorization-mode=RBAC \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+    --allow-privileged=true
+  wait_for "kube-apiserver /readyz" 90 kube-apiserver api_ready
+
+  local kc=$state/kubeconfig
+  start kube-scheduler --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$scheduler_port"
+  # The controller-manager gives namespace deletion, garbage collection,
+  # workload controllers and service-account tokens. Node lifecycle and taint
+  # eviction are off: fake nodes get no kubelet heartbeats, and those would
+  # mark them unreachable and evict their pods.
+  start kube-controller-manager --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$controller_manager_port" \
+    --controllers='*,-node-lifecycle-controller,-taint-eviction-controller' \
+    --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+    --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
+    --use-service-account-credentials=false
+
+  # While those two start, install the CRDs.
+  install_crds
+  wait_for "kube-scheduler /healthz" 60 kube-scheduler component_healthy "$scheduler_port"
+  wait_for "kube-controller-manager /healthz" 60 kube-controller-manager component_healthy "$controller_manager_port"
+
+  cat >"$state/env" <<EOF
+# Written by tests/controlplane/cluster.sh up; source it to use the cluster.
+export KUBECONFIG=$state/kubeconfig
+GPUFLEET_KUBECONFIG_LIMITED=$state/kubeconfig-limited
+api_port=$api_port
+etcd_port=$etcd_port
+scheduler_port=$scheduler_port
+controller_manager_port=$controller_manager_port
+EOF
+  trap - EXIT
+  log "cluster up in $((SECONDS - t0))s: https://127.0.0.1:$api_port, KUBECONFIG=$state/kubeconfig"
+}
+
+down() {
+  local name
+  # Clients of etcd first, so they do not spend their shutdown retrying it.
+  for name in kube-controller-manager kube-scheduler kube-apiserver; do stop "$name" & done
+  wait
+  stop etcd
+  if [ -d "$state" ]; then
+    find "$state" -mindepth 1 -maxdepth 1 ! -name logs -exec rm -rf {} +
+  fi
+  log "stopped; state removed (logs kept in $logs)"
+}
+
+status() {
+  local name pid rc=0
+  for name in "${components[@]}"; do
+    if pid=$(pid_of "$name"); then echo "$name: running (pid $pid)"; else echo "$name: stopped"; rc=1; fi
+  done
+  if [ $rc = 0 ] && healthy; then
+    echo "kube-apiserver: ready at https://127.0.0.1:$api_port"
+    echo "KUBECONFIG=$state/kubeconfig"
+  else
+    echo "cluster: not ready"
+    rc=1
+  fi
+  return $rc
+}
+
+# One cluster.sh at a time per checkout (parallel make targets).
+mkdir -p "$repo/target"
+exec 8>"$repo/target/.cluster.lock"
+flock 8
+
+case ${1:-} in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac
