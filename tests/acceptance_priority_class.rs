@@ -53,7 +53,7 @@ fn seed_classes_exactly_as_described() {
         let training = live("batch-training").expect("batch-training exists");
         assert_eq!(training.value, 1000);
         assert_eq!(training.preemption_policy.as_deref(), Some("Never"));
-        assert_eq!(training.global_default, Some(false));
+        assert!(!training.global_default.unwrap_or(false));
         ws.assert_plan_empty();
         ws.destroy();
         assert!(
