@@ -237,6 +237,9 @@ fn import_into_an_empty_state_gives_an_empty_plan() {
         assert!(!run.success);
         assert!(run.stderr.contains("non-existent"), "{}", run.stderr);
 
+        // The other workspaces share the object; the original removes it.
+        imported.forget();
+        block.forget();
         original.destroy();
         assert!(live(&name).is_none());
     });

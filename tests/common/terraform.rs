@@ -115,6 +115,8 @@ pub struct Workspace {
     pub cli: Cli,
     dir: tempfile::TempDir,
     initialized: bool,
+    /// Something may exist in the cluster that this workspace's state owns.
+    applied: bool,
 }
 
 pub struct Run {
@@ -144,6 +146,7 @@ impl Workspace {
                 .tempdir()
                 .unwrap(),
             initialized: false,
+            applied: false,
         }
     }
 
@@ -203,12 +206,14 @@ impl Workspace {
 
     pub fn apply(&mut self) -> Run {
         self.init();
+        self.applied = true;
         self.ok(&["apply", "-auto-approve", "-no-color", "-input=false"])
     }
 
     /// Apply that must fail; returns what the CLI printed.
     pub fn apply_fails(&mut self) -> String {
         self.init();
+        self.applied = true;
         let run = self.run(&["apply", "-auto-approve", "-no-color", "-input=false"]);
         assert!(
             !run.success,
@@ -271,12 +276,20 @@ impl Workspace {
 
     pub fn import(&mut self, address: &str, id: &str) {
         self.init();
+        self.applied = true;
         self.ok(&["import", "-no-color", "-input=false", address, id]);
     }
 
     pub fn destroy(&mut self) {
         self.init();
         self.ok(&["destroy", "-auto-approve", "-no-color", "-input=false"]);
+        self.applied = false;
+    }
+
+    /// Forgets the state without destroying (for a workspace that imported
+    /// objects another workspace owns).
+    pub fn forget(&mut self) {
+        self.applied = false;
     }
 
     /// `show -json` of the state: the values Terraform stored.
@@ -297,6 +310,16 @@ impl Workspace {
             .find(|r| r["address"] == address)
             .map(|r| r["values"].clone())
             .unwrap_or_else(|| panic!("{address} not in state: {state}"))
+    }
+}
+
+impl Drop for Workspace {
+    /// A test that failed half-way still removes what it created, so the
+    /// shared cluster stays clean for the tests after it.
+    fn drop(&mut self) {
+        if self.applied {
+            let _ = self.run(&["destroy", "-auto-approve", "-no-color", "-input=false"]);
+        }
     }
 }
 
