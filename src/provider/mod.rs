@@ -107,6 +107,6 @@ impl ProviderDefinition for Gpufleet {
     }
 
     fn data_sources(&self) -> Vec<Arc<dyn DataSource<Client>>> {
-        Vec::new()
+        vec![Arc::new(crate::data_sources::accelerators::Accelerators)]
     }
 }
