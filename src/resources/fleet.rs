@@ -993,7 +993,7 @@ fn check_counts(config: &Value, diagnostics: &mut Diagnostics) {
         diagnostics.error_at(
             path.join_attr("min"),
             "Invalid accelerator count",
-            format!("min ({min}) is greater than max ({max})."),
+            format!("accelerator_count.min ({min}) is greater than accelerator_count.max ({max})."),
         );
     }
 }
@@ -1068,13 +1068,13 @@ fn check_budgets(config: &Value, diagnostics: &mut Diagnostics) {
             (true, false) => "schedule",
             _ => continue,
         };
+        let budget = AttributePath::attr("disruption")
+            .join_attr("budgets")
+            .join_index(index);
         diagnostics.error_at(
-            AttributePath::attr("disruption")
-                .join_attr("budgets")
-                .join_index(index)
-                .join_attr(missing),
+            budget.join_attr(missing),
             "Incomplete budget",
-            "A budget's `schedule` and `duration` go together: set both or neither.",
+            format!("{budget}: `schedule` and `duration` go together; set both or neither."),
         );
     }
 }
@@ -1089,7 +1089,7 @@ fn check_requirements(config: &Value, diagnostics: &mut Diagnostics) {
             diagnostics.error_at(
                 path.join_attr("key"),
                 "Reserved requirement key",
-                format!("`{key}`: {why}"),
+                format!("{path}: `{key}`: {why}"),
             );
         }
         let values = requirement.attr("values");
@@ -1118,7 +1118,11 @@ fn check_requirements(config: &Value, diagnostics: &mut Diagnostics) {
             _ => None,
         };
         if let Some(problem) = problem {
-            diagnostics.error_at(path.join_attr("values"), "Invalid requirement", problem);
+            diagnostics.error_at(
+                path.join_attr("values"),
+                "Invalid requirement",
+                format!("{path}: {problem}"),
+            );
         }
         if let Some(min) = requirement.attr("min_values").as_i64()
             && operator == "In"
@@ -1128,7 +1132,7 @@ fn check_requirements(config: &Value, diagnostics: &mut Diagnostics) {
                 path.join_attr("min_values"),
                 "Invalid requirement",
                 format!(
-                    "min_values is {min} but only {} values are listed.",
+                    "{path}: min_values is {min} but only {} values are listed.",
                     values.len()
                 ),
             );
