@@ -74,6 +74,22 @@ pub trait Resource<C>: Send + Sync {
     async fn delete(&self, client: &C, prior: &Value, private: &[u8]) -> Result<(), Diagnostics>;
     /// The state skeleton for an import ID; Terraform reads the object next.
     fn import(&self, id: &str) -> Result<Stored, Diagnostics>;
+    /// Rewrites stored state of an older schema `version` (as JSON) into the
+    /// shape of the current schema. Resources that bump their version override this.
+    fn upgrade_state(
+        &self,
+        version: i64,
+        _state: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        Err(Diagnostic::error(
+            "Cannot upgrade resource state",
+            format!(
+                "{} has no upgrade from schema version {version}.",
+                self.name()
+            ),
+        )
+        .into())
+    }
 }
 
 #[async_trait]
@@ -246,6 +262,40 @@ pub fn validate_attributes(
     }
 }
 
+/// Stored state (JSON of schema `version`) as a value of the current schema.
+fn upgrade_state<C>(
+    resource: &dyn Resource<C>,
+    schema: &ObjectSchema,
+    ty: &Type,
+    version: i64,
+    json: &[u8],
+) -> Result<Value, Diagnostics> {
+    if version > schema.version {
+        return Err(Diagnostic::error(
+            "Resource state from a newer provider",
+            format!(
+                "This state was written by a gpufleet version with schema {version}; this version knows up to {}. Upgrade the provider.",
+                schema.version
+            ),
+        )
+        .into());
+    }
+    let mut raw: serde_json::Value = serde_json::from_slice(json).map_err(|e| {
+        Diagnostics::from(Diagnostic::error("Unreadable stored state", e.to_string()))
+    })?;
+    if version < schema.version {
+        raw = resource.upgrade_state(version, raw)?;
+    }
+    // Attributes the schema no longer has are dropped, as Terraform does for
+    // its own part since 1.11.
+    if let Some(object) = raw.as_object_mut() {
+        object.retain(|k, _| schema.attrs.iter().any(|a| a.name == k));
+    }
+    codec::from_json(&raw, ty, "").map_err(|e| {
+        Diagnostic::error("Stored state does not match the schema", e.to_string()).into()
+    })
+}
+
 fn state_response(
     result: Result<Stored, Diagnostics>,
     fallback: Value,
@@ -337,27 +387,7 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
         json: &[u8],
     ) -> Result<Value, Diagnostics> {
         let r = self.resource(type_name)?;
-        if version > r.schema.version {
-            return Err(Diagnostic::error(
-                "Resource state from a newer provider",
-                format!(
-                    "This state was written by a gpufleet version with schema {version}; this version knows up to {}. Upgrade the provider.",
-                    r.schema.version
-                ),
-            )
-            .into());
-        }
-        // Same version: attributes this schema no longer has are dropped, as
-        // Terraform does for its own part since 1.11.
-        let mut raw: serde_json::Value = serde_json::from_slice(json).map_err(|e| {
-            Diagnostics::from(Diagnostic::error("Unreadable stored state", e.to_string()))
-        })?;
-        if let Some(object) = raw.as_object_mut() {
-            object.retain(|k, _| r.schema.attrs.iter().any(|a| a.name == k));
-        }
-        codec::from_json(&raw, &r.ty, "").map_err(|e| {
-            Diagnostic::error("Stored state does not match the schema", e.to_string()).into()
-        })
+        upgrade_state(r.implementation.as_ref(), &r.schema, &r.ty, version, json)
     }
 
     async fn read_resource(&self, req: ReadRequest) -> StateResponse {
@@ -469,5 +499,95 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
             Ok(v) => (v, Diagnostics::default()),
             Err(d) => (Value::Null, d),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Version 1 renamed `size` to `capacity`.
+    struct Renamed;
+
+    #[async_trait]
+    impl Resource<()> for Renamed {
+        fn name(&self) -> &'static str {
+            "renamed"
+        }
+        fn schema(&self) -> ObjectSchema {
+            let mut schema = ObjectSchema::new(
+                "test",
+                vec![
+                    Attr::string("id").computed(),
+                    Attr::number("capacity").required(),
+                ],
+            );
+            schema.version = 1;
+            schema
+        }
+        async fn create(&self, _: &(), planned: &Value) -> Result<Stored, Diagnostics> {
+            Ok(planned.clone().into())
+        }
+        async fn read(
+            &self,
+            _: &(),
+            current: &Value,
+            _: &[u8],
+        ) -> Result<Option<Stored>, Diagnostics> {
+            Ok(Some(current.clone().into()))
+        }
+        async fn update(
+            &self,
+            _: &(),
+            _: &Value,
+            planned: &Value,
+            _: &[u8],
+        ) -> Result<Stored, Diagnostics> {
+            Ok(planned.clone().into())
+        }
+        async fn delete(&self, _: &(), _: &Value, _: &[u8]) -> Result<(), Diagnostics> {
+            Ok(())
+        }
+        fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
+            Ok(Value::string(id).into())
+        }
+        fn upgrade_state(
+            &self,
+            version: i64,
+            mut state: serde_json::Value,
+        ) -> Result<serde_json::Value, Diagnostics> {
+            assert_eq!(version, 0);
+            let size = state["size"].take();
+            state["capacity"] = size;
+            Ok(state)
+        }
+    }
+
+    fn upgrade(version: i64, json: &str) -> Result<Value, Diagnostics> {
+        let schema = Renamed.schema();
+        upgrade_state(
+            &Renamed,
+            &schema,
+            &schema.value_type(),
+            version,
+            json.as_bytes(),
+        )
+    }
+
+    #[test]
+    fn upgrades_older_state_and_strips_removed_attributes() {
+        let v = upgrade(0, r#"{"id":"a","size":1.5,"legacy":true}"#).unwrap();
+        assert_eq!(v.attr("capacity"), &Value::Number("1.5".parse().unwrap()));
+        assert_eq!(v.attr("id"), &Value::string("a"));
+        let same = upgrade(1, r#"{"id":"a","capacity":2,"gone":1}"#).unwrap();
+        assert_eq!(same.attr("capacity").as_i64(), Some(2));
+    }
+
+    #[test]
+    fn refuses_state_from_a_newer_schema_and_garbage() {
+        let newer = upgrade(2, "{}").unwrap_err();
+        assert!(newer.0[0].summary.contains("newer provider"));
+        assert!(upgrade(1, "not json").is_err());
+        assert!(upgrade(1, r#"{"capacity":"many"}"#).is_err());
     }
 }

@@ -7,15 +7,9 @@ use serde::de::DeserializeOwned;
 use crate::protocol::codec::from_json;
 use crate::protocol::{Diagnostic, Diagnostics, Type, Value};
 
-/// Reads a wholly known value as `T`.
+/// Reads a value as `T`. Unknowns read as null: at apply time only computed
+/// attributes can still be unknown, and those are what the resource fills in.
 pub fn typed<T: DeserializeOwned>(value: &Value) -> Result<T, Diagnostics> {
-    if !value.is_wholly_known() {
-        return Err(Diagnostic::error(
-            "Value not yet known",
-            "gpufleet needs this value during apply, but Terraform has not computed it yet.",
-        )
-        .into());
-    }
     serde_json::from_value(value.to_json()).map_err(|e| {
         Diagnostic::error(
             "Unexpected value shape",

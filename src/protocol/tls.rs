@@ -2,12 +2,15 @@
 //! `PLUGIN_CLIENT_CERT`; we serve TLS with a fresh self-signed certificate
 //! for `localhost` and accept exactly that client certificate, nothing else.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
+use rustls::pki_types::{
+    AlgorithmIdentifier, CertificateDer, InvalidSignature, PrivateKeyDer, PrivatePkcs8KeyDer,
+    SignatureVerificationAlgorithm, UnixTime, alg_id,
+};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureScheme};
 
@@ -39,7 +42,7 @@ pub fn server_tls(client_cert_pem: &str) -> Result<ServerTls, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = Arc::new(PinnedClientCertificate {
         certificate: client_cert.into_owned(),
-        algorithms: provider.signature_verification_algorithms,
+        algorithms: with_p521(provider.signature_verification_algorithms),
     });
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
@@ -106,7 +109,92 @@ impl ClientCertVerifier for PinnedClientCertificate {
     }
 }
 
+/// go-plugin's client key is ECDSA P-521, which ring does not verify: a
+/// client that finds its key's scheme missing from the server's list sends
+/// no certificate at all. So we add ECDSA P-521 with SHA-512 (RustCrypto).
+fn with_p521(base: WebPkiSupportedAlgorithms) -> WebPkiSupportedAlgorithms {
+    static EXTENDED: OnceLock<WebPkiSupportedAlgorithms> = OnceLock::new();
+    *EXTENDED.get_or_init(|| {
+        const P521: &dyn SignatureVerificationAlgorithm = &EcdsaP521Sha512;
+        let all: Vec<_> = base.all.iter().copied().chain([P521]).collect();
+        let mapping: Vec<_> = base
+            .mapping
+            .iter()
+            .copied()
+            .chain([(SignatureScheme::ECDSA_NISTP521_SHA512, &[P521][..])])
+            .collect();
+        // Built once per process and needed for its whole life.
+        WebPkiSupportedAlgorithms {
+            all: Box::leak(all.into_boxed_slice()),
+            mapping: Box::leak(mapping.into_boxed_slice()),
+        }
+    })
+}
+
+#[derive(Debug)]
+struct EcdsaP521Sha512;
+
+impl SignatureVerificationAlgorithm for EcdsaP521Sha512 {
+    fn verify_signature(
+        &self,
+        public_key: &[u8],
+        message: &[u8],
+        signature: &[u8],
+    ) -> Result<(), InvalidSignature> {
+        use p521::ecdsa::signature::Verifier;
+        let key =
+            p521::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|_| InvalidSignature)?;
+        let signature =
+            p521::ecdsa::Signature::from_der(signature).map_err(|_| InvalidSignature)?;
+        key.verify(message, &signature)
+            .map_err(|_| InvalidSignature)
+    }
+
+    fn public_key_alg_id(&self) -> AlgorithmIdentifier {
+        alg_id::ECDSA_P521
+    }
+
+    fn signature_alg_id(&self) -> AlgorithmIdentifier {
+        alg_id::ECDSA_SHA512
+    }
+}
+
 /// Installs ring as the process-wide rustls provider (kube's client needs one).
 pub fn install_crypto_provider() {
     let _ = CryptoProvider::install_default(rustls::crypto::ring::default_provider());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use p521::ecdsa::signature::Signer;
+
+    #[test]
+    fn verifies_p521_signatures_like_go_plugin_clients_make() {
+        // A fixed scalar below the group order (its top byte holds one bit).
+        let mut scalar = [7u8; 66];
+        scalar[0] = 0;
+        let signing = p521::ecdsa::SigningKey::from_slice(&scalar).unwrap();
+        let public = p521::ecdsa::VerifyingKey::from(&signing).to_encoded_point(false);
+        let signature: p521::ecdsa::Signature = signing.sign(b"handshake transcript");
+        let der = signature.to_der();
+        let alg = EcdsaP521Sha512;
+        assert!(
+            alg.verify_signature(public.as_bytes(), b"handshake transcript", der.as_bytes())
+                .is_ok()
+        );
+        assert!(
+            alg.verify_signature(public.as_bytes(), b"another transcript", der.as_bytes())
+                .is_err()
+        );
+        assert!(
+            alg.verify_signature(b"not a key", b"handshake transcript", der.as_bytes())
+                .is_err()
+        );
+        let schemes =
+            with_p521(rustls::crypto::ring::default_provider().signature_verification_algorithms)
+                .supported_schemes();
+        assert!(schemes.contains(&SignatureScheme::ECDSA_NISTP521_SHA512));
+        assert!(schemes.contains(&SignatureScheme::ECDSA_NISTP256_SHA256));
+    }
 }

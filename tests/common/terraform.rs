@@ -94,7 +94,7 @@ fn provider_mirror() -> &'static Path {
             std::os::unix::fs::symlink(&binary, &target).unwrap();
         }
         let config = format!(
-            "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [\"*/gpufleet/gpufleet\"]\n  }}\n  direct {{\n    exclude = [\"*/gpufleet/gpufleet\"]\n  }}\n}}\n",
+            "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [\"registry.terraform.io/gpufleet/gpufleet\", \"registry.opentofu.org/gpufleet/gpufleet\"]\n  }}\n  direct {{\n    exclude = [\"registry.terraform.io/gpufleet/gpufleet\", \"registry.opentofu.org/gpufleet/gpufleet\"]\n  }}\n}}\n",
             mirror.display()
         );
         std::fs::write(mirror.join("cli.tfrc"), config).unwrap();

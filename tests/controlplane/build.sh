@@ -89,30 +89,39 @@ ldflags() {
 }
 
 # Prints a line every minute while a long build runs, so CI logs show life.
+# When killed it also kills its sleep: an orphaned sleep would hold the
+# caller's pipe (make | tee) and our lock open for up to a minute.
 ticker() {
   local what=$1 start=$2
-  while sleep 60; do log "  ... still building $what ($(($(date +%s) - start))s)"; done
+  trap 'kill $! 2>/dev/null; exit 0' TERM
+  while :; do
+    sleep 60 &
+    wait $!
+    log "  ... still building $what ($(($(date +%s) - start))s)"
+  done
 }
+tick=
+trap '[ -z "$tick" ] || kill "$tick" 2>/dev/null || true' EXIT
 
 # build <module dir> <name...>: one `go build` for all names of one wrapper
 # module, so packages they share (most of the Kubernetes tree) compile once.
 build() {
-  local dir=$1 v start tmp tick pkgs=() name
+  local dir=$1 v start tmp pkgs=() name
   shift
   v=$(version "$1")
   for name in "$@"; do pkgs+=("$(package "$name")"); done
   start=$(date +%s)
   log "building $* ($dir $v) ..."
   tmp=$(mktemp -d "$cache/.build.XXXXXX")
-  ticker "$*" "$start" &
+  ticker "$*" "$start" 9>&- &
   tick=$!
-  trap 'kill $tick 2>/dev/null || true' EXIT
   local ok=0
   # nice: a developer machine has other compilers running; keep them responsive.
   if (cd "$here/$dir" && nice -n 10 "$GO" build -trimpath -buildvcs=false \
     -ldflags "$(ldflags "$dir" "$v")" -o "$tmp/" "${pkgs[@]}"); then ok=1; fi
   kill "$tick" 2>/dev/null || true
   wait "$tick" 2>/dev/null || true
+  tick=
   if [ $ok = 0 ]; then
     rm -rf "$tmp"
     die "go build failed for $* ($dir $v); see the compiler output above"

@@ -59,13 +59,15 @@ pid_of() {
 
 # start <component> <args...>: detached in its own session (survives this
 # script and the caller's Ctrl-C), stdin/stdout/stderr away from the caller's
-# terminal so `make` does not wait on them; the child records its own pid.
+# terminal so `make` does not wait on them, and without our lock fd (8), which
+# would otherwise stay locked for the cluster's lifetime. The child records
+# its own pid.
 start() {
   local name=$1
   shift
   rm -f "$state/$name.pid"
   setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$name.pid" "$bin/$name" "$@" \
-    </dev/null >"$logs/$name.log" 2>&1 &
+    </dev/null >"$logs/$name.log" 2>&1 8>&- &
   for _ in $(seq 50); do [ -s "$state/$name.pid" ] && return 0; sleep 0.1; done
   die "$name did not start; see $logs/$name.log"
 }
@@ -296,14 +298,17 @@ up() {
     --allow-privileged=true
   wait_for "kube-apiserver /readyz" 90 kube-apiserver api_ready
 
+  # Both components serve /healthz anonymously; skip-lookup spares them the
+  # front-proxy CA they would otherwise keep looking for (log noise only).
   local kc=$state/kubeconfig
-  start kube-scheduler --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
+  local auth=(--authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" --authentication-skip-lookup=true)
+  start kube-scheduler --kubeconfig="$kc" "${auth[@]}" \
     --leader-elect=false --bind-address=127.0.0.1 --secure-port="$scheduler_port"
   # The controller-manager gives namespace deletion, garbage collection,
   # workload controllers and service-account tokens. Node lifecycle and taint
   # eviction are off: fake nodes get no kubelet heartbeats, and those would
   # mark them unreachable and evict their pods.
-  start kube-controller-manager --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
+  start kube-controller-manager --kubeconfig="$kc" "${auth[@]}" \
     --leader-elect=false --bind-address=127.0.0.1 --secure-port="$controller_manager_port" \
     --controllers='*,-node-lifecycle-controller,-taint-eviction-controller' \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
@@ -329,10 +334,15 @@ EOF
 }
 
 down() {
-  local name
+  local name stoppers=()
   # Clients of etcd first, so they do not spend their shutdown retrying it.
-  for name in kube-controller-manager kube-scheduler kube-apiserver; do stop "$name" & done
-  wait
+  # Wait for these stoppers only: a bare `wait` would also wait for the
+  # components themselves when `up` fails and they are still our children.
+  for name in kube-controller-manager kube-scheduler kube-apiserver; do
+    stop "$name" &
+    stoppers+=($!)
+  done
+  wait "${stoppers[@]}"
   stop etcd
   if [ -d "$state" ]; then
     find "$state" -mindepth 1 -maxdepth 1 ! -name logs -exec rm -rf {} +
