@@ -239,9 +239,7 @@ pub fn validate_attributes(
         }
         for validator in &attr.validators {
             if let Err(detail) = validator(value) {
-                // The path in words too: the CLIs point nested paths at the
-                // whole resource block.
-                diagnostics.error_at(here.clone(), format!("Invalid value for {here}"), detail);
+                diagnostics.error_at(here.clone(), "Invalid attribute value", detail);
             }
         }
         if let AttrKind::Nested(nesting, nested) = &attr.kind {
