@@ -243,13 +243,13 @@ fn bad_inputs_through_the_cli() {
         ),
         (
             r#"  taints = [{ key = "workload", effect = "NoScheduled" }]"#,
-            "Invalid value for taints[0].effect",
+            "taints[0].effect: \"NoScheduled\" is not one of",
         ),
         (
             "  accelerator_count = { min = 16, max = 8 }",
             "accelerator_count.min (16) is greater than accelerator_count.max (8)",
         ),
-        ("  limits = { gpus = -1 }", "Invalid value for limits.gpus"),
+        ("  limits = { gpus = -1 }", "limits.gpus: -1 is outside"),
         (r#"  limits = { cpu = "-4" }"#, "is negative"),
     ];
     each_cli(|cli| {
