@@ -7,6 +7,7 @@
 //! one module per resource and data source.
 
 pub mod catalog;
+pub mod data_sources;
 pub mod framework;
 pub mod logging;
 pub mod protocol;

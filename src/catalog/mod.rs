@@ -375,6 +375,16 @@ pub fn lookup(name: &str) -> Result<&'static Accelerator, UnknownAccelerator> {
         .ok_or_else(|| UnknownAccelerator::new(name))
 }
 
+/// A validator for configuration strings naming an accelerator: a name [`lookup`] does not
+/// find fails with [`UnknownAccelerator`]'s message.
+pub fn known_name() -> crate::framework::schema::Validator {
+    std::sync::Arc::new(|value| {
+        value.as_str().map_or(Ok(()), |name| {
+            lookup(name).map(drop).map_err(|err| err.to_string())
+        })
+    })
+}
+
 /// The error of [`lookup`]: the name matches no accelerator.
 ///
 /// Its message explains variants the catalog leaves out on purpose (`H100 NVL`), names the

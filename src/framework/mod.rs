@@ -44,9 +44,12 @@ pub trait Resource<C>: Send + Sync {
     fn schema(&self) -> ObjectSchema;
     /// Checks across attributes; per-attribute validators run before this.
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
-    /// Adjusts the generic plan, e.g. computed values derivable from configuration.
+    /// Adjusts the generic plan, e.g. computed values derivable from
+    /// configuration. The client gives provider-wide settings; planning must
+    /// not call the cluster.
     fn modify_plan(
         &self,
+        _client: &C,
         _plan: &mut Plan,
         _prior: &Value,
         _config: &Value,
@@ -236,6 +239,13 @@ pub fn validate_attributes(
         }
         for validator in &attr.validators {
             if let Err(detail) = validator(value) {
+                // Terraform cannot point at an attribute inside a list or
+                // object expression (it shows the resource), so say which.
+                let detail = if here.0.len() > 1 {
+                    format!("{here}: {detail}")
+                } else {
+                    detail
+                };
                 diagnostics.error_at(here.clone(), "Invalid attribute value", detail);
             }
         }
@@ -418,12 +428,16 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
             &req.config,
         );
         if !req.proposed_new_state.is_null() {
-            r.implementation.modify_plan(
-                &mut planned,
-                &req.prior_state,
-                &req.config,
-                &mut diagnostics,
-            );
+            match self.client() {
+                Ok(client) => r.implementation.modify_plan(
+                    &client,
+                    &mut planned,
+                    &req.prior_state,
+                    &req.config,
+                    &mut diagnostics,
+                ),
+                Err(d) => diagnostics.extend(d),
+            }
         }
         PlanResponse {
             planned_state: planned.planned,

@@ -2,7 +2,8 @@
 //! "use state for unknown" and "requires replace", then the resource's own
 //! adjustments.
 
-use super::schema::{Attr, ObjectSchema};
+use super::schema::{Attr, AttrKind, ObjectSchema};
+use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Value};
 
 pub struct Plan {
@@ -21,11 +22,7 @@ pub fn plan(schema: &ObjectSchema, prior: &Value, proposed: &Value, config: &Val
         };
     }
     // Defaults first: a default that equals the prior value is no change.
-    for attr in &schema.attrs {
-        if let (Some(default), true) = (&attr.default, config.attr(attr.name).is_null()) {
-            set(&mut planned, attr.name, default.clone());
-        }
-    }
+    apply_defaults(&schema.attrs, &mut planned, config);
     let creating = prior.is_null();
     let changing = creating || !planned.semantically_eq(prior);
     for attr in computed_unset(&schema.attrs, config) {
@@ -34,21 +31,58 @@ pub fn plan(schema: &ObjectSchema, prior: &Value, proposed: &Value, config: &Val
             set(&mut planned, attr.name, Value::UNKNOWN);
         }
     }
-    let requires_replace = if creating {
-        Vec::new()
-    } else {
-        schema
-            .attrs
-            .iter()
-            .filter(|a| {
-                a.requires_replace && !planned.attr(a.name).semantically_eq(prior.attr(a.name))
-            })
-            .map(|a| AttributePath::attr(a.name))
-            .collect()
-    };
+    let mut requires_replace = Vec::new();
+    if !creating {
+        replaced(
+            &schema.attrs,
+            &planned,
+            prior,
+            &AttributePath::root(),
+            &mut requires_replace,
+        );
+    }
     Plan {
         planned,
         requires_replace,
+    }
+}
+
+/// Plans the default of each attribute the configuration leaves null, also
+/// inside single nested attributes the configuration sets. (Defaults inside
+/// list, set and map nested attributes are not applied.)
+fn apply_defaults(attrs: &[Attr], planned: &mut Value, config: &Value) {
+    for attr in attrs {
+        let configured = config.attr(attr.name);
+        match (&attr.default, &attr.kind) {
+            (Some(default), _) if configured.is_null() => {
+                set(planned, attr.name, default.clone());
+            }
+            (_, AttrKind::Nested(Nesting::Single, nested)) if !configured.is_null() => {
+                if let Some(value) = planned.attr_mut(attr.name) {
+                    apply_defaults(nested, value, configured);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Collects the paths of changed attributes that require replacement, also
+/// inside single nested attributes.
+fn replaced(
+    attrs: &[Attr],
+    planned: &Value,
+    prior: &Value,
+    path: &AttributePath,
+    found: &mut Vec<AttributePath>,
+) {
+    for attr in attrs {
+        let (planned, prior) = (planned.attr(attr.name), prior.attr(attr.name));
+        if attr.requires_replace && !planned.semantically_eq(prior) {
+            found.push(path.join_attr(attr.name));
+        } else if let AttrKind::Nested(Nesting::Single, nested) = &attr.kind {
+            replaced(nested, planned, prior, &path.join_attr(attr.name), found);
+        }
     }
 }
 
@@ -142,5 +176,53 @@ mod tests {
         assert_eq!(p.planned.attr("id"), &Value::string("a"));
         assert!(p.planned.attr("status").is_unknown());
         assert_eq!(p.requires_replace, vec![AttributePath::attr("name")]);
+    }
+
+    fn nested_schema() -> ObjectSchema {
+        ObjectSchema::new(
+            "test",
+            vec![
+                Attr::nested(
+                    "class",
+                    Nesting::Single,
+                    vec![
+                        Attr::string("group").required().requires_replace(),
+                        Attr::string("name").required(),
+                        Attr::string("policy").default(Value::string("auto")),
+                    ],
+                )
+                .required(),
+            ],
+        )
+    }
+
+    fn class(group: &str, name: &str, policy: Value) -> Value {
+        let inner = [
+            ("group", Value::string(group)),
+            ("name", Value::string(name)),
+            ("policy", policy),
+        ];
+        Value::Object(
+            [(
+                "class".to_string(),
+                Value::Object(inner.map(|(k, v)| (k.to_string(), v)).into()),
+            )]
+            .into(),
+        )
+    }
+
+    #[test]
+    fn nested_defaults_and_replacement() {
+        let config = class("g", "a", Value::Null);
+        let created = plan(&nested_schema(), &Value::Null, &config, &config);
+        assert_eq!(created.planned, class("g", "a", Value::string("auto")));
+
+        let prior = class("g", "a", Value::string("auto"));
+        let renamed = class("g", "b", Value::Null);
+        let p = plan(&nested_schema(), &prior, &renamed, &renamed);
+        assert!(p.requires_replace.is_empty());
+        let regrouped = class("h", "a", Value::Null);
+        let p = plan(&nested_schema(), &prior, &regrouped, &regrouped);
+        assert_eq!(p.requires_replace[0].to_string(), "class.group");
     }
 }

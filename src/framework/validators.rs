@@ -33,11 +33,64 @@ pub fn integer_between(min: i64, max: i64, why: &'static str) -> Validator {
     })
 }
 
+/// A string, list or set with something in it.
 pub fn not_empty() -> Validator {
-    Arc::new(|v| match v.as_str() {
-        Some("") => Err("must not be empty".into()),
-        _ => Ok(()),
+    Arc::new(|v| {
+        if v.as_str() == Some("") || v.elements().is_some_and(<[_]>::is_empty) {
+            Err("must not be empty".into())
+        } else {
+            Ok(())
+        }
     })
+}
+
+/// Applies `validator` to every known element of a list or set.
+pub fn each(validator: Validator) -> Validator {
+    Arc::new(move |v| {
+        v.elements()
+            .into_iter()
+            .flatten()
+            .filter(|element| !element.is_null() && !element.is_unknown())
+            .try_for_each(|element| validator(element))
+    })
+}
+
+/// A string that is a Kubernetes resource quantity of zero or more.
+pub fn non_negative_quantity() -> Validator {
+    Arc::new(|v| v.as_str().map_or(Ok(()), check_non_negative_quantity))
+}
+
+/// A Kubernetes resource quantity (`64`, `500m`, `4000Gi`, `1e3`) that is not negative.
+pub fn check_non_negative_quantity(quantity: &str) -> Result<(), String> {
+    fn is_decimal(s: &str) -> bool {
+        s.bytes().any(|b| b.is_ascii_digit())
+            && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && s.matches('.').count() <= 1
+    }
+    let unsigned = quantity.strip_prefix('+').unwrap_or(quantity);
+    if unsigned.starts_with('-') {
+        return Err(format!("{quantity:?} is negative; use zero or more"));
+    }
+    let split = unsigned
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(unsigned.len());
+    let (number, suffix) = unsigned.split_at(split);
+    let exponent = suffix
+        .strip_prefix(['e', 'E'])
+        .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
+        .is_some_and(is_decimal);
+    let suffix_ok = exponent
+        || [
+            "", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+        ]
+        .contains(&suffix);
+    if is_decimal(number) && suffix_ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{quantity:?} is not a Kubernetes quantity such as \"64\", \"500m\" or \"4000Gi\""
+        ))
+    }
 }
 
 /// A DNS-1123 subdomain: what Kubernetes accepts as most object names.
@@ -66,8 +119,21 @@ pub fn check_dns1123_subdomain(s: &str) -> Result<(), String> {
     }
 }
 
-/// A Kubernetes qualified name (label or annotation key): `[prefix/]name`.
+/// A Kubernetes qualified name, e.g. a taint key.
+pub fn qualified_name() -> Validator {
+    Arc::new(|v| v.as_str().map_or(Ok(()), check_qualified_name))
+}
+
+/// A label value, e.g. a taint value.
+pub fn label_value() -> Validator {
+    Arc::new(|v| v.as_str().map_or(Ok(()), check_label_value))
+}
+
+/// A Kubernetes qualified name (label, annotation or taint key): `[prefix/]name`.
 pub fn check_qualified_name(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("the key must not be empty".into());
+    }
     let (prefix, name) = match key.rsplit_once('/') {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
@@ -163,11 +229,43 @@ mod tests {
         assert!(check_qualified_name("workload").is_ok());
         assert!(check_qualified_name("cfke.io/accelerator-name").is_ok());
         assert!(check_qualified_name("bad key").is_err());
+        assert!(check_qualified_name("").unwrap_err().contains("empty"));
         assert!(check_qualified_name("/x").is_err());
         assert!(check_qualified_name("Bad_Prefix/x").is_err());
         assert!(check_label_value("").is_ok());
         assert!(check_label_value("H100").is_ok());
         assert!(check_label_value("-x").is_err());
+    }
+
+    #[test]
+    fn quantities() {
+        for ok in [
+            "0", "64", "+1", "500m", "4000Gi", "1.5", ".5", "1e3", "2E", "1E-3",
+        ] {
+            assert!(check_non_negative_quantity(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-1", "1 Gi", "Gi", "1.2.3", "1e", "1x", "1GB"] {
+            assert!(check_non_negative_quantity(bad).is_err(), "{bad}");
+        }
+        assert!(
+            check_non_negative_quantity("-4")
+                .unwrap_err()
+                .contains("negative")
+        );
+    }
+
+    #[test]
+    fn collections() {
+        let set = |items: &[&str]| Value::Set(items.iter().map(|s| Value::string(*s)).collect());
+        assert!(not_empty()(&set(&[])).is_err());
+        assert!(not_empty()(&set(&["a"])).is_ok());
+        let choices = each(one_of(&["spot", "on-demand"]));
+        assert!(choices(&set(&["spot"])).is_ok());
+        assert!(
+            choices(&set(&["spot", "cheap"]))
+                .unwrap_err()
+                .contains("cheap")
+        );
     }
 
     #[test]

@@ -89,12 +89,17 @@ where
     .await
 }
 
-/// Gets an object; `None` when it does not exist.
+/// Gets an object; `None` when it does not exist. An API that does not
+/// exist (a CRD that is not installed) is an error, not a missing object.
 pub async fn get<K>(api: &Api<K>, name: &str) -> Result<Option<K>, kube::Error>
 where
     K: Clone + DeserializeOwned + Debug,
 {
-    api.get_opt(name).await
+    match api.get(name).await {
+        Ok(object) => Ok(Some(object)),
+        Err(e) if status(&e) == Some(404) && !api_missing(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Deletes an object; one that is already gone counts as deleted.
@@ -137,21 +142,33 @@ pub fn status(error: &kube::Error) -> Option<u16> {
     }
 }
 
+/// Whether a 404 says that the API itself (the group, version or resource)
+/// does not exist. The API server answers an unknown API path with a plain
+/// text "404 page not found" (kube reports it with a reason other than
+/// `NotFound`), or with a `NotFound` status "the server could not find the
+/// requested resource"; a missing object is a `NotFound` status naming it.
+fn api_missing(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(response) => {
+            response.code == 404
+                && (response.reason != "NotFound"
+                    || response
+                        .message
+                        .contains("the server could not find the requested resource"))
+        }
+        _ => false,
+    }
+}
+
 fn api_error(cluster: &str, action: &str, kind: &str, error: &kube::Error) -> Diagnostics {
     let (summary, detail) = match error {
+        _ if api_missing(error) => (
+            format!("{kind} is not installed"),
+            format!(
+                "Could not {action}: the API {kind} does not exist on {cluster}. Install its CustomResourceDefinition (for example Karpenter's CRDs) and try again."
+            ),
+        ),
         kube::Error::Api(response) => match response.code {
-            404 if response.reason == "NotFound"
-                && response
-                    .message
-                    .contains("the server could not find the requested resource") =>
-            {
-                (
-                    format!("{kind} is not installed"),
-                    format!(
-                        "Could not {action}: the API {kind} does not exist on {cluster}. Install its CustomResourceDefinition (for example Karpenter's CRDs) and try again."
-                    ),
-                )
-            }
             403 => (
                 "Permission denied by Kubernetes".to_string(),
                 format!(
@@ -178,4 +195,35 @@ fn api_error(cluster: &str, action: &str, kind: &str, error: &kube::Error) -> Di
         ),
     };
     Diagnostic::error(summary, detail).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::Status;
+
+    fn error(reason: &str, message: &str) -> kube::Error {
+        kube::Error::Api(Status::failure(message, reason).with_code(404).boxed())
+    }
+
+    #[test]
+    fn a_missing_api_is_told_apart_from_a_missing_object() {
+        let plain = error("Failed to parse error data", "404 page not found");
+        let status = error(
+            "NotFound",
+            "the server could not find the requested resource",
+        );
+        let object = error("NotFound", "nodepools.karpenter.sh \"x\" not found");
+        assert!(api_missing(&plain));
+        assert!(api_missing(&status));
+        assert!(!api_missing(&object));
+        let d = api_error(
+            "the cluster at https://k",
+            "create NodePool \"x\"",
+            "karpenter.sh/v1 NodePool",
+            &plain,
+        );
+        assert_eq!(d.0[0].summary, "karpenter.sh/v1 NodePool is not installed");
+        assert!(d.0[0].detail.contains("the cluster at https://k"));
+    }
 }

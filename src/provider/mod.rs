@@ -28,7 +28,8 @@ pub struct Client {
 
 pub struct Gpufleet;
 
-const LABEL_SCHEMES: &[&str] = &["cfke", "aws", "azure"];
+/// The `label_scheme` values, as [`LabelScheme::as_str`] spells them.
+pub const LABEL_SCHEMES: &[&str] = &["cfke", "aws", "azure"];
 
 #[async_trait]
 impl ProviderDefinition for Gpufleet {
@@ -99,10 +100,13 @@ impl ProviderDefinition for Gpufleet {
     }
 
     fn resources(&self) -> Vec<Arc<dyn Resource<Client>>> {
-        vec![Arc::new(crate::resources::priority_class::PriorityClass)]
+        vec![
+            Arc::new(crate::resources::priority_class::PriorityClass),
+            Arc::new(crate::resources::fleet::Fleet),
+        ]
     }
 
     fn data_sources(&self) -> Vec<Arc<dyn DataSource<Client>>> {
-        Vec::new()
+        vec![Arc::new(crate::data_sources::accelerators::Accelerators)]
     }
 }

@@ -21,6 +21,21 @@ pub fn owned<T, P>(live: Option<T>, prior: &Option<P>, importing: bool) -> Optio
     }
 }
 
+/// A field applied as a whole, such as an atomic list or map: its live value
+/// while managed (empty if it vanished, which shows as drift), and after an
+/// import, the live value if there is one.
+pub fn owned_whole<T: Default, P>(
+    live: Option<T>,
+    prior: &Option<P>,
+    importing: bool,
+) -> Option<T> {
+    match prior {
+        _ if importing => live,
+        Some(_) => Some(live.unwrap_or_default()),
+        None => None,
+    }
+}
+
 /// A map such as labels: the keys Terraform manages, with their live values
 /// (a managed key removed behind Terraform's back is simply absent, which
 /// shows as drift). After an import, all live keys; an empty result is null.
@@ -69,6 +84,19 @@ mod tests {
             owned_map(None, &Some(map(&[("team", "ml")])), false),
             Some(map(&[]))
         );
+    }
+
+    #[test]
+    fn whole_fields_show_empty_when_they_vanish() {
+        let prior = Some(vec![1]);
+        assert_eq!(owned_whole(None::<Vec<i32>>, &prior, false), Some(vec![]));
+        assert_eq!(owned_whole(Some(vec![2]), &prior, false), Some(vec![2]));
+        assert_eq!(owned_whole(Some(vec![2]), &None::<Vec<i32>>, false), None);
+        assert_eq!(
+            owned_whole(Some(vec![2]), &None::<Vec<i32>>, true),
+            Some(vec![2])
+        );
+        assert_eq!(owned_whole(None::<Vec<i32>>, &None::<Vec<i32>>, true), None);
     }
 
     #[test]

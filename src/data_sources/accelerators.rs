@@ -1,0 +1,267 @@
+//! `gpufleet_accelerators`: the built-in GPU catalog, filtered, so that
+//! configurations can choose models by what they offer (memory, sharing
+//! modes, MIG profiles) instead of hard-coding names. It needs no cluster.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{self, Accelerator, Sharing};
+use crate::framework::DataSource;
+use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::state::{typed, untyped};
+use crate::framework::validators::{each, integer_between, one_of};
+use crate::protocol::schema::Nesting;
+use crate::protocol::{Diagnostics, Value};
+use crate::provider::Client;
+
+/// The `sharing` values, as [`Sharing::as_str`] spells them.
+const SHARING_MODES: &[&str] = &["time_slicing", "mps", "mig"];
+
+pub struct Accelerators;
+
+#[derive(Debug, Deserialize, Serialize)]
+struct Filters {
+    sharing: Option<String>,
+    min_memory_gib: Option<u32>,
+    names: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Listing {
+    #[serde(flatten)]
+    filters: Filters,
+    accelerators: Vec<Entry>,
+}
+
+#[derive(Debug, Serialize)]
+struct Entry {
+    name: &'static str,
+    architecture: &'static str,
+    compute_capability: String,
+    memory_gib: u32,
+    time_slicing: bool,
+    mps: bool,
+    mig: bool,
+    max_mps_clients: u32,
+    mig_profiles: Vec<Profile>,
+}
+
+#[derive(Debug, Serialize)]
+struct Profile {
+    name: &'static str,
+    max_instances: u8,
+}
+
+impl From<&'static Accelerator> for Entry {
+    fn from(a: &'static Accelerator) -> Self {
+        let (major, minor) = a.compute_capability;
+        Self {
+            name: a.name,
+            architecture: a.architecture.as_str(),
+            compute_capability: format!("{major}.{minor}"),
+            memory_gib: a.memory_gib,
+            time_slicing: a.supports(Sharing::TimeSlicing),
+            mps: a.supports(Sharing::Mps),
+            mig: a.supports(Sharing::Mig),
+            max_mps_clients: a.max_mps_clients(),
+            mig_profiles: a
+                .mig_profiles
+                .iter()
+                .map(|p| Profile {
+                    name: p.name,
+                    max_instances: p.max_instances,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Filters {
+    /// Catalog entries passing every filter, in catalog order.
+    fn apply(&self) -> Vec<&'static Accelerator> {
+        let sharing = self.sharing.as_deref().and_then(Sharing::parse);
+        let named = |a: &Accelerator| {
+            self.names.as_ref().is_none_or(|names| {
+                names
+                    .iter()
+                    .any(|n| catalog::lookup(n).is_ok_and(|found| found.name == a.name))
+            })
+        };
+        catalog::all()
+            .iter()
+            .filter(|a| sharing.is_none_or(|mode| a.supports(mode)))
+            .filter(|a| self.min_memory_gib.is_none_or(|gib| a.memory_gib >= gib))
+            .filter(|a| named(a))
+            .collect()
+    }
+}
+
+impl Accelerators {
+    fn list(&self, config: &Value) -> Result<Value, Diagnostics> {
+        let filters: Filters = typed(config)?;
+        let accelerators = filters.apply().into_iter().map(Entry::from).collect();
+        untyped(
+            &Listing {
+                filters,
+                accelerators,
+            },
+            &self.schema().value_type(),
+        )
+    }
+}
+
+#[async_trait]
+impl DataSource<Client> for Accelerators {
+    fn name(&self) -> &'static str {
+        "accelerators"
+    }
+
+    fn schema(&self) -> ObjectSchema {
+        let computed = |attr: Attr| attr.computed();
+        ObjectSchema::new(
+            "GPU models gpufleet knows, with their memory, compute capability and sharing support. Filters narrow the list; all filters must match.",
+            vec![
+                Attr::string("sharing")
+                    .optional()
+                    .validate(one_of(SHARING_MODES))
+                    .describe(
+                        "Only models supporting this sharing mode: `time_slicing`, `mps` or `mig`.",
+                    ),
+                Attr::number("min_memory_gib")
+                    .optional()
+                    .validate(integer_between(0, 10_000, ""))
+                    .describe("Only models with at least this much memory per GPU, in GiB."),
+                Attr::string_set("names")
+                    .optional()
+                    .validate(each(catalog::known_name()))
+                    .describe("Only these models (catalog names, any case)."),
+                Attr::nested(
+                    "accelerators",
+                    Nesting::List,
+                    vec![
+                        computed(Attr::string("name")).describe("Catalog name, e.g. `H100`."),
+                        computed(Attr::string("architecture")).describe("e.g. `hopper`."),
+                        computed(Attr::string("compute_capability"))
+                            .describe("CUDA compute capability, e.g. `9.0`."),
+                        computed(Attr::number("memory_gib")).describe("Memory per GPU in GiB."),
+                        computed(Attr::bool("time_slicing")),
+                        computed(Attr::bool("mps")),
+                        computed(Attr::bool("mig")),
+                        computed(Attr::number("max_mps_clients"))
+                            .describe("Most MPS clients per GPU; 0 without MPS."),
+                        computed(Attr::nested(
+                            "mig_profiles",
+                            Nesting::List,
+                            vec![
+                                computed(Attr::string("name")).describe("e.g. `1g.10gb`."),
+                                computed(Attr::number("max_instances"))
+                                    .describe("Most instances per GPU."),
+                            ],
+                        )),
+                    ],
+                )
+                .computed()
+                .describe("The matching models, oldest architecture first."),
+            ],
+        )
+    }
+
+    async fn read(&self, _client: &Client, config: &Value) -> Result<Value, Diagnostics> {
+        self.list(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::validate_attributes;
+    use crate::protocol::AttributePath;
+    use crate::protocol::codec::from_json;
+    use serde_json::json;
+
+    fn config(filters: serde_json::Value) -> Value {
+        from_json(&filters, &Accelerators.schema().value_type(), "").unwrap()
+    }
+
+    fn names(filters: serde_json::Value) -> Vec<String> {
+        let listing = Accelerators.list(&config(filters)).unwrap().to_json();
+        listing["accelerators"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn errors(filters: serde_json::Value) -> Vec<(String, String)> {
+        let mut d = Diagnostics::default();
+        let schema = Accelerators.schema();
+        validate_attributes(
+            &schema.attrs,
+            &config(filters),
+            &AttributePath::root(),
+            &mut d,
+        );
+        d.0.iter()
+            .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn sharing_modes_are_the_catalogs() {
+        assert_eq!(SHARING_MODES, Sharing::ALL.map(Sharing::as_str));
+    }
+
+    #[test]
+    fn lists_the_whole_catalog_without_filters() {
+        assert_eq!(names(json!({})).len(), catalog::all().len());
+    }
+
+    #[test]
+    fn filters_combine() {
+        let mig_80 = names(json!({"sharing": "mig", "min_memory_gib": 80}));
+        assert!(mig_80.contains(&"H100".to_string()));
+        assert!(mig_80.contains(&"A100-80GB".to_string()));
+        assert!(!mig_80.contains(&"A100-40GB".to_string()));
+        assert!(!mig_80.contains(&"L40S".to_string()));
+        // Any spelling; catalog order (oldest architecture first).
+        assert_eq!(
+            names(json!({"names": ["h100", "nvidia l4"]})),
+            ["L4", "H100"]
+        );
+        assert!(names(json!({"names": ["L4"], "sharing": "mig"})).is_empty());
+    }
+
+    #[test]
+    fn entries_describe_the_model() {
+        let listing = Accelerators
+            .list(&config(json!({"names": ["H100"], "sharing": "mps"})))
+            .unwrap()
+            .to_json();
+        let h100 = &listing["accelerators"][0];
+        assert_eq!(h100["compute_capability"], "9.0");
+        assert_eq!(h100["architecture"], "hopper");
+        assert_eq!(h100["memory_gib"], 80);
+        assert_eq!(
+            (&h100["time_slicing"], &h100["mps"], &h100["mig"]),
+            (&json!(true), &json!(true), &json!(true))
+        );
+        assert_eq!(h100["max_mps_clients"], 48);
+        assert_eq!(
+            h100["mig_profiles"][0],
+            json!({"name": "1g.10gb", "max_instances": 7})
+        );
+        // The filters stay as configured.
+        assert_eq!(listing["names"], json!(["H100"]));
+        assert_eq!(listing["sharing"], "mps");
+    }
+
+    #[test]
+    fn bad_filters_are_reported_at_their_attribute() {
+        let found = errors(json!({"names": ["H10"]}));
+        assert_eq!(found[0].0, "names");
+        assert!(found[0].1.contains("did you mean `H100`?"), "{found:?}");
+        assert_eq!(errors(json!({"sharing": "slicing"}))[0].0, "sharing");
+        assert_eq!(errors(json!({"min_memory_gib": -1}))[0].0, "min_memory_gib");
+    }
+}

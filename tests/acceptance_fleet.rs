@@ -1,0 +1,315 @@
+//! `gpufleet_fleet` through the real terraform and tofu CLIs against the
+//! real API server, whose Karpenter CRDs validate the NodePools.
+
+mod common;
+
+use common::terraform::{Workspace, each_cli};
+use common::{block_on, kube_client, unique_name};
+use kube::Api;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::{Value, json};
+
+fn node_pools(group: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", "NodePool"), "nodepools")
+}
+
+async fn api() -> Api<DynamicObject> {
+    Api::all_with(kube_client().await, &node_pools("karpenter.sh"))
+}
+
+/// The live NodePool's spec, if the NodePool exists.
+fn live(name: &str) -> Option<Value> {
+    block_on(async { api().await.get_opt(name).await.unwrap() }).map(|o| o.data["spec"].clone())
+}
+
+/// Changes a NodePool behind Terraform's back, as another tool would.
+fn edit(name: &str, patch: Value) {
+    block_on(async {
+        api()
+            .await
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .unwrap()
+    });
+}
+
+fn fleet(resource: &str, name: &str, body: &str) -> String {
+    format!(
+        "resource \"gpufleet_fleet\" \"{resource}\" {{\n  name       = \"{name}\"\n  node_class = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n{body}}}\n"
+    )
+}
+
+const TRAINING: &str = r#"  accelerators      = ["H100"]
+  accelerator_count = { min = 8, max = 8 }
+  taints            = [{ key = "workload", value = "training", effect = "NoSchedule" }]
+  limits            = { gpus = 64 }
+"#;
+
+const INFERENCE: &str = r#"  accelerators = ["L4"]
+  taints       = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
+"#;
+
+fn requirement_keys(spec: &Value) -> Vec<(String, String, Value)> {
+    spec["template"]["spec"]["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_string(),
+                r["operator"].as_str().unwrap().to_string(),
+                r["values"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The seed's training and inference fleets: the API server accepts their
+/// NodePools, a second plan is empty, an import of each gives an empty
+/// plan, and destroy removes them.
+#[test]
+fn seed_fleets_apply_import_and_destroy() {
+    each_cli(|cli| {
+        let (training, inference) = (
+            unique_name("fleet-training"),
+            unique_name("fleet-inference"),
+        );
+        let config =
+            fleet("training", &training, TRAINING) + &fleet("inference", &inference, INFERENCE);
+        let mut ws = Workspace::new(cli);
+        ws.config(&config);
+        ws.apply();
+
+        let spec = live(&training).expect("training NodePool exists");
+        assert_eq!(
+            requirement_keys(&spec),
+            [
+                (
+                    "cfke.io/accelerator-name".into(),
+                    "In".into(),
+                    json!(["H100"])
+                ),
+                (
+                    "cfke.io/accelerator-count".into(),
+                    "Gte".into(),
+                    json!(["8"])
+                ),
+                (
+                    "cfke.io/accelerator-count".into(),
+                    "Lte".into(),
+                    json!(["8"])
+                ),
+            ]
+        );
+        assert_eq!(
+            spec["template"]["spec"]["taints"],
+            json!([{"key": "workload", "value": "training", "effect": "NoSchedule"}])
+        );
+        assert_eq!(spec["limits"], json!({"nvidia.com/gpu": "64"}));
+        assert_eq!(
+            spec["disruption"]["consolidationPolicy"],
+            "WhenEmptyOrUnderutilized"
+        );
+        let values = ws.resource_values("gpufleet_fleet.inference");
+        assert_eq!(
+            values["node_selector"],
+            json!({"karpenter.sh/nodepool": inference})
+        );
+        assert_eq!(
+            values["tolerations"],
+            json!([{"key": "workload", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}])
+        );
+        ws.assert_plan_empty();
+
+        let mut imported = Workspace::new(cli);
+        imported.config(&config);
+        imported.import("gpufleet_fleet.training", &training);
+        imported.import("gpufleet_fleet.inference", &inference);
+        imported.assert_plan_empty();
+
+        ws.destroy();
+        assert!(
+            live(&training).is_none() && live(&inference).is_none(),
+            "destroy left NodePools behind"
+        );
+    });
+}
+
+/// Each label scheme's keys, values and units reach the API server, and
+/// read back into the same configuration.
+#[test]
+fn each_label_scheme() {
+    let cases = [
+        (
+            "cfke",
+            "cfke.io/accelerator-name",
+            "H100",
+            Some(("cfke.io/accelerator-memory", "80")),
+        ),
+        (
+            "aws",
+            "karpenter.k8s.aws/instance-gpu-name",
+            "h100",
+            Some(("karpenter.k8s.aws/instance-gpu-memory", "81920")),
+        ),
+        ("azure", "karpenter.azure.com/sku-gpu-name", "H100", None),
+    ];
+    each_cli(|cli| {
+        for (scheme, name_key, value, memory) in cases {
+            let name = unique_name(&format!("fleet-{scheme}"));
+            let memory_setting = if memory.is_some() {
+                "  accelerator_memory_min_gib = 80\n"
+            } else {
+                ""
+            };
+            let mut ws = Workspace::new(cli);
+            ws.config_with_provider(
+                &format!("  label_scheme = \"{scheme}\"\n"),
+                &fleet("f", &name, &format!("{TRAINING}{memory_setting}")),
+            );
+            ws.apply();
+            let keys = requirement_keys(&live(&name).unwrap());
+            assert_eq!(
+                keys[0],
+                (name_key.to_string(), "In".to_string(), json!([value])),
+                "{scheme}"
+            );
+            if let Some((key, mib)) = memory {
+                assert!(
+                    keys.contains(&(key.to_string(), "Gte".to_string(), json!([mib]))),
+                    "{scheme}: {keys:?}"
+                );
+            }
+            ws.assert_plan_empty();
+            ws.destroy();
+        }
+    });
+}
+
+/// Changes behind Terraform's back to fields the fleet owns show in the
+/// plan, and apply puts the configuration back.
+#[test]
+fn drift_shows_in_the_plan() {
+    each_cli(|cli| {
+        let name = unique_name("fleet-drift");
+        let mut ws = Workspace::new(cli);
+        ws.config(&fleet("f", &name, TRAINING));
+        ws.apply();
+        let mut spec = live(&name).unwrap();
+        spec["template"]["spec"]["requirements"][0]["values"] = json!(["H200"]);
+        edit(
+            &name,
+            json!({"spec": {"template": {"spec": {"requirements": spec["template"]["spec"]["requirements"]}}, "limits": {"nvidia.com/gpu": "128"}}}),
+        );
+        let plan = ws.assert_plan_changes("H200");
+        assert!(plan.contains("128"), "{plan}");
+        ws.apply();
+        assert_eq!(live(&name).unwrap()["limits"]["nvidia.com/gpu"], "64");
+        ws.assert_plan_empty();
+        ws.destroy();
+    });
+}
+
+/// `node_class` group and kind are immutable in Karpenter: changing one
+/// replaces the fleet; its name changes in place.
+#[test]
+fn node_class_kind_change_replaces() {
+    each_cli(|cli| {
+        let name = unique_name("fleet-class");
+        let mut ws = Workspace::new(cli);
+        ws.config(&fleet("f", &name, INFERENCE));
+        ws.apply();
+        let renamed =
+            fleet("f", &name, INFERENCE).replace("name = \"default\"", "name = \"other\"");
+        ws.config(&renamed);
+        let plan = ws.assert_plan_changes("update in-place");
+        assert!(!plan.contains("must be replaced"), "{plan}");
+        let rekinded = renamed.replace("KWOKNodeClass", "OtherNodeClass");
+        ws.config(&rekinded);
+        ws.assert_plan_changes("must be replaced");
+        ws.destroy();
+    });
+}
+
+/// Bad inputs fail `validate` (or, where the label scheme matters, `plan`)
+/// before anything reaches the cluster, naming the attribute.
+#[test]
+fn bad_inputs_through_the_cli() {
+    let validate_cases = [
+        (r#"  accelerators = ["H10"]"#, "did you mean `H100`?"),
+        (
+            r#"  labels = { "karpenter.sh/nodepool" = "x" }"#,
+            "label domain `karpenter.sh` is reserved",
+        ),
+        (
+            r#"  taints = [{ key = "workload", effect = "NoScheduled" }]"#,
+            "taints[0].effect: \"NoScheduled\" is not one of",
+        ),
+        (
+            "  accelerator_count = { min = 16, max = 8 }",
+            "accelerator_count.min (16) is greater than accelerator_count.max (8)",
+        ),
+        ("  limits = { gpus = -1 }", "limits.gpus: -1 is outside"),
+        (r#"  limits = { cpu = "-4" }"#, "is negative"),
+    ];
+    each_cli(|cli| {
+        for (body, message) in validate_cases {
+            let mut ws = Workspace::new(cli);
+            ws.config(&fleet("f", "fleet-bad", &format!("{body}\n")));
+            let out = ws.validate_fails();
+            assert!(out.contains(message), "{body}: {out}");
+        }
+        let mut ws = Workspace::new(cli);
+        ws.config_with_provider(
+            "  label_scheme = \"azure\"\n",
+            &fleet(
+                "f",
+                "fleet-bad",
+                "  accelerators = [\"H100\"]\n  accelerator_memory_min_gib = 80\n",
+            ),
+        );
+        ws.init();
+        let run = ws.run(&["plan", "-no-color", "-input=false"]);
+        let out = run.stderr + &run.stdout;
+        assert!(!run.success, "plan unexpectedly succeeded: {out}");
+        assert!(
+            out.contains("cannot be expressed with the azure label scheme"),
+            "{out}"
+        );
+        assert!(out.contains("accelerator_memory_min_gib"), "{out}");
+    });
+}
+
+/// The real API server's answer for an API that does not exist (as for a
+/// NodePool without Karpenter's CRDs) is an error naming the API and the
+/// cluster, not a missing object.
+#[test]
+fn a_missing_node_pool_api_is_named() {
+    use gpufleet::provider::Kubernetes;
+    use gpufleet::provider::connection::Connection;
+    use gpufleet::provider::kube::get;
+
+    block_on(async {
+        let missing: Api<DynamicObject> =
+            Api::all_with(kube_client().await, &node_pools("missing.gpufleet.example"));
+        let error = get(&missing, "x")
+            .await
+            .expect_err("a missing API is an error");
+        let kubernetes = Kubernetes::new(Connection {
+            config_path: Some(common::kubeconfig()),
+            ..Default::default()
+        });
+        let diagnostics =
+            kubernetes.api_error("create NodePool \"x\"", "karpenter.sh/v1 NodePool", &error);
+        let diagnostic = &diagnostics.0[0];
+        assert_eq!(
+            diagnostic.summary,
+            "karpenter.sh/v1 NodePool is not installed"
+        );
+        assert!(
+            diagnostic.detail.contains(&common::kubeconfig()),
+            "{}",
+            diagnostic.detail
+        );
+    });
+}
