@@ -6,6 +6,7 @@
 #   tests/controlplane/cluster.sh up       start (idempotent), wait until ready, install CRDs
 #   tests/controlplane/cluster.sh down     stop everything, delete the state (keeps logs/)
 #   tests/controlplane/cluster.sh status   exit 0 when running and ready
+#   KUBECONFIG=... cluster.sh crds         install the CRDs into another cluster (e.g. kind)
 #
 # Everything lives in <repo>/target/cluster/:
 #   kubeconfig          admin, user gpufleet-admin in group system:masters
@@ -43,7 +44,8 @@ log() { printf '[cluster.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-kubectl() { "$bin/kubectl" --kubeconfig="$state/kubeconfig" "$@"; }
+# The local cluster, unless `crds` targets another one.
+kubectl() { "$bin/kubectl" --kubeconfig="${target_kubeconfig:-$state/kubeconfig}" "$@"; }
 
 # --- processes ---------------------------------------------------------------
 
@@ -374,5 +376,13 @@ case ${1:-} in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  # Installs the same CRDs into any cluster (e.g. kind): KUBECONFIG=... cluster.sh crds
+  crds)
+    target_kubeconfig=${KUBECONFIG:?set KUBECONFIG to the cluster to install the CRDs into}
+    "$here/build.sh" kubectl
+    mkdir -p "$state"
+    install_crds
+    log "CRDs installed into the cluster of $target_kubeconfig"
+    ;;
+  *) echo "usage: $0 up|down|status|crds" >&2; exit 2 ;;
 esac
