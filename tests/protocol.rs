@@ -296,33 +296,30 @@ fn nested_type(object: &pb::schema::Object) -> Type {
     }
 }
 
-#[tokio::test]
-async fn a_client_without_the_certificate_is_refused() {
-    let plugin = start_plugin().await;
-    let refused = match connect(&plugin, false).await {
-        Err(_) => true,
+/// Whether the plugin answers a call over this connection.
+async fn answers(plugin: &Plugin, with_client_cert: bool) -> bool {
+    match connect(plugin, with_client_cert).await {
+        Err(_) => false,
         Ok(mut client) => client
             .get_provider_schema(pb::get_provider_schema::Request {})
             .await
-            .is_err(),
-    };
+            .is_ok(),
+    }
+}
+
+#[tokio::test]
+async fn a_client_without_the_certificate_is_refused() {
+    let plugin = start_plugin().await;
     assert!(
-        refused,
+        !answers(&plugin, false).await,
         "a client without PLUGIN_CLIENT_CERT's certificate got an answer"
     );
 
     // A client with some other certificate is refused too.
     let mut other = start_plugin().await;
     other.client_cert = go_plugin_style_certificate();
-    let refused = match connect(&other, true).await {
-        Err(_) => true,
-        Ok(mut client) => client
-            .get_provider_schema(pb::get_provider_schema::Request {})
-            .await
-            .is_err(),
-    };
     assert!(
-        refused,
+        !answers(&other, true).await,
         "a client with a different certificate got an answer"
     );
 

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
 use super::connection::Connection;
-use crate::protocol::{Diagnostic, Diagnostics};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
 /// Field manager for every server-side apply gpufleet makes.
 pub const FIELD_MANAGER: &str = "gpufleet";
@@ -72,6 +72,36 @@ impl Kubernetes {
     /// API (`karpenter.sh/v1 NodePool`) for the not-installed case.
     pub fn api_error(&self, action: &str, kind: &str, error: &kube::Error) -> Diagnostics {
         api_error(&self.describe(), action, kind, error)
+    }
+
+    /// Create refuses to adopt an object someone else made: the user imports
+    /// it instead. `object` names it for people (`PriorityClass "x"`), `kind`
+    /// names its API for the not-installed case.
+    pub async fn ensure_absent<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        object: &str,
+        kind: &str,
+    ) -> Result<(), Diagnostics>
+    where
+        K: Clone + DeserializeOwned + Debug,
+    {
+        let existing = get(api, name)
+            .await
+            .map_err(|e| self.api_error(&format!("create {object}"), kind, &e))?;
+        if existing.is_none() {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            "Object already exists",
+            format!(
+                "{object} already exists on {}. To manage it with Terraform, import it: `terraform import <address> {name}`.",
+                self.describe()
+            ),
+        )
+        .at(AttributePath::attr("name"))
+        .into())
     }
 }
 

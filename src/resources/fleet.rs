@@ -1490,21 +1490,10 @@ impl Resource<Client> for Fleet {
     async fn create(&self, client: &Client, planned: &Value) -> Result<Stored, Diagnostics> {
         let name = planned.attr("name").as_str().unwrap_or_default();
         let api = Self::node_pools(client).await?;
-        let action = format!("create NodePool {name:?}");
-        let existing = get(&api, name)
-            .await
-            .map_err(|e| client.kubernetes.api_error(&action, KIND, &e))?;
-        if existing.is_some() {
-            return Err(Diagnostic::error(
-                "NodePool already exists",
-                format!(
-                    "NodePool {name:?} already exists on {}. To manage it with Terraform, import it: `terraform import <address> {name}`.",
-                    client.kubernetes.describe()
-                ),
-            )
-            .at(AttributePath::attr("name"))
-            .into());
-        }
+        client
+            .kubernetes
+            .ensure_absent(&api, name, &format!("NodePool {name:?}"), KIND)
+            .await?;
         self.apply_state(client, planned, "create").await
     }
 

@@ -153,21 +153,10 @@ impl Resource<Client> for PriorityClass {
     async fn create(&self, client: &Client, planned: &Value) -> Result<Stored, Diagnostics> {
         let name = planned.attr("name").as_str().unwrap_or_default();
         let api = client.kubernetes.api::<PriorityClassObject>().await?;
-        let action = format!("create PriorityClass {name:?}");
-        let existing = get(&api, name)
-            .await
-            .map_err(|e| client.kubernetes.api_error(&action, KIND, &e))?;
-        if existing.is_some() {
-            return Err(crate::protocol::Diagnostic::error(
-                "PriorityClass already exists",
-                format!(
-                    "PriorityClass {name:?} already exists on {}. To manage it with Terraform, import it: `terraform import <address> {name}`.",
-                    client.kubernetes.describe()
-                ),
-            )
-            .at(AttributePath::attr("name"))
-            .into());
-        }
+        client
+            .kubernetes
+            .ensure_absent(&api, name, &format!("PriorityClass {name:?}"), KIND)
+            .await?;
         self.apply_state(client, planned, "create").await
     }
 
