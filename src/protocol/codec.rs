@@ -303,16 +303,17 @@ fn to_msgpack(value: &Value, ty: &Type, path: &str) -> Result<Mp, CodecError> {
 /// else as decimal text: the same choice Terraform's encoder makes.
 fn number_to_msgpack(n: &Number) -> Mp {
     use bigdecimal::ToPrimitive;
-    if n.is_integer() {
-        if let Some(i) = n.to_i64() {
-            return Mp::from(i);
-        }
+    if n.is_integer()
+        && let Some(i) = n.to_i64()
+    {
+        return Mp::from(i);
     }
     let text = number_text(n);
-    if let Ok(f) = text.parse::<f64>() {
-        if f.is_finite() && float_number(f).as_ref() == Some(&n.normalized()) {
-            return Mp::F64(f);
-        }
+    if let Ok(f) = text.parse::<f64>()
+        && f.is_finite()
+        && float_number(f).as_ref() == Some(&n.normalized())
+    {
+        return Mp::F64(f);
     }
     Mp::from(text)
 }
