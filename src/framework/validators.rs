@@ -66,8 +66,21 @@ pub fn check_dns1123_subdomain(s: &str) -> Result<(), String> {
     }
 }
 
-/// A Kubernetes qualified name (label or annotation key): `[prefix/]name`.
+/// A Kubernetes qualified name, e.g. a taint key.
+pub fn qualified_name() -> Validator {
+    Arc::new(|v| v.as_str().map_or(Ok(()), check_qualified_name))
+}
+
+/// A label value, e.g. a taint value.
+pub fn label_value() -> Validator {
+    Arc::new(|v| v.as_str().map_or(Ok(()), check_label_value))
+}
+
+/// A Kubernetes qualified name (label, annotation or taint key): `[prefix/]name`.
 pub fn check_qualified_name(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("the key must not be empty".into());
+    }
     let (prefix, name) = match key.rsplit_once('/') {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
@@ -163,6 +176,7 @@ mod tests {
         assert!(check_qualified_name("workload").is_ok());
         assert!(check_qualified_name("cfke.io/accelerator-name").is_ok());
         assert!(check_qualified_name("bad key").is_err());
+        assert!(check_qualified_name("").unwrap_err().contains("empty"));
         assert!(check_qualified_name("/x").is_err());
         assert!(check_qualified_name("Bad_Prefix/x").is_err());
         assert!(check_label_value("").is_ok());
