@@ -99,7 +99,10 @@ impl ProviderDefinition for Gpufleet {
     }
 
     fn resources(&self) -> Vec<Arc<dyn Resource<Client>>> {
-        vec![Arc::new(crate::resources::priority_class::PriorityClass)]
+        vec![
+            Arc::new(crate::resources::priority_class::PriorityClass),
+            Arc::new(crate::resources::node_taint::NodeTaint),
+        ]
     }
 
     fn data_sources(&self) -> Vec<Arc<dyn DataSource<Client>>> {
