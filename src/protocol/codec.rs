@@ -425,3 +425,245 @@ pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(text: &str) -> Value {
+        Value::Number(Value::parse_number(text).unwrap())
+    }
+
+    fn round_trip(value: &Value, ty: &Type) -> Value {
+        let bytes = encode_msgpack(value, ty).unwrap();
+        decode_msgpack(&bytes, ty).unwrap()
+    }
+
+    fn everything_type() -> Type {
+        Type::object([
+            ("b", Type::Bool),
+            ("n", Type::Number),
+            ("s", Type::String),
+            ("l", Type::list(Type::String)),
+            ("set", Type::set(Type::Number)),
+            ("m", Type::map(Type::Bool)),
+            ("t", Type::Tuple(vec![Type::String, Type::Number])),
+            ("o", Type::object([("inner", Type::String)])),
+            ("d", Type::Dynamic),
+        ])
+    }
+
+    fn everything_value() -> Value {
+        Value::Object(
+            [
+                ("b", Value::Bool(true)),
+                ("n", num("1.5")),
+                ("s", Value::string("héllo")),
+                ("l", Value::List(vec![Value::string("a"), Value::Null])),
+                ("set", Value::Set(vec![Value::int(1), Value::int(2)])),
+                (
+                    "m",
+                    Value::Map([("k".to_string(), Value::Bool(false))].into()),
+                ),
+                ("t", Value::Tuple(vec![Value::string("x"), Value::int(-7)])),
+                (
+                    "o",
+                    Value::Object([("inner".to_string(), Value::UNKNOWN)].into()),
+                ),
+                (
+                    "d",
+                    Value::Dynamic(
+                        Box::new(Type::list(Type::Number)),
+                        Box::new(Value::List(vec![num("1e30")])),
+                    ),
+                ),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        )
+    }
+
+    #[test]
+    fn every_type_round_trips_through_msgpack() {
+        let (ty, value) = (everything_type(), everything_value());
+        assert_eq!(round_trip(&value, &ty), value);
+    }
+
+    #[test]
+    fn null_and_unknown_at_any_level() {
+        let ty = everything_type();
+        assert_eq!(round_trip(&Value::Null, &ty), Value::Null);
+        assert_eq!(round_trip(&Value::UNKNOWN, &ty), Value::UNKNOWN);
+        assert_eq!(round_trip(&Value::UNKNOWN, &Type::Dynamic), Value::UNKNOWN);
+        // Unknown is msgpack extension 0.
+        assert_eq!(
+            encode_msgpack(&Value::UNKNOWN, &Type::String).unwrap(),
+            vec![0xd4, 0, 0]
+        );
+    }
+
+    #[test]
+    fn refined_unknowns_are_unknown_with_their_refinements() {
+        // ext 12 with payload {1: false (not null), 2: "ab"}
+        let mut payload = Vec::new();
+        rmpv::encode::write_value(
+            &mut payload,
+            &Mp::Map(vec![
+                (Mp::from(1), Mp::Boolean(false)),
+                (Mp::from(2), Mp::from("ab")),
+            ]),
+        )
+        .unwrap();
+        let mut bytes = Vec::new();
+        rmpv::encode::write_value(&mut bytes, &Mp::Ext(12, payload)).unwrap();
+        let v = decode_msgpack(&bytes, &Type::String).unwrap();
+        assert_eq!(
+            v,
+            Value::Unknown(Some(Refinements {
+                not_null: true,
+                string_prefix: Some("ab".into())
+            }))
+        );
+        // We always answer with a plain unknown.
+        assert_eq!(encode_msgpack(&v, &Type::String).unwrap(), vec![0xd4, 0, 0]);
+        // A refinement that is not a map is malformed.
+        let mut bad = Vec::new();
+        rmpv::encode::write_value(&mut bad, &Mp::Ext(12, vec![0xc3])).unwrap();
+        assert!(decode_msgpack(&bad, &Type::String).is_err());
+    }
+
+    #[test]
+    fn numbers_keep_arbitrary_precision() {
+        for text in [
+            "0",
+            "-1",
+            "1.5",
+            "0.1",
+            "1e30",
+            "123456789012345678901234567890.000000001",
+            "18446744073709551617",
+            "-9223372036854775808",
+            "3.141592653589793238462643383279",
+        ] {
+            let v = num(text);
+            assert_eq!(round_trip(&v, &Type::Number), v, "{text}");
+            let json = format!("{{\"n\":{text}}}");
+            let decoded =
+                decode_json(json.as_bytes(), &Type::object([("n", Type::Number)])).unwrap();
+            assert_eq!(decoded.attr("n"), &v, "{text} from JSON");
+        }
+        // Wire forms: int, float64, decimal string.
+        assert_eq!(
+            encode_msgpack(&Value::int(42), &Type::Number).unwrap(),
+            vec![42]
+        );
+        assert_eq!(encode_msgpack(&num("1.5"), &Type::Number).unwrap()[0], 0xcb);
+        assert_eq!(encode_msgpack(&num("0.1"), &Type::Number).unwrap()[0], 0xcb);
+        let huge = encode_msgpack(&num("1e30"), &Type::Number).unwrap();
+        assert_eq!(decode_msgpack(&huge, &Type::Number).unwrap(), num("1e30"));
+        let mut as_string = Vec::new();
+        rmpv::encode::write_value(&mut as_string, &Mp::from("1.25")).unwrap();
+        assert_eq!(
+            decode_msgpack(&as_string, &Type::Number).unwrap(),
+            num("1.25")
+        );
+        assert_eq!(
+            num("1e30").to_json().to_string(),
+            "1000000000000000000000000000000"
+        );
+    }
+
+    #[test]
+    fn sets_compare_without_order() {
+        let a = Value::Set(vec![Value::int(1), Value::int(2)]);
+        let b = Value::Set(vec![Value::int(2), Value::int(1)]);
+        assert!(a.semantically_eq(&b));
+        assert!(!a.semantically_eq(&Value::Set(vec![Value::int(1), Value::int(1)])));
+    }
+
+    #[test]
+    fn json_decoding_handles_dynamic_missing_attributes_and_nulls() {
+        let ty = Type::object([
+            ("a", Type::String),
+            ("b", Type::Dynamic),
+            ("c", Type::list(Type::Number)),
+        ]);
+        let v = decode_json(br#"{"a":"x","b":{"type":"string","value":"y"}}"#, &ty).unwrap();
+        assert_eq!(v.attr("a"), &Value::string("x"));
+        assert_eq!(
+            v.attr("b"),
+            &Value::Dynamic(Box::new(Type::String), Box::new(Value::string("y")))
+        );
+        assert_eq!(v.attr("c"), &Value::Null);
+        assert!(
+            decode_json(br#"{"zzz":1}"#, &ty)
+                .unwrap_err()
+                .path
+                .contains("zzz")
+        );
+    }
+
+    #[test]
+    fn malformed_input_is_an_error_with_a_path() {
+        let ty = everything_type();
+        let good = encode_msgpack(&everything_value(), &ty).unwrap();
+        // Every truncation fails cleanly.
+        for cut in 0..good.len() {
+            assert!(
+                decode_msgpack(&good[..cut], &ty).is_err(),
+                "truncated at {cut}"
+            );
+        }
+        let mut trailing = good.clone();
+        trailing.push(0);
+        assert!(decode_msgpack(&trailing, &ty).is_err());
+        // Wrong types name the attribute.
+        let mut wrong = Vec::new();
+        rmpv::encode::write_value(
+            &mut wrong,
+            &Mp::Map(vec![(Mp::from("n"), Mp::from("not a number"))]),
+        )
+        .unwrap();
+        let e = decode_msgpack(&wrong, &ty).unwrap_err();
+        assert_eq!(e.path, ".n");
+        // Invalid UTF-8 in a string.
+        assert!(decode_msgpack(&[0xa2, 0xff, 0xfe], &Type::String).is_err());
+        // Absurd nesting does not overflow the stack.
+        let deep: Vec<u8> = std::iter::repeat_n(0x91, 100_000).chain([0xc0]).collect();
+        assert!(decode_msgpack(&deep, &Type::Dynamic).is_err());
+        assert!(decode_json(b"{", &ty).is_err());
+        assert!(decode_json(br#"{"n": "abc"}"#, &ty).is_err());
+    }
+
+    #[test]
+    fn random_bytes_never_panic() {
+        // A fixed xorshift sequence: the same 20,000 inputs every run.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let ty = everything_type();
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 24) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| (state >> ((i % 8) * 8)) as u8 ^ i as u8)
+                .collect();
+            let _ = decode_msgpack(&bytes, &ty);
+            let _ = decode_msgpack(&bytes, &Type::Dynamic);
+            let _ = decode_json(&bytes, &ty);
+        }
+    }
+
+    #[test]
+    fn type_json_round_trips() {
+        let ty = everything_type();
+        assert_eq!(Type::from_json(&ty.to_json()).unwrap(), ty);
+        let with_optional: Json =
+            serde_json::from_str(r#"["object",{"a":"string"},["a"]]"#).unwrap();
+        assert!(
+            matches!(Type::from_json(&with_optional).unwrap(), Type::Object { optional, .. } if optional.contains("a"))
+        );
+        assert!(Type::from_json(&serde_json::json!("int")).is_err());
+    }
+}

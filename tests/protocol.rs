@@ -1,0 +1,489 @@
+//! Drives the real gRPC service in-process the way Terraform does: over
+//! AutoMTLS with a go-plugin style client certificate, msgpack values,
+//! schema → validate → configure → plan → apply → read → import → destroy.
+//! Apply, read and import use the real cluster of `make cluster` (or any
+//! KUBECONFIG given in GPUFLEET_TEST_KUBECONFIG).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use gpufleet::framework::FrameworkProvider;
+use gpufleet::protocol::codec::{decode_msgpack, encode_msgpack};
+use gpufleet::protocol::handshake::Environment;
+use gpufleet::protocol::proto::tfplugin6 as pb;
+use gpufleet::protocol::proto::tfplugin6::provider_client::ProviderClient;
+use gpufleet::protocol::server::PluginServer;
+use gpufleet::protocol::{Type, Value};
+use gpufleet::provider::Gpufleet;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
+
+const PRIORITY_CLASS: &str = "gpufleet_priority_class";
+
+/// A client certificate made the way go-plugin makes Terraform's: self-signed,
+/// a CA, for `localhost`, usable for client and server auth.
+fn go_plugin_style_certificate() -> (String, String) {
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.extended_key_usages = vec![
+        rcgen::ExtendedKeyUsagePurpose::ClientAuth,
+        rcgen::ExtendedKeyUsagePurpose::ServerAuth,
+    ];
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+fn pem(der: &[u8]) -> String {
+    use base64::Engine;
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let lines: Vec<&str> = body
+        .as_bytes()
+        .chunks(64)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        lines.join("\n")
+    )
+}
+
+struct Plugin {
+    address: String,
+    server_cert_pem: String,
+    client_cert: (String, String),
+}
+
+async fn start_plugin() -> Plugin {
+    gpufleet::protocol::tls::install_crypto_provider();
+    let client_cert = go_plugin_style_certificate();
+    let env = Environment {
+        client_cert: Some(client_cert.0.clone()),
+        min_port: 0,
+        max_port: 0,
+    };
+    let server = PluginServer::bind(&env).await.unwrap();
+    let line = server.handshake_line().unwrap();
+    let fields: Vec<&str> = line.split('|').collect();
+    assert_eq!(&fields[..3], &["1", "6", "tcp"]);
+    assert_eq!(fields[4], "grpc");
+    assert!(
+        fields[5].len() > 50 && !fields[5].ends_with('='),
+        "certificate field: {}",
+        fields[5]
+    );
+    let server_cert_pem = pem(server.server_certificate_der().unwrap());
+    let address = fields[3].to_string();
+    tokio::spawn(server.serve(
+        Arc::new(FrameworkProvider::new(Gpufleet)),
+        std::future::pending(),
+    ));
+    Plugin {
+        address,
+        server_cert_pem,
+        client_cert,
+    }
+}
+
+async fn connect(
+    plugin: &Plugin,
+    with_client_cert: bool,
+) -> Result<ProviderClient<Channel>, tonic::transport::Error> {
+    let mut tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(&plugin.server_cert_pem))
+        .domain_name("localhost");
+    if with_client_cert {
+        tls = tls.identity(Identity::from_pem(
+            &plugin.client_cert.0,
+            &plugin.client_cert.1,
+        ));
+    }
+    let channel = Channel::from_shared(format!("https://{}", plugin.address))
+        .unwrap()
+        .tls_config(tls)?
+        .connect()
+        .await?;
+    Ok(ProviderClient::new(channel))
+}
+
+fn dynamic(value: &Value, ty: &Type) -> Option<pb::DynamicValue> {
+    Some(pb::DynamicValue {
+        msgpack: encode_msgpack(value, ty).unwrap(),
+        json: Vec::new(),
+    })
+}
+
+fn object(ty: &Type, pairs: &[(&str, Value)]) -> Value {
+    let Type::Object { attributes, .. } = ty else {
+        panic!("not an object type")
+    };
+    let mut m: BTreeMap<String, Value> = attributes
+        .keys()
+        .map(|k| (k.clone(), Value::Null))
+        .collect();
+    for (k, v) in pairs {
+        m.insert(k.to_string(), v.clone());
+    }
+    Value::Object(m)
+}
+
+fn errors(diagnostics: &[pb::Diagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .filter(|d| d.severity == pb::diagnostic::Severity::Error as i32)
+        .map(|d| format!("{}: {}", d.summary, d.detail))
+        .collect()
+}
+
+fn first_step(d: &pb::Diagnostic) -> Option<String> {
+    use pb::attribute_path::step::Selector;
+    match d.attribute.as_ref()?.steps.first()?.selector.as_ref()? {
+        Selector::AttributeName(a) => Some(a.clone()),
+        _ => None,
+    }
+}
+
+/// Terraform's view of the provider: schemas decoded into types.
+struct Terraform {
+    client: ProviderClient<Channel>,
+    provider_type: Type,
+    class_type: Type,
+}
+
+impl Terraform {
+    async fn new(plugin: &Plugin) -> Self {
+        let mut client = connect(plugin, true)
+            .await
+            .expect("mTLS connection with the client certificate");
+        let schema = client
+            .get_provider_schema(pb::get_provider_schema::Request {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(errors(&schema.diagnostics).is_empty());
+        let provider_type = block_type(schema.provider.as_ref().unwrap());
+        let class_type = block_type(&schema.resource_schemas[PRIORITY_CLASS]);
+        Self {
+            client,
+            provider_type,
+            class_type,
+        }
+    }
+
+    async fn configure(&mut self, kubeconfig: &str) -> Vec<String> {
+        let config = object(
+            &self.provider_type,
+            &[("config_path", Value::string(kubeconfig))],
+        );
+        let r = self
+            .client
+            .configure_provider(pb::configure_provider::Request {
+                terraform_version: "1.11.4".into(),
+                config: dynamic(&config, &self.provider_type),
+                client_capabilities: None,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        errors(&r.diagnostics)
+    }
+
+    async fn plan(
+        &mut self,
+        prior: &Value,
+        proposed: &Value,
+        config: &Value,
+    ) -> pb::plan_resource_change::Response {
+        let ty = &self.class_type;
+        self.client
+            .plan_resource_change(pb::plan_resource_change::Request {
+                type_name: PRIORITY_CLASS.into(),
+                prior_state: dynamic(prior, ty),
+                proposed_new_state: dynamic(proposed, ty),
+                config: dynamic(config, ty),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+    }
+
+    async fn apply(
+        &mut self,
+        prior: &Value,
+        planned: &Value,
+        config: &Value,
+        private: Vec<u8>,
+    ) -> (Value, Vec<u8>, Vec<String>) {
+        let ty = self.class_type.clone();
+        let r = self
+            .client
+            .apply_resource_change(pb::apply_resource_change::Request {
+                type_name: PRIORITY_CLASS.into(),
+                prior_state: dynamic(prior, &ty),
+                planned_state: dynamic(planned, &ty),
+                config: dynamic(config, &ty),
+                planned_private: private,
+                provider_meta: None,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let state = decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap();
+        (state, r.private, errors(&r.diagnostics))
+    }
+
+    async fn read(&mut self, current: &Value, private: Vec<u8>) -> (Value, Vec<String>) {
+        let ty = self.class_type.clone();
+        let r = self
+            .client
+            .read_resource(pb::read_resource::Request {
+                type_name: PRIORITY_CLASS.into(),
+                current_state: dynamic(current, &ty),
+                private,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        (
+            decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap(),
+            errors(&r.diagnostics),
+        )
+    }
+}
+
+fn block_type(schema: &pb::Schema) -> Type {
+    let block = schema.block.as_ref().unwrap();
+    Type::Object {
+        attributes: block
+            .attributes
+            .iter()
+            .map(|a| {
+                // Terraform refuses a schema whose attribute has both.
+                assert!(
+                    a.r#type.is_empty() != a.nested_type.is_none(),
+                    "{}: type xor nested_type",
+                    a.name
+                );
+                let ty = if a.nested_type.is_some() {
+                    nested_type(a.nested_type.as_ref().unwrap())
+                } else {
+                    Type::from_json(&serde_json::from_slice(&a.r#type).unwrap()).unwrap()
+                };
+                (a.name.clone(), ty)
+            })
+            .collect(),
+        optional: Default::default(),
+    }
+}
+
+fn nested_type(object: &pb::schema::Object) -> Type {
+    let inner = block_type(&pb::Schema {
+        version: 0,
+        block: Some(pb::schema::Block {
+            attributes: object.attributes.clone(),
+            ..Default::default()
+        }),
+    });
+    match pb::schema::object::NestingMode::try_from(object.nesting).unwrap() {
+        pb::schema::object::NestingMode::Single => inner,
+        pb::schema::object::NestingMode::List => Type::list(inner),
+        pb::schema::object::NestingMode::Set => Type::set(inner),
+        pb::schema::object::NestingMode::Map => Type::map(inner),
+        pb::schema::object::NestingMode::Invalid => panic!("invalid nesting"),
+    }
+}
+
+#[tokio::test]
+async fn a_client_without_the_certificate_is_refused() {
+    let plugin = start_plugin().await;
+    let refused = match connect(&plugin, false).await {
+        Err(_) => true,
+        Ok(mut client) => client
+            .get_provider_schema(pb::get_provider_schema::Request {})
+            .await
+            .is_err(),
+    };
+    assert!(
+        refused,
+        "a client without PLUGIN_CLIENT_CERT's certificate got an answer"
+    );
+
+    // A client with some other certificate is refused too.
+    let mut other = start_plugin().await;
+    other.client_cert = go_plugin_style_certificate();
+    let refused = match connect(&other, true).await {
+        Err(_) => true,
+        Ok(mut client) => client
+            .get_provider_schema(pb::get_provider_schema::Request {})
+            .await
+            .is_err(),
+    };
+    assert!(
+        refused,
+        "a client with a different certificate got an answer"
+    );
+
+    // The right certificate works.
+    let mut ok = connect(&plugin, true).await.unwrap();
+    ok.get_provider_schema(pb::get_provider_schema::Request {})
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn validate_and_plan_need_no_cluster() {
+    let plugin = start_plugin().await;
+    let mut tf = Terraform::new(&plugin).await;
+    let ty = tf.class_type.clone();
+
+    let bad = object(
+        &ty,
+        &[
+            ("name", Value::string("Bad_Name")),
+            ("value", Value::int(2_000_000_000)),
+            ("preemption_policy", Value::string("Sometimes")),
+        ],
+    );
+    let r = tf
+        .client
+        .validate_resource_config(pb::validate_resource_config::Request {
+            type_name: PRIORITY_CLASS.into(),
+            config: dynamic(&bad, &ty),
+            client_capabilities: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let paths: Vec<Option<String>> = r.diagnostics.iter().map(first_step).collect();
+    assert_eq!(
+        paths,
+        vec![
+            Some("name".into()),
+            Some("value".into()),
+            Some("preemption_policy".into())
+        ],
+        "{:?}",
+        r.diagnostics
+    );
+
+    // Configure against an address where nothing listens: plan of a new
+    // resource must still work.
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, common::unreachable_kubeconfig()).unwrap();
+    assert!(tf.configure(kubeconfig.to_str().unwrap()).await.is_empty());
+    let config = object(
+        &ty,
+        &[
+            ("name", Value::string("pc-plan-only")),
+            ("value", Value::Number("1.5e3".parse().unwrap())),
+        ],
+    );
+    let plan = tf.plan(&Value::Null, &config, &config).await;
+    assert!(
+        errors(&plan.diagnostics).is_empty(),
+        "{:?}",
+        plan.diagnostics
+    );
+    let planned = decode_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
+    assert!(planned.attr("id").is_unknown());
+    assert_eq!(
+        planned.attr("preemption_policy"),
+        &Value::string("PreemptLowerPriority")
+    );
+    assert_eq!(planned.attr("global_default"), &Value::Bool(false));
+    assert_eq!(planned.attr("value").as_i64(), Some(1500));
+}
+
+#[tokio::test]
+async fn full_lifecycle_against_the_cluster() {
+    let kubeconfig = common::kubeconfig();
+    let plugin = start_plugin().await;
+    let mut tf = Terraform::new(&plugin).await;
+    assert_eq!(tf.configure(&kubeconfig).await, Vec::<String>::new());
+    let ty = tf.class_type.clone();
+    let name = common::unique_name("pc-grpc");
+
+    // Create.
+    let config = object(
+        &ty,
+        &[
+            ("name", Value::string(&name)),
+            ("value", Value::int(100_000)),
+            (
+                "labels",
+                Value::Map([("team".to_string(), Value::string("ml"))].into()),
+            ),
+        ],
+    );
+    let plan = tf.plan(&Value::Null, &config, &config).await;
+    let planned = decode_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
+    let (state, private, errs) = tf
+        .apply(&Value::Null, &planned, &config, plan.planned_private)
+        .await;
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(state.attr("id"), &Value::string(&name));
+    assert!(state.is_wholly_known());
+
+    // Read gives the same state; planning the same config again changes nothing.
+    let (read, errs) = tf.read(&state, private.clone()).await;
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(read, state);
+    let again = tf.plan(&read, &read, &config).await;
+    let replanned = decode_msgpack(&again.planned_state.unwrap().msgpack, &ty).unwrap();
+    assert_eq!(replanned, read);
+    assert!(again.requires_replace.is_empty());
+
+    // A new value requires replacement.
+    let mut bigger = config.clone();
+    *bigger.attr_mut("value").unwrap() = Value::int(200_000);
+    let mut proposed = bigger.clone();
+    *proposed.attr_mut("id").unwrap() = read.attr("id").clone();
+    let replace = tf.plan(&read, &proposed, &bigger).await;
+    assert_eq!(replace.requires_replace.len(), 1);
+
+    // Import by name, then read: the same state.
+    let imported = tf
+        .client
+        .import_resource_state(pb::import_resource_state::Request {
+            type_name: PRIORITY_CLASS.into(),
+            id: name.clone(),
+            client_capabilities: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let resource = &imported.imported_resources[0];
+    let skeleton = decode_msgpack(&resource.state.as_ref().unwrap().msgpack, &ty).unwrap();
+    let (after_import, errs) = tf.read(&skeleton, resource.private.clone()).await;
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(after_import, state);
+
+    // Destroy; a read then finds nothing.
+    let (gone, _, errs) = tf
+        .apply(&state, &Value::Null, &Value::Null, private.clone())
+        .await;
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(gone, Value::Null);
+    let (after, errs) = tf.read(&state, private).await;
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(after, Value::Null);
+}
+
+#[tokio::test]
+async fn stop_provider_keeps_the_server_serving() {
+    let plugin = start_plugin().await;
+    let mut tf = Terraform::new(&plugin).await;
+    tf.client
+        .stop_provider(pb::stop_provider::Request {})
+        .await
+        .unwrap();
+    // Terraform still saves state afterwards, so calls must keep working.
+    tf.client
+        .get_provider_schema(pb::get_provider_schema::Request {})
+        .await
+        .unwrap();
+}
