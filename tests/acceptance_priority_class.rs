@@ -100,12 +100,11 @@ fn lifecycle_update_replace_and_destroy() {
         ws.assert_plan_empty();
         let object = live(&name).unwrap();
         assert!(
-            object
+            !object
                 .metadata
                 .labels
                 .unwrap_or_default()
-                .get("team")
-                .is_none()
+                .contains_key("team")
         );
 
         // value is immutable in Kubernetes: a change replaces the class.

@@ -267,8 +267,8 @@ fn block_type(schema: &pb::Schema) -> Type {
                     "{}: type xor nested_type",
                     a.name
                 );
-                let ty = if a.nested_type.is_some() {
-                    nested_type(a.nested_type.as_ref().unwrap())
+                let ty = if let Some(nested) = &a.nested_type {
+                    nested_type(nested)
                 } else {
                     Type::from_json(&serde_json::from_slice(&a.r#type).unwrap()).unwrap()
                 };
