@@ -220,6 +220,13 @@ pub fn validate_attributes(
         }
         for validator in &attr.validators {
             if let Err(detail) = validator(value) {
+                // Terraform cannot point at an attribute inside a list or
+                // object expression (it shows the resource), so say which.
+                let detail = if here.0.len() > 1 {
+                    format!("{here}: {detail}")
+                } else {
+                    detail
+                };
                 diagnostics.error_at(here.clone(), "Invalid attribute value", detail);
             }
         }
