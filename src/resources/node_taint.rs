@@ -464,7 +464,7 @@ impl Resource<Client> for NodeTaint {
                     AttributePath::attr("taints").join_index(i),
                     "Duplicate taint",
                     format!(
-                        "taints[{first}] already has key {key:?} with effect {effect}: a node holds one taint per key and effect (the same key with another effect is fine)."
+                        "taints[{i}] repeats key {key:?} with effect {effect} from taints[{first}]: a node holds one taint per key and effect (the same key with another effect is fine)."
                     ),
                 ),
                 None => {
@@ -739,9 +739,10 @@ mod tests {
             ],
             "{found:?}"
         );
-        assert!(found[0].1.contains("must not be empty"));
+        assert_eq!(found[0].1, "taints[0].key: the key must not be empty");
         assert!(found[1].1.contains("\"Sometimes\" is not one of"));
-        assert!(found[4].1.contains("taints[4]"));
+        assert!(found[4].1.starts_with("taints[5] repeats key \"team\""));
+        assert!(found[4].1.contains("from taints[4]"));
         assert_eq!(paths(&on_node(vec![])), ["taints"]);
     }
 
