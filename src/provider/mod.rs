@@ -26,6 +26,18 @@ pub struct Client {
     pub label_scheme: LabelScheme,
 }
 
+#[cfg(test)]
+impl Client {
+    /// A client with no cluster configured, for plan-time unit tests (plan
+    /// never calls the cluster).
+    pub fn offline(label_scheme: LabelScheme) -> Self {
+        Self {
+            kubernetes: Kubernetes::new(Default::default()),
+            label_scheme,
+        }
+    }
+}
+
 pub struct Gpufleet;
 
 /// The `label_scheme` values, as [`LabelScheme::as_str`] spells them.
@@ -103,6 +115,7 @@ impl ProviderDefinition for Gpufleet {
         vec![
             Arc::new(crate::resources::priority_class::PriorityClass),
             Arc::new(crate::resources::fleet::Fleet),
+            Arc::new(crate::resources::node_taint::NodeTaint),
         ]
     }
 

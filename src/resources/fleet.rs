@@ -1571,7 +1571,6 @@ mod tests {
     use crate::framework::schema::AttrKind;
     use crate::framework::{plan, validate_attributes};
     use crate::protocol::codec::from_json;
-    use crate::provider::Kubernetes;
     use serde_json::json;
 
     const NODE_CLASS: fn() -> serde_json::Value =
@@ -1637,13 +1636,6 @@ mod tests {
         from_json(&config, &Fleet.schema().value_type(), "").unwrap()
     }
 
-    fn client(scheme: LabelScheme) -> Client {
-        Client {
-            kubernetes: Kubernetes::new(Default::default()),
-            label_scheme: scheme,
-        }
-    }
-
     /// Terraform's proposed new state: configured values, and prior values
     /// of computed attributes the configuration leaves unset.
     fn proposed(attrs: &[Attr], prior: &Value, config: &Value) -> Value {
@@ -1675,7 +1667,7 @@ mod tests {
         );
         let mut diagnostics = Diagnostics::default();
         Fleet.modify_plan(
-            &client(scheme),
+            &Client::offline(scheme),
             &mut planned,
             prior,
             config,

@@ -2,5 +2,6 @@
 //! unit tests.
 
 pub mod fleet;
+pub mod node_taint;
 pub mod ownership;
 pub mod priority_class;

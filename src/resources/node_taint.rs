@@ -1,0 +1,950 @@
+//! `gpufleet_node_taint`: taints on one named node, or on every node that a
+//! label selector matches, written next to everyone else's taints.
+//!
+//! `spec.taints` is an atomic list, so server-side apply would take the whole
+//! list away from kubelet, the node lifecycle controller and Karpenter. Each
+//! write therefore reads the node, changes only this resource's (key, effect)
+//! pairs and writes the list back with the node's resourceVersion as a
+//! precondition, retrying on conflict.
+//!
+//! A read reports the cluster so that a plan is empty exactly when there is
+//! nothing to do:
+//! * `taints` are ours as last applied, except one not in place on every
+//!   targeted node: it reads back with the value the nodes agree on or, when
+//!   they do not, a marker such as `(missing on node gpu-7)`, which no
+//!   configuration can hold, so the plan shows that taint changing;
+//! * `nodes` are the nodes carrying at least one of our taints;
+//! * a `node_name` node that no longer exists removes the resource from
+//!   state: the next plan re-creates it, and apply then fails clearly if the
+//!   node is still missing (or the configuration can simply drop it).
+//!
+//! Owned taints are the (key, effect) pairs in state, and owned nodes are
+//! `nodes`; nothing else is ever removed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::{Node, Taint};
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::ownership::{IMPORTING, importing};
+use crate::framework::plan::{self, Plan};
+use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::state::{typed, untyped};
+use crate::framework::validators::{
+    check_dns1123_subdomain, dns1123_subdomain, label_value, labels, one_of, qualified_name,
+};
+use crate::framework::{Resource, Stored};
+use crate::protocol::schema::Nesting;
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use crate::provider::Client;
+use crate::provider::kube::{FIELD_MANAGER, get, retry_on_conflict, status};
+
+const KIND: &str = "v1 Node";
+const EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
+/// Key domains, with their subdomains, of the taints Kubernetes components,
+/// cloud providers and Karpenter set. An import leaves these taints out.
+const SYSTEM_DOMAINS: &[&str] = &["kubernetes.io", "k8s.io", "karpenter.sh"];
+/// The cluster autoscaler's taints, which have no domain.
+const SYSTEM_KEYS: &[&str] = &[
+    "ToBeDeletedByClusterAutoscaler",
+    "DeletionCandidateOfClusterAutoscaler",
+];
+
+pub struct NodeTaint;
+
+/// Kubernetes identifies a taint by its key and effect.
+type TaintId = (String, String);
+
+/// A taint as configured and kept in state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct TaintSpec {
+    key: String,
+    value: Option<String>,
+    effect: String,
+}
+
+impl TaintSpec {
+    fn id(&self) -> TaintId {
+        (self.key.clone(), self.effect.clone())
+    }
+
+    fn to_live(&self) -> Taint {
+        Taint {
+            key: self.key.clone(),
+            value: self.value.clone().filter(|v| !v.is_empty()),
+            effect: self.effect.clone(),
+            time_added: None,
+        }
+    }
+
+    fn from_live(taint: &Taint) -> Self {
+        Self {
+            key: taint.key.clone(),
+            value: taint.value.clone().filter(|v| !v.is_empty()),
+            effect: taint.effect.clone(),
+        }
+    }
+}
+
+fn live_id(taint: &Taint) -> TaintId {
+    (taint.key.clone(), taint.effect.clone())
+}
+
+/// Kubernetes does not tell an empty value from none.
+fn same_value(a: Option<&str>, b: Option<&str>) -> bool {
+    a.unwrap_or_default() == b.unwrap_or_default()
+}
+
+fn taints_of(node: &Node) -> &[Taint] {
+    node.spec
+        .as_ref()
+        .and_then(|spec| spec.taints.as_deref())
+        .unwrap_or_default()
+}
+
+fn name_of(node: &Node) -> &str {
+    node.metadata.name.as_deref().unwrap_or_default()
+}
+
+/// Whether a taint belongs to Kubernetes, a cloud provider or an autoscaler
+/// rather than to a workload.
+fn is_system_taint(key: &str) -> bool {
+    match key.rsplit_once('/') {
+        Some((prefix, _)) => SYSTEM_DOMAINS.iter().any(|domain| {
+            prefix == *domain
+                || prefix
+                    .strip_suffix(domain)
+                    .is_some_and(|sub| sub.ends_with('.'))
+        }),
+        None => SYSTEM_KEYS.contains(&key),
+    }
+}
+
+/// `pool=gpu,team=ml`: a label selector, and the ID of a selector's resource.
+fn selector_text<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    labels
+        .into_iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+struct State {
+    id: Option<String>,
+    node_name: Option<String>,
+    node_selector: Option<BTreeMap<String, String>>,
+    taints: Vec<TaintSpec>,
+    nodes: Option<BTreeSet<String>>,
+}
+
+enum Target<'a> {
+    Node(&'a str),
+    /// A label selector in its text form.
+    Selector(String),
+}
+
+impl State {
+    /// The planned state without its computed attributes, which may still be unknown.
+    fn planned(planned: &Value) -> Result<State, Diagnostics> {
+        let mut known = planned.clone();
+        for computed in ["id", "nodes"] {
+            plan::set(&mut known, computed, Value::Null);
+        }
+        typed(&known)
+    }
+
+    fn target(&self) -> Result<Target<'_>, Diagnostics> {
+        match (&self.node_name, &self.node_selector) {
+            (Some(name), None) => Ok(Target::Node(name)),
+            (None, Some(selector)) => Ok(Target::Selector(selector_text(
+                selector.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            ))),
+            _ => Err(Diagnostic::error(
+                "No single target",
+                "Exactly one of `node_name` or `node_selector` must be set.",
+            )
+            .into()),
+        }
+    }
+
+    fn target_id(&self) -> Result<String, Diagnostics> {
+        Ok(match self.target()? {
+            Target::Node(name) => name.to_string(),
+            Target::Selector(selector) => selector,
+        })
+    }
+
+    fn taint_ids(&self) -> BTreeSet<TaintId> {
+        self.taints.iter().map(TaintSpec::id).collect()
+    }
+
+    fn managed_nodes(&self) -> BTreeSet<String> {
+        self.nodes.clone().unwrap_or_default()
+    }
+}
+
+/// A node's taints after this resource's write: everyone else's kept as they
+/// are and where they are, the `released` ones of ours removed, and `ours`
+/// set, each replacing any entry with its key and effect (which it thereby
+/// takes over).
+fn merge_taints(current: &[Taint], released: &BTreeSet<TaintId>, ours: &[TaintSpec]) -> Vec<Taint> {
+    let wanted: BTreeMap<TaintId, &TaintSpec> = ours.iter().map(|t| (t.id(), t)).collect();
+    let mut placed = BTreeSet::new();
+    let mut merged = Vec::with_capacity(current.len() + ours.len());
+    for taint in current {
+        let id = live_id(taint);
+        if let Some(spec) = wanted.get(&id) {
+            // An equal entry stays verbatim, keeping its timeAdded.
+            merged.push(
+                if same_value(taint.value.as_deref(), spec.value.as_deref()) {
+                    taint.clone()
+                } else {
+                    spec.to_live()
+                },
+            );
+            placed.insert(id);
+        } else if !released.contains(&id) {
+            merged.push(taint.clone());
+        }
+    }
+    merged.extend(
+        ours.iter()
+            .filter(|t| !placed.contains(&t.id()))
+            .map(TaintSpec::to_live),
+    );
+    merged
+}
+
+/// Of the taints we own on a node, those that go: the ones not wanted there now.
+fn no_longer_wanted(owned: &BTreeSet<TaintId>, wanted: &BTreeSet<TaintId>) -> BTreeSet<TaintId> {
+    owned.difference(wanted).cloned().collect()
+}
+
+/// What a read reports for one of our taints, given the nodes that should
+/// carry it (`targets`) and nodes we tainted that no longer should (`stale`).
+fn observed(ours: &TaintSpec, targets: &[Node], stale: &[Node]) -> TaintSpec {
+    let id = ours.id();
+    let marked = |marker: String| TaintSpec {
+        value: Some(marker),
+        ..ours.clone()
+    };
+    let find = |node: &Node| -> Option<Taint> {
+        taints_of(node).iter().find(|t| live_id(t) == id).cloned()
+    };
+    let mut values = BTreeSet::new();
+    for node in targets {
+        match find(node) {
+            Some(live) => values.insert(live.value.filter(|v| !v.is_empty())),
+            None => return marked(format!("(missing on node {})", name_of(node))),
+        };
+    }
+    if let Some(node) = stale.iter().find(|node| find(node).is_some()) {
+        return marked(format!(
+            "(still on node {}, which is no longer targeted)",
+            name_of(node)
+        ));
+    }
+    let mut values = values.into_iter();
+    match (values.next(), values.next()) {
+        (Some(live), None) if !same_value(live.as_deref(), ours.value.as_deref()) => TaintSpec {
+            value: live,
+            ..ours.clone()
+        },
+        (Some(_), Some(_)) => marked("(differs between nodes)".into()),
+        _ => ours.clone(),
+    }
+}
+
+/// The nodes a target names that exist now.
+async fn targeted_nodes(api: &Api<Node>, target: &Target<'_>) -> Result<Vec<Node>, kube::Error> {
+    match target {
+        Target::Node(name) => Ok(get(api, name).await?.into_iter().collect()),
+        Target::Selector(selector) => Ok(api
+            .list(&ListParams::default().labels(selector))
+            .await?
+            .items),
+    }
+}
+
+/// Rewrites one node's taints by [`merge_taints`], with the node's
+/// resourceVersion as precondition so that no concurrent write is lost.
+/// False when the node does not exist.
+async fn retaint(
+    api: &Api<Node>,
+    name: &str,
+    released: &BTreeSet<TaintId>,
+    ours: &[TaintSpec],
+) -> Result<bool, kube::Error> {
+    retry_on_conflict(|| async move {
+        let Some(node) = get(api, name).await? else {
+            return Ok(false);
+        };
+        let current = taints_of(&node);
+        let merged = merge_taints(current, released, ours);
+        if merged == current {
+            return Ok(true);
+        }
+        let patch = json!({
+            "metadata": { "resourceVersion": node.metadata.resource_version },
+            "spec": { "taints": merged },
+        });
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..Default::default()
+        };
+        match api.patch(name, &params, &Patch::Merge(&patch)).await {
+            Ok(_) => Ok(true),
+            Err(e) if status(&e) == Some(404) => Ok(false),
+            Err(e) => Err(e),
+        }
+    })
+    .await
+}
+
+impl NodeTaint {
+    /// Moves the cluster from what `prior` put there to what `desired` asks
+    /// for, one read-modify-write per node. Returns the nodes that now carry
+    /// `desired`'s taints.
+    async fn reconcile(
+        &self,
+        client: &Client,
+        prior: Option<&State>,
+        desired: Option<&State>,
+    ) -> Result<BTreeSet<String>, Diagnostics> {
+        let kubernetes = &client.kubernetes;
+        let api = kubernetes.api::<Node>().await?;
+        let targets: BTreeSet<String> = match desired.map(State::target).transpose()? {
+            None => BTreeSet::new(),
+            Some(Target::Node(name)) => BTreeSet::from([name.to_string()]),
+            Some(selector) => targeted_nodes(&api, &selector)
+                .await
+                .map_err(|e| kubernetes.api_error("list the Nodes to taint", KIND, &e))?
+                .iter()
+                .map(|node| name_of(node).to_string())
+                .collect(),
+        };
+        let previous = prior.map(State::managed_nodes).unwrap_or_default();
+        let prior_ids = prior.map(State::taint_ids).unwrap_or_default();
+        let ours = desired.map_or(&[][..], |d| &d.taints[..]);
+        let our_ids: BTreeSet<TaintId> = ours.iter().map(TaintSpec::id).collect();
+        let nothing = BTreeSet::new();
+        let mut written = BTreeSet::new();
+        for name in targets.union(&previous) {
+            let targeted = targets.contains(name);
+            let wanted = if targeted { &our_ids } else { &nothing };
+            // Only a node we tainted loses taints, and only ours.
+            let released = if previous.contains(name) {
+                no_longer_wanted(&prior_ids, wanted)
+            } else {
+                BTreeSet::new()
+            };
+            let set = if targeted { ours } else { &[] };
+            let exists = retaint(&api, name, &released, set).await.map_err(|e| {
+                kubernetes.api_error(&format!("update the taints of Node {name:?}"), KIND, &e)
+            })?;
+            if !targeted {
+                continue;
+            }
+            if exists {
+                written.insert(name.clone());
+            } else if desired.is_some_and(|d| d.node_name.is_some()) {
+                return Err(Diagnostic::error(
+                    "Node not found",
+                    format!(
+                        "Node {name:?} does not exist on {}, so it cannot be tainted.",
+                        kubernetes.describe()
+                    ),
+                )
+                .at(AttributePath::attr("node_name"))
+                .into());
+            }
+        }
+        Ok(written)
+    }
+
+    fn stored(&self, mut state: State, nodes: BTreeSet<String>) -> Result<Stored, Diagnostics> {
+        state.id = Some(state.target_id()?);
+        state.nodes = Some(nodes);
+        Ok(untyped(&state, &self.schema().value_type())?.into())
+    }
+}
+
+#[async_trait]
+impl Resource<Client> for NodeTaint {
+    fn name(&self) -> &'static str {
+        "node_taint"
+    }
+
+    fn schema(&self) -> ObjectSchema {
+        ObjectSchema::new(
+            "Taints on one node, or on every node whose labels match, kept next to the taints of kubelet, Karpenter and other tools: only this resource's taints are ever written or removed.",
+            vec![
+                Attr::string("id")
+                    .computed()
+                    .describe("The node name, or the selector as `key=value,...`."),
+                Attr::string("node_name")
+                    .optional()
+                    .validate(dns1123_subdomain())
+                    .describe("The node to taint. Exactly one of `node_name` and `node_selector` is set."),
+                Attr::string_map("node_selector")
+                    .optional()
+                    .validate(labels())
+                    .describe("Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan."),
+                Attr::nested(
+                    "taints",
+                    Nesting::List,
+                    vec![
+                        Attr::string("key")
+                            .required()
+                            .validate(qualified_name())
+                            .describe("e.g. `nvidia.com/gpu` or `workload`."),
+                        Attr::string("value").optional().validate(label_value()),
+                        Attr::string("effect")
+                            .required()
+                            .validate(one_of(EFFECTS))
+                            .describe("`NoSchedule`, `PreferNoSchedule` or `NoExecute`."),
+                    ],
+                )
+                .required()
+                .describe("The taints this resource owns. One key may appear with several effects; each (key, effect) pair at most once."),
+                Attr::string_set("nodes")
+                    .computed()
+                    .describe("The nodes carrying this resource's taints."),
+            ],
+        )
+    }
+
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        let (name, selector) = (config.attr("node_name"), config.attr("node_selector"));
+        if !name.is_unknown() && !selector.is_unknown() {
+            match (name.is_null(), selector.is_null()) {
+                (false, false) => diagnostics.error_at(
+                    AttributePath::attr("node_selector"),
+                    "Conflicting targets",
+                    "Set either `node_name` or `node_selector`, not both.",
+                ),
+                (true, true) => diagnostics.error_at(
+                    AttributePath::attr("node_name"),
+                    "Missing target",
+                    "Set `node_name` (one node) or `node_selector` (every node whose labels match).",
+                ),
+                _ => {}
+            }
+        }
+        if selector.entries().is_some_and(BTreeMap::is_empty) {
+            diagnostics.error_at(
+                AttributePath::attr("node_selector"),
+                "Empty node selector",
+                "An empty selector matches every node, control plane included: list at least one label.",
+            );
+        }
+        let Some(taints) = config.attr("taints").elements() else {
+            return;
+        };
+        if taints.is_empty() {
+            diagnostics.error_at(
+                AttributePath::attr("taints"),
+                "No taints",
+                "List at least one taint.",
+            );
+        }
+        let mut first_index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for (i, taint) in taints.iter().enumerate() {
+            let (Some(key), Some(effect)) =
+                (taint.attr("key").as_str(), taint.attr("effect").as_str())
+            else {
+                continue;
+            };
+            match first_index.get(&(key, effect)) {
+                Some(first) => diagnostics.error_at(
+                    AttributePath::attr("taints").join_index(i),
+                    "Duplicate taint",
+                    format!(
+                        "taints[{i}] repeats key {key:?} with effect {effect} from taints[{first}]: a node holds one taint per key and effect (the same key with another effect is fine)."
+                    ),
+                ),
+                None => {
+                    first_index.insert((key, effect), i);
+                }
+            }
+        }
+    }
+
+    fn modify_plan(
+        &self,
+        _client: &Client,
+        plan: &mut Plan,
+        _prior: &Value,
+        config: &Value,
+        _diagnostics: &mut Diagnostics,
+    ) {
+        // Both follow from the target, so the plan shows them once it is known.
+        let selector = config.attr("node_selector");
+        let id = if let Some(name) = config.attr("node_name").as_str() {
+            plan::set(
+                &mut plan.planned,
+                "nodes",
+                Value::Set(vec![Value::string(name)]),
+            );
+            name.to_string()
+        } else if let (Some(labels), true) = (selector.entries(), selector.is_wholly_known()) {
+            selector_text(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default())),
+            )
+        } else {
+            return;
+        };
+        plan::set(&mut plan.planned, "id", Value::string(id));
+    }
+
+    async fn create(&self, client: &Client, planned: &Value) -> Result<Stored, Diagnostics> {
+        let desired = State::planned(planned)?;
+        let nodes = self.reconcile(client, None, Some(&desired)).await?;
+        self.stored(desired, nodes)
+    }
+
+    async fn read(
+        &self,
+        client: &Client,
+        current: &Value,
+        private: &[u8],
+    ) -> Result<Option<Stored>, Diagnostics> {
+        let prior: State = typed(current)?;
+        let kubernetes = &client.kubernetes;
+        let api = kubernetes.api::<Node>().await?;
+        let target = prior.target()?;
+        let read_error = |e: kube::Error| kubernetes.api_error("read the tainted Nodes", KIND, &e);
+        let targets = targeted_nodes(&api, &target).await.map_err(read_error)?;
+        if targets.is_empty() && matches!(target, Target::Node(_)) {
+            return Ok(None);
+        }
+        let target_names: BTreeSet<&str> = targets.iter().map(name_of).collect();
+        let mut stale = Vec::new();
+        for name in prior.managed_nodes() {
+            if !target_names.contains(name.as_str())
+                && let Some(node) = get(&api, &name).await.map_err(read_error)?
+            {
+                stale.push(node);
+            }
+        }
+        let taints: Vec<TaintSpec> = if importing(private) {
+            targets
+                .iter()
+                .flat_map(taints_of)
+                .filter(|t| !is_system_taint(&t.key))
+                .map(TaintSpec::from_live)
+                .collect()
+        } else {
+            prior
+                .taints
+                .iter()
+                .map(|t| observed(t, &targets, &stale))
+                .collect()
+        };
+        let ids: BTreeSet<TaintId> = taints.iter().map(TaintSpec::id).collect();
+        let nodes = targets
+            .iter()
+            .chain(&stale)
+            .filter(|node| taints_of(node).iter().any(|t| ids.contains(&live_id(t))))
+            .map(|node| name_of(node).to_string())
+            .collect();
+        let state = State { taints, ..prior };
+        self.stored(state, nodes).map(Some)
+    }
+
+    async fn update(
+        &self,
+        client: &Client,
+        prior: &Value,
+        planned: &Value,
+        _private: &[u8],
+    ) -> Result<Stored, Diagnostics> {
+        let (prior, desired): (State, State) = (typed(prior)?, State::planned(planned)?);
+        let nodes = self.reconcile(client, Some(&prior), Some(&desired)).await?;
+        self.stored(desired, nodes)
+    }
+
+    async fn delete(
+        &self,
+        client: &Client,
+        prior: &Value,
+        _private: &[u8],
+    ) -> Result<(), Diagnostics> {
+        let prior: State = typed(prior)?;
+        self.reconcile(client, Some(&prior), None).await.map(drop)
+    }
+
+    fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
+        check_dns1123_subdomain(id).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Invalid import ID",
+                format!("Import by node name: {e}"),
+            ))
+        })?;
+        let state = State {
+            id: Some(id.to_string()),
+            node_name: Some(id.to_string()),
+            ..Default::default()
+        };
+        Ok(Stored {
+            state: untyped(&state, &self.schema().value_type())?,
+            private: IMPORTING.to_vec(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::validate_attributes;
+    use k8s_openapi::api::core::v1::NodeSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+
+    fn taint_value(key: &str, value: Option<&str>, effect: &str) -> Value {
+        Value::Object(
+            [
+                ("key", Value::string(key)),
+                ("value", value.map_or(Value::Null, Value::string)),
+                ("effect", Value::string(effect)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        )
+    }
+
+    fn config(pairs: &[(&str, Value)]) -> Value {
+        let mut object: BTreeMap<String, Value> = NodeTaint
+            .schema()
+            .attrs
+            .iter()
+            .map(|a| (a.name.to_string(), Value::Null))
+            .collect();
+        for (k, v) in pairs {
+            object.insert(k.to_string(), v.clone());
+        }
+        Value::Object(object)
+    }
+
+    fn on_node(taints: Vec<Value>) -> Value {
+        config(&[
+            ("node_name", Value::string("gpu-1")),
+            ("taints", Value::List(taints)),
+        ])
+    }
+
+    /// (path, detail) of every error, as Terraform would get them.
+    fn errors(config: &Value) -> Vec<(String, String)> {
+        let mut d = Diagnostics::default();
+        validate_attributes(
+            &NodeTaint.schema().attrs,
+            config,
+            &AttributePath::root(),
+            &mut d,
+        );
+        NodeTaint.validate(config, &mut d);
+        d.0.iter()
+            .map(|d| {
+                (
+                    d.path.as_ref().map(ToString::to_string).unwrap_or_default(),
+                    d.detail.clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn paths(config: &Value) -> Vec<String> {
+        errors(config).into_iter().map(|(p, _)| p).collect()
+    }
+
+    fn spec(key: &str, value: Option<&str>, effect: &str) -> TaintSpec {
+        TaintSpec {
+            key: key.into(),
+            value: value.map(Into::into),
+            effect: effect.into(),
+        }
+    }
+
+    fn live(key: &str, value: Option<&str>, effect: &str) -> Taint {
+        spec(key, value, effect).to_live()
+    }
+
+    fn node(name: &str, taints: Vec<Taint>) -> Node {
+        Node {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec: Some(NodeSpec {
+                taints: Some(taints),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn ids(pairs: &[(&str, &str)]) -> BTreeSet<TaintId> {
+        pairs
+            .iter()
+            .map(|(k, e)| (k.to_string(), e.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn exactly_one_target() {
+        let taints = Value::List(vec![taint_value("gpu", None, "NoSchedule")]);
+        let selector = Value::Map([("pool".to_string(), Value::string("gpu"))].into());
+        let both = config(&[
+            ("node_name", Value::string("gpu-1")),
+            ("node_selector", selector.clone()),
+            ("taints", taints.clone()),
+        ]);
+        assert_eq!(paths(&both), ["node_selector"]);
+        let neither = config(&[("taints", taints.clone())]);
+        assert_eq!(paths(&neither), ["node_name"]);
+        let by_selector = config(&[("node_selector", selector), ("taints", taints.clone())]);
+        assert!(paths(&by_selector).is_empty());
+        let everything = config(&[
+            ("node_selector", Value::Map(BTreeMap::new())),
+            ("taints", taints),
+        ]);
+        assert_eq!(paths(&everything), ["node_selector"]);
+    }
+
+    #[test]
+    fn bad_taints_are_pointed_at() {
+        let bad = on_node(vec![
+            taint_value("", None, "NoSchedule"),
+            taint_value("gpu", None, "Sometimes"),
+            taint_value("bad key", None, "NoSchedule"),
+            taint_value("gpu", Some("-x"), "NoExecute"),
+            taint_value("team", None, "NoSchedule"),
+            taint_value("team", Some("ml"), "NoSchedule"),
+        ]);
+        let found = errors(&bad);
+        let found_paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            found_paths,
+            [
+                "taints[0].key",
+                "taints[1].effect",
+                "taints[2].key",
+                "taints[3].value",
+                "taints[5]",
+            ],
+            "{found:?}"
+        );
+        assert_eq!(found[0].1, "taints[0].key: the key must not be empty");
+        assert!(found[1].1.contains("\"Sometimes\" is not one of"));
+        assert!(found[4].1.starts_with("taints[5] repeats key \"team\""));
+        assert!(found[4].1.contains("from taints[4]"));
+        assert_eq!(paths(&on_node(vec![])), ["taints"]);
+    }
+
+    #[test]
+    fn one_key_may_carry_several_effects() {
+        let c = on_node(vec![
+            taint_value("nvidia.com/gpu", Some("present"), "NoSchedule"),
+            taint_value("nvidia.com/gpu", Some("present"), "NoExecute"),
+            taint_value("nvidia.com/gpu", None, "PreferNoSchedule"),
+        ]);
+        assert!(errors(&c).is_empty(), "{:?}", errors(&c));
+    }
+
+    #[test]
+    fn unknown_values_are_not_judged_at_validate_time() {
+        let c = config(&[
+            ("node_name", Value::UNKNOWN),
+            ("node_selector", Value::UNKNOWN),
+            (
+                "taints",
+                Value::List(vec![taint_value("gpu", None, "NoSchedule"), Value::UNKNOWN]),
+            ),
+        ]);
+        assert!(errors(&c).is_empty(), "{:?}", errors(&c));
+    }
+
+    #[test]
+    fn merge_keeps_foreign_taints_in_place() {
+        let mut not_ready = live("node.kubernetes.io/not-ready", None, "NoExecute");
+        not_ready.time_added = Some(Time(Default::default()));
+        let current = vec![not_ready.clone(), live("team", Some("ml"), "NoSchedule")];
+        let ours = [spec("gpu", Some("true"), "NoSchedule")];
+        let merged = merge_taints(&current, &BTreeSet::new(), &ours);
+        assert_eq!(
+            merged,
+            [
+                not_ready,
+                live("team", Some("ml"), "NoSchedule"),
+                live("gpu", Some("true"), "NoSchedule"),
+            ]
+        );
+        // Applying again changes nothing, so nothing is written.
+        assert_eq!(merge_taints(&merged, &BTreeSet::new(), &ours), merged);
+    }
+
+    #[test]
+    fn merge_tells_effects_of_one_key_apart() {
+        let foreign = live("gpu", Some("busy"), "NoExecute");
+        let ours = [spec("gpu", Some("true"), "NoSchedule")];
+        let merged = merge_taints(std::slice::from_ref(&foreign), &BTreeSet::new(), &ours);
+        assert_eq!(merged, [foreign.clone(), ours[0].to_live()]);
+        // Releasing ours leaves the other effect's taint alone.
+        let released = merge_taints(&merged, &ids(&[("gpu", "NoSchedule")]), &[]);
+        assert_eq!(released, [foreign]);
+    }
+
+    #[test]
+    fn merge_takes_over_an_entry_with_our_key_and_effect() {
+        let current = vec![
+            live("gpu", Some("old"), "NoSchedule"),
+            live("other", None, "NoSchedule"),
+        ];
+        let merged = merge_taints(
+            &current,
+            &BTreeSet::new(),
+            &[spec("gpu", None, "NoSchedule")],
+        );
+        assert_eq!(
+            merged,
+            [
+                live("gpu", None, "NoSchedule"),
+                live("other", None, "NoSchedule")
+            ]
+        );
+    }
+
+    #[test]
+    fn removing_one_taint_from_configuration_removes_exactly_that_one() {
+        let prior = State {
+            taints: vec![
+                spec("gpu", None, "NoSchedule"),
+                spec("gpu", None, "NoExecute"),
+            ],
+            ..Default::default()
+        };
+        let planned = [spec("gpu", None, "NoSchedule")];
+        let planned_ids: BTreeSet<TaintId> = planned.iter().map(TaintSpec::id).collect();
+        let released = no_longer_wanted(&prior.taint_ids(), &planned_ids);
+        let current = vec![
+            live("gpu", None, "NoSchedule"),
+            live("foreign", None, "NoExecute"),
+            live("gpu", None, "NoExecute"),
+            live("gpu", None, "PreferNoSchedule"),
+        ];
+        assert_eq!(
+            merge_taints(&current, &released, &planned),
+            [
+                live("gpu", None, "NoSchedule"),
+                live("foreign", None, "NoExecute"),
+                live("gpu", None, "PreferNoSchedule"),
+            ]
+        );
+    }
+
+    #[test]
+    fn read_reports_ours_as_applied_only_when_every_node_has_them() {
+        let ours = spec("gpu", Some("true"), "NoSchedule");
+        let tainted = |name| node(name, vec![live("x", None, "NoSchedule"), ours.to_live()]);
+        let (a, b) = (tainted("a"), tainted("b"));
+        assert_eq!(observed(&ours, &[a.clone(), b.clone()], &[]), ours);
+        assert_eq!(observed(&ours, &[], &[]), ours);
+
+        let fresh = node("c", vec![]);
+        assert_eq!(
+            observed(&ours, &[a.clone(), fresh], &[]).value.as_deref(),
+            Some("(missing on node c)")
+        );
+        let stale = tainted("d");
+        assert_eq!(
+            observed(&ours, std::slice::from_ref(&a), &[stale])
+                .value
+                .as_deref(),
+            Some("(still on node d, which is no longer targeted)")
+        );
+        // Someone changed the value everywhere: that value shows, as drift.
+        let changed = node("e", vec![live("gpu", Some("false"), "NoSchedule")]);
+        assert_eq!(
+            observed(&ours, std::slice::from_ref(&changed), &[])
+                .value
+                .as_deref(),
+            Some("false")
+        );
+        assert_eq!(
+            observed(&ours, &[a, changed], &[]).value.as_deref(),
+            Some("(differs between nodes)")
+        );
+        // Kubernetes drops an empty value.
+        let empty = spec("gpu", Some(""), "NoSchedule");
+        let bare = node("f", vec![live("gpu", None, "NoSchedule")]);
+        assert_eq!(observed(&empty, &[bare], &[]), empty);
+    }
+
+    #[test]
+    fn system_taints() {
+        for key in [
+            "node.kubernetes.io/not-ready",
+            "node.cloudprovider.kubernetes.io/uninitialized",
+            "node-role.kubernetes.io/control-plane",
+            "karpenter.sh/disrupted",
+            "kubernetes.io/arch",
+            "ToBeDeletedByClusterAutoscaler",
+        ] {
+            assert!(is_system_taint(key), "{key}");
+        }
+        for key in [
+            "nvidia.com/gpu",
+            "workload",
+            "notkubernetes.io/x",
+            "example.com/k8s.io",
+        ] {
+            assert!(!is_system_taint(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn plan_shows_the_id_and_a_named_node() {
+        let taints = Value::List(vec![taint_value("gpu", None, "NoSchedule")]);
+        let planned = |c: &Value| {
+            let mut p = plan::plan(&NodeTaint.schema(), &Value::Null, c, c);
+            let client = Client::offline(crate::catalog::LabelScheme::Cfke);
+            NodeTaint.modify_plan(
+                &client,
+                &mut p,
+                &Value::Null,
+                c,
+                &mut Diagnostics::default(),
+            );
+            p.planned
+        };
+        let named = planned(&on_node(vec![taint_value("gpu", None, "NoSchedule")]));
+        assert_eq!(named.attr("id"), &Value::string("gpu-1"));
+        assert_eq!(
+            named.attr("nodes"),
+            &Value::Set(vec![Value::string("gpu-1")])
+        );
+
+        let labels = [
+            ("team".to_string(), Value::string("ml")),
+            ("pool".to_string(), Value::string("gpu")),
+        ];
+        let selected = planned(&config(&[
+            ("node_selector", Value::Map(labels.into())),
+            ("taints", taints.clone()),
+        ]));
+        assert_eq!(selected.attr("id"), &Value::string("pool=gpu,team=ml"));
+        assert!(selected.attr("nodes").is_unknown());
+
+        let unknown = planned(&config(&[
+            ("node_name", Value::UNKNOWN),
+            ("taints", taints),
+        ]));
+        assert!(unknown.attr("id").is_unknown());
+    }
+}

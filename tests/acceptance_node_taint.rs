@@ -1,0 +1,705 @@
+//! `gpufleet_node_taint` through the real terraform and tofu CLIs against the
+//! real API server, with Node objects made for each test (no kubelet; the
+//! node lifecycle controller taints them `unreachable` after a while, one
+//! more foreign writer).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::terraform::{Workspace, each_cli, provider_block};
+use common::{block_on, kube_client, unique_name};
+use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+
+const RESOURCE: &str = "gpufleet_node_taint.t";
+/// Key domain of the simulated other tool.
+const WRITER_DOMAIN: &str = "writer.example.com/";
+
+fn taint(key: &str, value: &str, effect: &str) -> Taint {
+    Taint {
+        key: key.into(),
+        value: Some(value.into()).filter(|v: &String| !v.is_empty()),
+        effect: effect.into(),
+        time_added: None,
+    }
+}
+
+/// `key=value:Effect`, as kubectl writes taints.
+fn text(t: &Taint) -> String {
+    format!(
+        "{}={}:{}",
+        t.key,
+        t.value.as_deref().unwrap_or_default(),
+        t.effect
+    )
+}
+
+async fn nodes_api() -> Api<Node> {
+    Api::all(kube_client().await)
+}
+
+/// Test nodes, deleted when the test ends however it ends.
+struct Nodes(Vec<String>);
+
+impl Nodes {
+    fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    fn create(&mut self, prefix: &str, labels: &[(&str, &str)], taints: &[Taint]) -> String {
+        let name = unique_name(prefix);
+        let node = Node {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+                ..Default::default()
+            },
+            spec: Some(NodeSpec {
+                taints: Some(taints.to_vec()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        block_on(async {
+            nodes_api()
+                .await
+                .create(&PostParams::default(), &node)
+                .await
+                .unwrap()
+        });
+        self.0.push(name.clone());
+        name
+    }
+
+    fn delete(&self, name: &str) {
+        block_on(async {
+            let _ = nodes_api()
+                .await
+                .delete(name, &DeleteParams::default())
+                .await;
+        });
+    }
+}
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        for name in &self.0 {
+            self.delete(name);
+        }
+    }
+}
+
+/// The node's taints as `key=value:Effect`, leaving out the lifecycle
+/// controller's, which come and go on these kubelet-less nodes.
+fn taints_on(name: &str) -> Vec<String> {
+    let node = block_on(async { nodes_api().await.get(name).await.unwrap() });
+    node.spec
+        .and_then(|s| s.taints)
+        .unwrap_or_default()
+        .iter()
+        .filter(|t| !t.key.starts_with("node.kubernetes.io/"))
+        .map(text)
+        .collect()
+}
+
+/// Changes a node's taints as another tool would: read, modify, write with
+/// the resourceVersion, again on conflict. Returns how many writes conflicted.
+async fn edit_taints(api: &Api<Node>, name: &str, edit: impl Fn(&mut Vec<Taint>)) -> u32 {
+    let mut conflicts = 0;
+    loop {
+        let node = api.get(name).await.unwrap();
+        let mut taints = node.spec.and_then(|s| s.taints).unwrap_or_default();
+        edit(&mut taints);
+        let patch = serde_json::json!({
+            "metadata": { "resourceVersion": node.metadata.resource_version },
+            "spec": { "taints": taints },
+        });
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => return conflicts,
+            Err(kube::Error::Api(status)) if status.code == 409 => conflicts += 1,
+            Err(e) => panic!("another writer could not update {name}: {e}"),
+        }
+    }
+}
+
+fn edit_now(name: &str, edit: impl Fn(&mut Vec<Taint>)) {
+    block_on(async { edit_taints(&nodes_api().await, name, edit).await });
+}
+
+fn taints_hcl(taints: &[(&str, &str, &str)]) -> String {
+    let items: Vec<String> = taints
+        .iter()
+        .map(|(key, value, effect)| {
+            let value = if value.is_empty() {
+                String::new()
+            } else {
+                format!(", value = \"{value}\"")
+            };
+            format!("    {{ key = \"{key}\"{value}, effect = \"{effect}\" }},\n")
+        })
+        .collect();
+    format!("  taints = [\n{}  ]\n", items.concat())
+}
+
+fn on_node(node: &str, taints: &[(&str, &str, &str)]) -> String {
+    format!(
+        "resource \"gpufleet_node_taint\" \"t\" {{\n  node_name = \"{node}\"\n{}}}\n",
+        taints_hcl(taints)
+    )
+}
+
+fn on_pool(pool: &str, taints: &[(&str, &str, &str)]) -> String {
+    format!(
+        "resource \"gpufleet_node_taint\" \"t\" {{\n  node_selector = {{ \"example.com/pool\" = \"{pool}\" }}\n{}}}\n",
+        taints_hcl(taints)
+    )
+}
+
+fn managed_nodes(ws: &Workspace) -> Vec<String> {
+    let mut nodes: Vec<String> = ws.resource_values(RESOURCE)["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect();
+    nodes.sort();
+    nodes
+}
+
+#[test]
+fn foreign_taints_survive_and_one_key_carries_two_effects() {
+    each_cli(|cli| {
+        let mut nodes = Nodes::new();
+        let node = nodes.create(
+            "taint-foreign",
+            &[],
+            &[
+                taint("team", "ml", "NoSchedule"),
+                taint("gpu", "theirs", "NoExecute"),
+            ],
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config(&on_node(
+            &node,
+            &[
+                ("gpu", "true", "NoSchedule"),
+                ("dedicated", "inference", "NoSchedule"),
+                ("dedicated", "inference", "NoExecute"),
+            ],
+        ));
+        ws.apply();
+        assert_eq!(
+            taints_on(&node),
+            [
+                "team=ml:NoSchedule",
+                "gpu=theirs:NoExecute",
+                "gpu=true:NoSchedule",
+                "dedicated=inference:NoSchedule",
+                "dedicated=inference:NoExecute",
+            ]
+        );
+        assert_eq!(managed_nodes(&ws), std::slice::from_ref(&node));
+        ws.assert_plan_empty();
+
+        // Another tool adds a taint; then one of ours goes from the
+        // configuration and another changes its value.
+        edit_now(&node, |t| t.push(taint("late", "", "PreferNoSchedule")));
+        ws.config(&on_node(
+            &node,
+            &[
+                ("gpu", "yes", "NoSchedule"),
+                ("dedicated", "inference", "NoSchedule"),
+            ],
+        ));
+        ws.apply();
+        assert_eq!(
+            taints_on(&node),
+            [
+                "team=ml:NoSchedule",
+                "gpu=theirs:NoExecute",
+                "gpu=yes:NoSchedule",
+                "dedicated=inference:NoSchedule",
+                "late=:PreferNoSchedule",
+            ]
+        );
+        ws.assert_plan_empty();
+
+        ws.destroy();
+        assert_eq!(
+            taints_on(&node),
+            [
+                "team=ml:NoSchedule",
+                "gpu=theirs:NoExecute",
+                "late=:PreferNoSchedule"
+            ]
+        );
+    });
+}
+
+#[test]
+fn drift_shows_and_a_deleted_node_is_dropped_without_error() {
+    each_cli(|cli| {
+        let mut nodes = Nodes::new();
+        let node = nodes.create("taint-drift", &[], &[taint("team", "ml", "NoSchedule")]);
+        let mut ws = Workspace::new(cli);
+        let body = on_node(
+            &node,
+            &[("gpu", "true", "NoSchedule"), ("gpu", "true", "NoExecute")],
+        );
+        ws.config(&body);
+        ws.apply();
+        ws.assert_plan_empty();
+
+        // Someone removes one of our taints, and changes the other's value.
+        edit_now(&node, |t| {
+            t.retain(|t| !(t.key == "gpu" && t.effect == "NoExecute"))
+        });
+        ws.assert_plan_changes(&format!("(missing on node {node})"));
+        edit_now(&node, |t| {
+            t.iter_mut()
+                .filter(|t| t.key == "gpu")
+                .for_each(|t| t.value = Some("false".into()))
+        });
+        ws.assert_plan_changes("\"false\" -> \"true\"");
+        ws.apply();
+        assert_eq!(
+            taints_on(&node),
+            [
+                "team=ml:NoSchedule",
+                "gpu=true:NoSchedule",
+                "gpu=true:NoExecute"
+            ]
+        );
+        ws.assert_plan_empty();
+
+        // The node goes away: refresh drops the resource (no "not found"
+        // error), the plan offers to create it again, and without it in the
+        // configuration there is nothing to do.
+        nodes.delete(&node);
+        ws.assert_plan_changes("will be created");
+        let error = ws.apply_fails();
+        assert!(error.contains("Node not found"), "{error}");
+        assert!(error.contains("node_name"), "{error}");
+        ws.config("");
+        ws.assert_plan_empty();
+    });
+}
+
+#[test]
+fn selector_follows_matching_nodes() {
+    each_cli(|cli| {
+        let pool = unique_name("pool");
+        let label = [("example.com/pool", pool.as_str())];
+        let foreign = [taint("team", "ml", "NoSchedule")];
+        let mut nodes = Nodes::new();
+        let mut members: Vec<String> = (0..3)
+            .map(|_| nodes.create("taint-pool", &label, &foreign))
+            .collect();
+        let outsider = nodes.create("taint-outside", &[("example.com/pool", "other")], &[]);
+        let mut ws = Workspace::new(cli);
+        ws.config(&on_pool(
+            &pool,
+            &[("pool", &pool, "NoSchedule"), ("gpu", "", "NoExecute")],
+        ));
+        ws.apply();
+        members.sort();
+        assert_eq!(managed_nodes(&ws), members);
+        for member in &members {
+            assert_eq!(
+                taints_on(member),
+                [
+                    "team=ml:NoSchedule".to_string(),
+                    format!("pool={pool}:NoSchedule"),
+                    "gpu=:NoExecute".into()
+                ]
+            );
+        }
+        assert!(taints_on(&outsider).is_empty());
+        assert_eq!(
+            ws.resource_values(RESOURCE)["id"],
+            format!("example.com/pool={pool}")
+        );
+        ws.assert_plan_empty();
+
+        // A node joins the pool: the next plan taints it.
+        let joined = nodes.create("taint-pool", &label, &[]);
+        ws.assert_plan_changes(&format!("(missing on node {joined})"));
+        ws.apply();
+        assert_eq!(
+            taints_on(&joined),
+            [format!("pool={pool}:NoSchedule"), "gpu=:NoExecute".into()]
+        );
+        ws.assert_plan_empty();
+
+        // A node leaves the pool: the next plan untaints it.
+        let left = members.remove(0);
+        block_on(async {
+            let patch = serde_json::json!({"metadata": {"labels": {"example.com/pool": "other"}}});
+            nodes_api()
+                .await
+                .patch(&left, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .unwrap();
+        });
+        ws.assert_plan_changes(&format!(
+            "(still on node {left}, which is no longer targeted)"
+        ));
+        ws.apply();
+        assert_eq!(taints_on(&left), ["team=ml:NoSchedule"]);
+        ws.assert_plan_empty();
+
+        // A node is deleted: it drops out of `nodes`, with nothing to do.
+        let deleted = members.remove(0);
+        nodes.delete(&deleted);
+        ws.assert_plan_empty();
+        ws.apply();
+        members.push(joined.clone());
+        members.sort();
+        assert_eq!(managed_nodes(&ws), members);
+
+        ws.destroy();
+        for member in &members {
+            assert_eq!(
+                taints_on(member),
+                if *member == joined {
+                    Vec::<String>::new()
+                } else {
+                    vec!["team=ml:NoSchedule".to_string()]
+                }
+            );
+        }
+    });
+}
+
+/// What the other writer did: its rounds, how many of its writes met a
+/// conflict, and its own taints as it last wrote them on each node.
+#[derive(Default)]
+struct WriterReport {
+    rounds: u32,
+    conflicts: u32,
+    last_written: BTreeMap<String, Vec<String>>,
+}
+
+/// The other writer's own taints in a round: a value that changes every
+/// round, and a second taint present every other round.
+fn writer_taints(round: u32) -> Vec<Taint> {
+    let mut own = vec![taint(
+        &format!("{WRITER_DOMAIN}round"),
+        &round.to_string(),
+        "NoSchedule",
+    )];
+    if round.is_multiple_of(2) {
+        own.push(taint(
+            &format!("{WRITER_DOMAIN}even"),
+            "yes",
+            "PreferNoSchedule",
+        ));
+    }
+    own
+}
+
+/// Another tool that keeps rewriting its own taints on every node of
+/// `nodes` at once, one round after another on each, until `stop` is set.
+fn start_writer(
+    nodes: Vec<String>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<WriterReport> {
+    std::thread::spawn(move || {
+        block_on(async move {
+            let api = nodes_api().await;
+            let per_node = nodes.iter().map(|node| {
+                let (api, stop) = (&api, &stop);
+                async move {
+                    let (mut rounds, mut conflicts, mut own) = (0, 0, Vec::new());
+                    while !stop.load(Ordering::Relaxed) {
+                        own = writer_taints(rounds);
+                        conflicts += edit_taints(api, node, |taints| {
+                            taints.retain(|t| !t.key.starts_with(WRITER_DOMAIN));
+                            taints.extend(own.iter().cloned());
+                        })
+                        .await;
+                        rounds += 1;
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    (node.clone(), rounds, conflicts, own)
+                }
+            });
+            let mut report = WriterReport::default();
+            for (node, rounds, conflicts, own) in futures::future::join_all(per_node).await {
+                report.rounds += rounds;
+                report.conflicts += conflicts;
+                report
+                    .last_written
+                    .insert(node, own.iter().map(text).collect());
+            }
+            report
+        })
+    })
+}
+
+/// How many Node patches the API server has refused as conflicts (HTTP 409)
+/// since it started, from its metrics: the writer counts its own, and the
+/// rest during the test are the provider's.
+async fn node_patch_conflicts() -> u64 {
+    let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
+    let metrics = kube_client().await.request_text(request).await.unwrap();
+    metrics
+        .lines()
+        .filter(|line| {
+            line.starts_with("apiserver_request_total{")
+                && [
+                    "code=\"409\"",
+                    "resource=\"nodes\"",
+                    "subresource=\"\"",
+                    "verb=\"PATCH\"",
+                ]
+                .iter()
+                .all(|label| line.contains(label))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[test]
+fn a_concurrent_writer_and_terraform_both_keep_their_taints() {
+    each_cli(|cli| {
+        let pool = unique_name("pool");
+        let mut nodes = Nodes::new();
+        let members: Vec<String> = (0..3)
+            .map(|_| nodes.create("taint-race", &[("example.com/pool", &pool)], &[]))
+            .collect();
+        let conflicts_before = block_on(node_patch_conflicts());
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = start_writer(members.clone(), stop.clone());
+        let ours_on = |member: &str| -> Vec<String> {
+            taints_on(member)
+                .into_iter()
+                .filter(|t| !t.starts_with(WRITER_DOMAIN))
+                .collect()
+        };
+
+        let started = Instant::now();
+        let mut ws = Workspace::new(cli);
+        let mut applies = 0;
+        let configurations: [&[(&str, &str, &str)]; 3] = [
+            &[("gpu", "true", "NoSchedule"), ("gpu", "true", "NoExecute")],
+            &[("gpu", "true", "NoSchedule"), ("tier", "a", "NoSchedule")],
+            &[("gpu", "false", "NoSchedule"), ("tier", "b", "NoSchedule")],
+        ];
+        for _ in 0..2 {
+            for taints in configurations {
+                ws.config(&on_pool(&pool, taints));
+                ws.apply();
+                applies += 1;
+                let expected: Vec<String> = taints
+                    .iter()
+                    .map(|(k, v, e)| format!("{k}={v}:{e}"))
+                    .collect();
+                for member in &members {
+                    assert_eq!(ours_on(member), expected, "on {member}");
+                }
+                ws.assert_plan_empty();
+            }
+        }
+        ws.destroy();
+        applies += 1;
+        let terraform_time = started.elapsed();
+
+        stop.store(true, Ordering::Relaxed);
+        let report = writer.join().expect("the writer panicked");
+        let conflicts = block_on(node_patch_conflicts()) - conflicts_before;
+        for member in &members {
+            assert!(
+                ours_on(member).is_empty(),
+                "destroy left taints on {member}"
+            );
+            let writers: Vec<String> = taints_on(member)
+                .into_iter()
+                .filter(|t| t.starts_with(WRITER_DOMAIN))
+                .collect();
+            assert_eq!(
+                Some(&writers),
+                report.last_written.get(member),
+                "the writer's taints on {member} are not what it last wrote"
+            );
+        }
+        eprintln!(
+            "{}: concurrent writer: {} rounds on {} nodes during {applies} applies in {:.1?}; \
+             the API server refused {conflicts} Node patches as conflicts, {} of them the writer's \
+             (the rest the provider's, retried); no taint lost on either side",
+            cli.name,
+            report.rounds,
+            members.len(),
+            terraform_time,
+            report.conflicts,
+        );
+        assert!(
+            report.rounds as usize >= 10 * members.len(),
+            "the writer hardly ran"
+        );
+    });
+}
+
+#[test]
+fn import_takes_the_workload_taints_and_leaves_the_system_ones() {
+    each_cli(|cli| {
+        let mut nodes = Nodes::new();
+        let system = [
+            taint("node.kubernetes.io/unschedulable", "", "NoSchedule"),
+            taint("karpenter.sh/disrupted", "", "NoSchedule"),
+            taint(
+                "node.cloudprovider.kubernetes.io/uninitialized",
+                "true",
+                "NoSchedule",
+            ),
+        ];
+        let node = nodes.create(
+            "taint-import",
+            &[],
+            &[
+                system[0].clone(),
+                taint("workload", "inference", "NoSchedule"),
+                system[1].clone(),
+                taint("workload", "inference", "NoExecute"),
+                system[2].clone(),
+            ],
+        );
+        let body = on_node(
+            &node,
+            &[
+                ("workload", "inference", "NoSchedule"),
+                ("workload", "inference", "NoExecute"),
+            ],
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config(&body);
+        ws.import(RESOURCE, &node);
+        ws.assert_plan_empty();
+        assert_eq!(managed_nodes(&ws), std::slice::from_ref(&node));
+
+        // An import {} block does the same.
+        let mut block = Workspace::new(cli);
+        block.config(&format!(
+            "import {{\n  to = {RESOURCE}\n  id = \"{node}\"\n}}\n\n{body}"
+        ));
+        let out = block.apply();
+        assert!(out.stdout.contains("1 imported"), "{}", out.stdout);
+        block.assert_plan_empty();
+
+        // Destroy releases exactly the imported taints.
+        ws.destroy();
+        let left: Vec<String> = block_on(async { nodes_api().await.get(&node).await.unwrap() })
+            .spec
+            .and_then(|s| s.taints)
+            .unwrap_or_default()
+            .iter()
+            .filter(|t| {
+                ![
+                    "node.kubernetes.io/unreachable",
+                    "node.kubernetes.io/not-ready",
+                ]
+                .contains(&t.key.as_str())
+            })
+            .map(text)
+            .collect();
+        assert_eq!(left, system.iter().map(text).collect::<Vec<_>>());
+
+        let mut missing = Workspace::new(cli);
+        missing.config(&on_node("taint-does-not-exist", &[("x", "", "NoSchedule")]));
+        missing.init();
+        let run = missing.run(&["import", "-no-color", RESOURCE, "taint-does-not-exist"]);
+        assert!(!run.success);
+        assert!(run.stderr.contains("non-existent"), "{}", run.stderr);
+    });
+}
+
+#[test]
+fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
+    each_cli(|cli| {
+        let one = [("gpu", "", "NoSchedule")];
+        // Terraform quotes the line of a top-level attribute; for one inside
+        // a list element it quotes the resource, and the detail names the path.
+        let resource_line = "resource \"gpufleet_node_taint\" \"t\" {";
+        // A list element is placed on its line, which Terraform does not quote.
+        let duplicate = on_node(
+            "n",
+            &[("gpu", "", "NoSchedule"), ("gpu", "x", "NoSchedule")],
+        );
+        let duplicate_line = format!(
+            "main.tf line {}",
+            (provider_block("") + &duplicate)
+                .lines()
+                .position(|l| l.contains("value = \"x\""))
+                .unwrap()
+                + 1
+        );
+        let cases = [
+            (
+                on_node("n", &[("gpu", "", "NoSchedule"), ("gpu", "", "Sometimes")]),
+                "taints[1].effect: \"Sometimes\" is not one of",
+                resource_line,
+            ),
+            (
+                on_node("n", &[("", "", "NoSchedule")]),
+                "taints[0].key: the key must not be empty",
+                resource_line,
+            ),
+            (
+                on_node("n", &[("bad key", "", "NoSchedule")]),
+                "taints[0].key: \"bad key\" is not a valid key",
+                resource_line,
+            ),
+            (
+                duplicate.clone(),
+                "taints[1] repeats key \"gpu\" with effect NoSchedule from taints[0]",
+                duplicate_line.as_str(),
+            ),
+            (
+                on_pool("p", &one)
+                    .replace("  node_selector", "  node_name = \"n\"\n  node_selector"),
+                "not both",
+                "node_selector = {",
+            ),
+            (
+                on_node("n", &one).replace("  node_name = \"n\"\n", ""),
+                "Set `node_name` (one node) or `node_selector`",
+                resource_line,
+            ),
+            (
+                on_pool("p", &one).replace("{ \"example.com/pool\" = \"p\" }", "{}"),
+                "matches every node",
+                "node_selector = {}",
+            ),
+            (on_node("n", &[]), "List at least one taint", "taints = ["),
+        ];
+        for (body, message, source_line) in cases {
+            let mut ws = Workspace::new(cli);
+            ws.config(&body);
+            let out = ws.validate_fails();
+            assert!(
+                out.contains(message),
+                "{}: expected {message:?} in:\n{out}",
+                cli.name
+            );
+            assert!(
+                out.contains(source_line),
+                "{}: diagnostic not placed at {source_line:?}:\n{out}",
+                cli.name
+            );
+        }
+    });
+}
