@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: lint, unit tests, then the control plane (built once per machine,
 # cached in ~/.cache/gpufleet) and the protocol and acceptance tests with
-# terraform and tofu. A cluster this script starts, it stops again.
+# terraform and tofu, on a cluster of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -17,13 +17,13 @@ cargo test --lib
 step "control plane and tofu (cold build takes a while; cached afterwards)"
 bash tests/controlplane/build.sh
 
-started_cluster=false
-if ! bash tests/controlplane/cluster.sh status >/dev/null 2>&1; then
-  step "starting the local control plane"
-  bash tests/controlplane/cluster.sh up
-  started_cluster=true
-fi
-cleanup() { if $started_cluster; then bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true; fi; }
+# A cluster of its own, so a `make demo` cluster (with the seed's fixed
+# names) never meets the tests. Stopped again at the end.
+export GPUFLEET_CLUSTER_DIR=$PWD/target/test-cluster
+export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
+step "starting the test control plane in target/test-cluster"
+bash tests/controlplane/cluster.sh up
+cleanup() { bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
 # terraform comes from PATH where present; tofu is always built above.

@@ -8,7 +8,8 @@
 #   tests/controlplane/cluster.sh status   exit 0 when running and ready
 #   KUBECONFIG=... cluster.sh crds         install the CRDs into another cluster (e.g. kind)
 #
-# Everything lives in <repo>/target/cluster/:
+# Everything lives in <repo>/target/cluster/ (GPUFLEET_CLUSTER_DIR for another
+# cluster beside it, as `make test` does):
 #   kubeconfig          admin, user gpufleet-admin in group system:masters
 #   kubeconfig-limited  user gpufleet-limited, no RBAC bindings (least privilege tests)
 #   env                 sourceable: KUBECONFIG, ports, pids
@@ -18,7 +19,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-state=$repo/target/cluster
+state=${GPUFLEET_CLUSTER_DIR:-$repo/target/cluster}
 bin=$repo/target/tools/bin
 pki=$state/pki
 logs=$state/logs
