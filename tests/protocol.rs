@@ -470,15 +470,75 @@ async fn full_lifecycle_against_the_cluster() {
     assert_eq!(after, Value::Null);
 }
 
+/// A read against an API server that accepts connections and never answers
+/// hangs; StopProvider must cut it short with a diagnostic, and the server
+/// must keep serving afterwards.
 #[tokio::test]
-async fn stop_provider_keeps_the_server_serving() {
+async fn stop_provider_cancels_work_in_flight() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            held.push(conn); // accept, never answer
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        common::unreachable_kubeconfig().replace("127.0.0.1:1", &format!("127.0.0.1:{port}")),
+    )
+    .unwrap();
+
     let plugin = start_plugin().await;
     let mut tf = Terraform::new(&plugin).await;
+    assert!(tf.configure(kubeconfig.to_str().unwrap()).await.is_empty());
+    let ty = tf.class_type.clone();
+    let state = object(
+        &ty,
+        &[
+            ("id", Value::string("pc-hangs")),
+            ("name", Value::string("pc-hangs")),
+            ("value", Value::int(1)),
+        ],
+    );
+
+    let mut reader = tf.client.clone();
+    let read = tokio::spawn(async move {
+        reader
+            .read_resource(pb::read_resource::Request {
+                type_name: PRIORITY_CLASS.into(),
+                current_state: dynamic(&state, &ty),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        !read.is_finished(),
+        "the read should still be waiting on the silent server"
+    );
+    let stopped = std::time::Instant::now();
     tf.client
         .stop_provider(pb::stop_provider::Request {})
         .await
         .unwrap();
-    // Terraform still saves state afterwards, so calls must keep working.
+    let response = tokio::time::timeout(std::time::Duration::from_secs(5), read)
+        .await
+        .expect("StopProvider did not cancel the read")
+        .unwrap();
+    assert!(stopped.elapsed() < std::time::Duration::from_secs(2));
+    let errs = errors(&response.diagnostics);
+    assert!(
+        errs.iter().any(|e| e.contains("Operation cancelled")),
+        "{errs:?}"
+    );
+    // The prior state is handed back: nothing Terraform knew is lost.
+    assert!(response.new_state.is_some());
+    // Terraform still saves state afterwards, so calls keep working.
     tf.client
         .get_provider_schema(pb::get_provider_schema::Request {})
         .await

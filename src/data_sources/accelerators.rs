@@ -174,8 +174,7 @@ impl DataSource<Client> for Accelerators {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validate_attributes;
-    use crate::protocol::AttributePath;
+    use crate::framework::validate_config;
     use crate::protocol::codec::from_json;
     use serde_json::json;
 
@@ -194,17 +193,7 @@ mod tests {
     }
 
     fn errors(filters: serde_json::Value) -> Vec<(String, String)> {
-        let mut d = Diagnostics::default();
-        let schema = Accelerators.schema();
-        validate_attributes(
-            &schema.attrs,
-            &config(filters),
-            &AttributePath::root(),
-            &mut d,
-        );
-        d.0.iter()
-            .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
-            .collect()
+        validate_config(&Accelerators.schema().attrs, &config(filters)).located()
     }
 
     #[test]

@@ -223,6 +223,13 @@ impl<P: ProviderDefinition> FrameworkProvider<P> {
     }
 }
 
+/// Validates a whole configuration against its attributes.
+pub fn validate_config(attrs: &[Attr], config: &Value) -> Diagnostics {
+    let mut diagnostics = Diagnostics::default();
+    validate_attributes(attrs, config, &AttributePath::root(), &mut diagnostics);
+    diagnostics
+}
+
 /// Runs attribute validators over a configuration, recursing into nested
 /// attributes; unknown values are skipped (they are checked again at plan).
 pub fn validate_attributes(
@@ -349,20 +356,14 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
     }
 
     async fn validate_resource_config(&self, type_name: &str, config: Value) -> Diagnostics {
-        let mut diagnostics = Diagnostics::default();
         match self.resource(type_name) {
             Ok(r) => {
-                validate_attributes(
-                    &r.schema.attrs,
-                    &config,
-                    &AttributePath::root(),
-                    &mut diagnostics,
-                );
+                let mut diagnostics = validate_config(&r.schema.attrs, &config);
                 r.implementation.validate(&config, &mut diagnostics);
+                diagnostics
             }
-            Err(d) => diagnostics.extend(d),
+            Err(d) => d,
         }
-        diagnostics
     }
 
     async fn validate_data_source_config(&self, type_name: &str, config: Value) -> Diagnostics {

@@ -148,4 +148,17 @@ impl ObjectSchema {
     pub fn value_type(&self) -> Type {
         self.to_protocol().value_type()
     }
+
+    /// An object of this schema with the given attributes set, the rest null.
+    pub fn object(&self, set: &[(&str, Value)]) -> Value {
+        let mut object: std::collections::BTreeMap<String, Value> = self
+            .attrs
+            .iter()
+            .map(|a| (a.name.to_string(), Value::Null))
+            .collect();
+        for (name, value) in set {
+            object.insert(name.to_string(), value.clone());
+        }
+        Value::Object(object)
+    }
 }

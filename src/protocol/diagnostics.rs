@@ -159,6 +159,20 @@ impl Diagnostics {
     pub fn to_proto(&self) -> Vec<pb::Diagnostic> {
         self.0.iter().map(Diagnostic::to_proto).collect()
     }
+
+    /// (attribute path, detail) of each diagnostic: what a user sees, in a
+    /// form tests can compare.
+    pub fn located(&self) -> Vec<(String, String)> {
+        self.0
+            .iter()
+            .map(|d| {
+                (
+                    d.path.as_ref().map(ToString::to_string).unwrap_or_default(),
+                    d.detail.clone(),
+                )
+            })
+            .collect()
+    }
 }
 
 impl From<Diagnostic> for Diagnostics {

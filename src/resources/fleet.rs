@@ -1569,7 +1569,7 @@ impl Resource<Client> for Fleet {
 mod tests {
     use super::*;
     use crate::framework::schema::AttrKind;
-    use crate::framework::{plan, validate_attributes};
+    use crate::framework::{plan, validate_config};
     use crate::protocol::codec::from_json;
     use serde_json::json;
 
@@ -1685,23 +1685,12 @@ mod tests {
     /// (path, detail) of every error validation and planning report.
     fn errors(config: serde_json::Value, scheme: LabelScheme) -> Vec<(String, String)> {
         let config = value(config);
-        let mut d = Diagnostics::default();
-        validate_attributes(
-            &Fleet.schema().attrs,
-            &config,
-            &AttributePath::root(),
-            &mut d,
-        );
+        let mut d = validate_config(&Fleet.schema().attrs, &config);
         Fleet.validate(&config, &mut d);
         if !d.has_errors() {
             d = plan_for(&Value::Null, &config, scheme).1;
         }
-        d.0.iter()
-            .map(|d| {
-                let path = d.path.as_ref().map(ToString::to_string).unwrap_or_default();
-                (path, d.detail.clone())
-            })
-            .collect()
+        d.located()
     }
 
     fn error_at(config: serde_json::Value, scheme: LabelScheme) -> (String, String) {

@@ -602,7 +602,7 @@ impl Resource<Client> for NodeTaint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validate_attributes;
+    use crate::framework::validate_config;
     use k8s_openapi::api::core::v1::NodeSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
@@ -620,16 +620,7 @@ mod tests {
     }
 
     fn config(pairs: &[(&str, Value)]) -> Value {
-        let mut object: BTreeMap<String, Value> = NodeTaint
-            .schema()
-            .attrs
-            .iter()
-            .map(|a| (a.name.to_string(), Value::Null))
-            .collect();
-        for (k, v) in pairs {
-            object.insert(k.to_string(), v.clone());
-        }
-        Value::Object(object)
+        NodeTaint.schema().object(pairs)
     }
 
     fn on_node(taints: Vec<Value>) -> Value {
@@ -641,22 +632,9 @@ mod tests {
 
     /// (path, detail) of every error, as Terraform would get them.
     fn errors(config: &Value) -> Vec<(String, String)> {
-        let mut d = Diagnostics::default();
-        validate_attributes(
-            &NodeTaint.schema().attrs,
-            config,
-            &AttributePath::root(),
-            &mut d,
-        );
+        let mut d = validate_config(&NodeTaint.schema().attrs, config);
         NodeTaint.validate(config, &mut d);
-        d.0.iter()
-            .map(|d| {
-                (
-                    d.path.as_ref().map(ToString::to_string).unwrap_or_default(),
-                    d.detail.clone(),
-                )
-            })
-            .collect()
+        d.located()
     }
 
     fn paths(config: &Value) -> Vec<String> {

@@ -225,38 +225,16 @@ impl Resource<Client> for PriorityClass {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validate_attributes;
+    use crate::framework::validate_config;
 
     fn config(pairs: &[(&str, Value)]) -> Value {
-        let schema = PriorityClass.schema();
-        let mut object: BTreeMap<String, Value> = schema
-            .attrs
-            .iter()
-            .map(|a| (a.name.to_string(), Value::Null))
-            .collect();
-        for (k, v) in pairs {
-            object.insert(k.to_string(), v.clone());
-        }
-        Value::Object(object)
+        PriorityClass.schema().object(pairs)
     }
 
     fn errors(config: &Value) -> Vec<(String, String)> {
-        let mut d = Diagnostics::default();
-        validate_attributes(
-            &PriorityClass.schema().attrs,
-            config,
-            &AttributePath::root(),
-            &mut d,
-        );
+        let mut d = validate_config(&PriorityClass.schema().attrs, config);
         PriorityClass.validate(config, &mut d);
-        d.0.iter()
-            .map(|d| {
-                (
-                    d.path.as_ref().map(ToString::to_string).unwrap_or_default(),
-                    d.detail.clone(),
-                )
-            })
-            .collect()
+        d.located()
     }
 
     #[test]
