@@ -30,6 +30,9 @@ trap cleanup EXIT
 required=tofu
 command -v terraform >/dev/null && required=terraform,tofu
 step "protocol and acceptance tests with: $required"
+command -v terraform >/dev/null && terraform version | head -1
+target/tools/bin/tofu version | head -1
+echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p')"
 GPUFLEET_REQUIRE_CLIS=$required cargo test --test '*' -- --test-threads=2
 
 step "all tests passed in $(( $(date +%s) - start ))s"
