@@ -297,3 +297,35 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
         }
     });
 }
+
+/// A user without RBAC permissions gets a diagnostic that says so and what
+/// to do, and the plan of a new resource still works without any access.
+#[test]
+fn a_user_without_permissions_is_told_what_is_missing() {
+    let limited = std::path::Path::new(&common::kubeconfig()).with_file_name("kubeconfig-limited");
+    if !limited.exists() {
+        eprintln!(
+            "skipped: no {} (only `make cluster` clusters have it)",
+            limited.display()
+        );
+        return;
+    }
+    each_cli(|cli| {
+        let name = unique_name("pc-rbac");
+        let mut ws = Workspace::new(cli);
+        ws.config_raw(
+            &(common::terraform::provider_block_for(limited.to_str().unwrap(), "")
+                + &class("c", &name, 7, "")),
+        );
+        let (changes, plan) = ws.plan_has_changes();
+        assert!(changes && plan.contains("will be created"), "{plan}");
+        let out = ws.apply_fails();
+        assert!(out.contains("Permission denied by Kubernetes"), "{out}");
+        assert!(
+            out.contains("gpufleet-limited") && out.contains("RBAC"),
+            "{out}"
+        );
+        assert!(live(&name).is_none());
+        ws.forget();
+    });
+}

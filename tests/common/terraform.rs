@@ -105,9 +105,13 @@ fn provider_mirror() -> &'static Path {
 /// The preamble every configuration gets: provider requirement and a
 /// provider block pointing at the cluster under test.
 pub fn provider_block(extra: &str) -> String {
+    provider_block_for(&kubeconfig(), extra)
+}
+
+/// The preamble with the provider reading another kubeconfig (another user).
+pub fn provider_block_for(kubeconfig: &str, extra: &str) -> String {
     format!(
-        "terraform {{\n  required_providers {{\n    gpufleet = {{\n      source  = \"gpufleet/gpufleet\"\n      version = \"{PROVIDER_VERSION}\"\n    }}\n  }}\n}}\n\nprovider \"gpufleet\" {{\n  config_path = \"{}\"\n{extra}}}\n\n",
-        kubeconfig()
+        "terraform {{\n  required_providers {{\n    gpufleet = {{\n      source  = \"gpufleet/gpufleet\"\n      version = \"{PROVIDER_VERSION}\"\n    }}\n  }}\n}}\n\nprovider \"gpufleet\" {{\n  config_path = \"{kubeconfig}\"\n{extra}}}\n\n"
     )
 }
 
@@ -157,6 +161,12 @@ impl Workspace {
     /// Writes `main.tf`: the provider preamble plus `body`.
     pub fn config(&mut self, body: &str) -> &mut Self {
         self.config_with_provider("", body)
+    }
+
+    /// Writes `main.tf` exactly as given (preamble included).
+    pub fn config_raw(&mut self, content: &str) -> &mut Self {
+        std::fs::write(self.dir.path().join("main.tf"), content).unwrap();
+        self
     }
 
     pub fn config_with_provider(&mut self, provider_extra: &str, body: &str) -> &mut Self {
