@@ -16,14 +16,14 @@ use async_trait::async_trait;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 
-use super::ownership::{IMPORTING, importing, owned, owned_whole};
+use super::ownership::{IMPORTING, check_import_name, importing, owned, owned_whole};
 use crate::catalog::{self, Accelerator, LabelScheme, MemoryUnit};
 use crate::framework::plan::{Plan, set};
 use crate::framework::schema::{Attr, ObjectSchema, Validator};
 use crate::framework::state::{typed, untyped};
 use crate::framework::validators::{
-    check_dns1123_subdomain, check_qualified_name, dns1123_subdomain, each, integer_between,
-    label_value, labels, non_negative_quantity, not_empty, one_of, qualified_name, quoted_list,
+    check_qualified_name, dns1123_subdomain, each, integer_between, label_value, labels,
+    non_negative_quantity, not_empty, one_of, qualified_name, quoted_list,
 };
 use crate::framework::{Resource, Stored};
 use crate::protocol::schema::Nesting;
@@ -1547,12 +1547,7 @@ impl Resource<Client> for Fleet {
     }
 
     fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
-        check_dns1123_subdomain(id).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(
-                "Invalid import ID",
-                format!("Import by NodePool name: {e}"),
-            ))
-        })?;
+        check_import_name(id, "NodePool name")?;
         let state = State {
             id: Some(id.to_string()),
             name: id.to_string(),

@@ -29,12 +29,12 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::ownership::{IMPORTING, importing};
+use super::ownership::{IMPORTING, check_import_name, importing};
 use crate::framework::plan::{self, Plan};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::state::{typed, untyped};
 use crate::framework::validators::{
-    check_dns1123_subdomain, dns1123_subdomain, label_value, labels, one_of, qualified_name,
+    dns1123_subdomain, label_value, labels, one_of, qualified_name,
 };
 use crate::framework::{Resource, Stored};
 use crate::protocol::schema::Nesting;
@@ -581,12 +581,7 @@ impl Resource<Client> for NodeTaint {
     }
 
     fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
-        check_dns1123_subdomain(id).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(
-                "Invalid import ID",
-                format!("Import by node name: {e}"),
-            ))
-        })?;
+        check_import_name(id, "node name")?;
         let state = State {
             id: Some(id.to_string()),
             node_name: Some(id.to_string()),

@@ -8,7 +8,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass as PriorityClassObject;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
-use super::ownership::{IMPORTING, importing, owned, owned_map};
+use super::ownership::{IMPORTING, check_import_name, importing, owned, owned_map};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::state::{typed, untyped};
 use crate::framework::validators::{
@@ -204,12 +204,7 @@ impl Resource<Client> for PriorityClass {
     }
 
     fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
-        crate::framework::validators::check_dns1123_subdomain(id).map_err(|e| {
-            Diagnostics::from(crate::protocol::Diagnostic::error(
-                "Invalid import ID",
-                format!("Import by class name: {e}"),
-            ))
-        })?;
+        check_import_name(id, "class name")?;
         let state = State {
             id: Some(id.to_string()),
             name: id.to_string(),
