@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::terraform::{Workspace, each_cli};
+use common::terraform::{Workspace, assert_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
@@ -254,10 +254,12 @@ fn bad_inputs_through_the_cli() {
     ];
     each_cli(|cli| {
         for (body, message) in validate_cases {
-            let mut ws = Workspace::new(cli);
-            ws.config(&fleet("f", "fleet-bad", &format!("{body}\n")));
-            let out = ws.validate_fails();
-            assert!(out.contains(message), "{body}: {out}");
+            assert_invalid(
+                cli,
+                &fleet("f", "fleet-bad", &format!("{body}\n")),
+                message,
+                None,
+            );
         }
         let mut ws = Workspace::new(cli);
         ws.config_with_provider(

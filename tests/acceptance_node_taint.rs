@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::terraform::{Workspace, each_cli, provider_block};
+use common::terraform::{Workspace, assert_invalid, each_cli, provider_block};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -687,19 +687,7 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
             (on_node("n", &[]), "List at least one taint", "taints = ["),
         ];
         for (body, message, source_line) in cases {
-            let mut ws = Workspace::new(cli);
-            ws.config(&body);
-            let out = ws.validate_fails();
-            assert!(
-                out.contains(message),
-                "{}: expected {message:?} in:\n{out}",
-                cli.name
-            );
-            assert!(
-                out.contains(source_line),
-                "{}: diagnostic not placed at {source_line:?}:\n{out}",
-                cli.name
-            );
+            assert_invalid(cli, &body, message, Some(source_line));
         }
     });
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::terraform::{Workspace, each_cli};
+use common::terraform::{Workspace, assert_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
@@ -280,20 +280,7 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
             ),
         ];
         for (body, message, source_line) in cases {
-            let mut ws = Workspace::new(cli);
-            ws.config(&body);
-            let out = ws.validate_fails();
-            assert!(
-                out.contains(message),
-                "{}: expected {message:?} in:\n{out}",
-                cli.name
-            );
-            // Terraform quotes the configuration line the attribute path points at.
-            assert!(
-                out.contains(source_line),
-                "{}: diagnostic not placed at {source_line:?}:\n{out}",
-                cli.name
-            );
+            assert_invalid(cli, &body, message, Some(source_line));
         }
     });
 }

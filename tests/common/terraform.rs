@@ -333,6 +333,27 @@ impl Drop for Workspace {
     }
 }
 
+/// `validate` of `body` (after the provider preamble) must fail with
+/// `message`; with `source_line`, Terraform must also quote that line of the
+/// configuration, which is where the diagnostic's attribute path points.
+pub fn assert_invalid(cli: &Cli, body: &str, message: &str, source_line: Option<&str>) {
+    let mut ws = Workspace::new(cli);
+    ws.config(body);
+    let out = ws.validate_fails();
+    assert!(
+        out.contains(message),
+        "{}: expected {message:?} in:\n{out}",
+        cli.name
+    );
+    if let Some(line) = source_line {
+        assert!(
+            out.contains(line),
+            "{}: diagnostic not placed at {line:?}:\n{out}",
+            cli.name
+        );
+    }
+}
+
 /// Runs `test` once per available CLI, naming the CLI in any failure.
 pub fn each_cli(test: impl Fn(&Cli)) {
     for cli in clis() {
