@@ -316,3 +316,28 @@ fn a_user_without_permissions_is_told_what_is_missing() {
         ws.forget();
     });
 }
+
+/// Plan of new resources needs no cluster: the kubeconfig names an address
+/// where nothing listens (the cluster may not exist yet).
+#[test]
+fn plan_of_new_resources_needs_no_reachable_cluster() {
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        let kubeconfig = ws.path().join("unreachable.kubeconfig");
+        std::fs::write(&kubeconfig, common::unreachable_kubeconfig()).unwrap();
+        let fleet = "resource \"gpufleet_fleet\" \"training\" {\n  name = \"training\"\n  accelerators = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  node_class = { group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }\n  taints = [{ key = \"workload\", value = \"training\", effect = \"NoSchedule\" }]\n}\n";
+        ws.config_raw(
+            &(common::terraform::provider_block_for(kubeconfig.to_str().unwrap(), "")
+                + &class("c", "nowhere", 1, "")
+                + fleet),
+        );
+        let (changes, plan) = ws.plan_has_changes();
+        assert!(changes, "{plan}");
+        assert!(plan.contains("Plan: 2 to add"), "{plan}");
+        // Computed values workloads consume are known at plan time.
+        assert!(
+            plan.contains("\"karpenter.sh/nodepool\" = \"training\""),
+            "{plan}"
+        );
+    });
+}
