@@ -29,10 +29,12 @@ trap cleanup EXIT
 # terraform comes from PATH where present; tofu is always built above.
 required=tofu
 command -v terraform >/dev/null && required=terraform,tofu
-step "protocol and acceptance tests with: $required"
+step "protocol and acceptance tests with: $required (and terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
 command -v terraform >/dev/null && terraform version | head -1
 target/tools/bin/tofu version | head -1
+target/tools/bin/terraform-1.5.7 version | head -1
+target/tools/bin/tofu-1.8.11 version | head -1
 echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p')"
-GPUFLEET_REQUIRE_CLIS=$required cargo test --test '*' -- --test-threads=2
+GPUFLEET_REQUIRE_CLIS=$required GPUFLEET_REQUIRE_OLDER_CLIS=1 cargo test --test '*' -- --test-threads=2
 
 step "all tests passed in $(( $(date +%s) - start ))s"

@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok tofu)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok tofu terraform-1.5.7 tofu-1.8.11)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -40,6 +40,10 @@ module_dir() {
     kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo k8s ;;
     kwok) echo kwok ;;
     tofu) echo tofu ;;
+    # Older CLIs, extra compatibility evidence (tests/compat.rs); the version
+    # is part of the name so they sit next to terraform and tofu in bin/.
+    terraform-1.5.*) echo terraform-1.5 ;;
+    tofu-1.8.*) echo tofu-1.8 ;;
     *) return 1 ;;
   esac
 }
@@ -48,14 +52,16 @@ version_module() {
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     k8s) echo k8s.io/kubernetes ;;
     kwok) echo sigs.k8s.io/kwok ;;
-    tofu) echo github.com/opentofu/opentofu ;;
+    tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
+    terraform-1.5) echo github.com/hashicorp/terraform ;;
   esac
 }
 package() {
   case $1 in
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
-    tofu) echo github.com/opentofu/opentofu/cmd/tofu ;;
+    tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
+    terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -83,7 +89,8 @@ ldflags() {
         flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date -X $pkg.gitCommit="
       done
       ;;
-    tofu) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
+    tofu | tofu-1.8) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
+    # terraform v1.5.7's version package has no dev flag (Prerelease is "").
   esac
   echo "$flags"
 }
@@ -150,7 +157,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok tofu; do
+for dir in etcd k8s kwok tofu terraform-1.5 tofu-1.8; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue
