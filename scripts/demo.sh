@@ -43,7 +43,7 @@ work=$repo/target/demo
 mkdir -p "$work"
 cp examples/quickstart/*.tf "$work/"
 cd "$work"
-echo "==> $($cli version | head -1): init and apply examples/quickstart (state in target/demo)"
+echo "==> $("$cli" version 2>/dev/null | sed -n 1p): init and apply examples/quickstart (state in target/demo)"
 # The provider was just rebuilt under the same version, so the checksum an
 # earlier demo recorded in the lock file is stale.
 rm -f .terraform.lock.hcl

@@ -30,10 +30,10 @@ trap cleanup EXIT
 required=tofu
 command -v terraform >/dev/null && required=terraform,tofu
 step "protocol and acceptance tests with: $required (and terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
-command -v terraform >/dev/null && terraform version | head -1
-target/tools/bin/tofu version | head -1
-target/tools/bin/terraform-1.5.7 version | head -1
-target/tools/bin/tofu-1.8.11 version | head -1
+# sed reads all of it: `head` would close the pipe early (SIGPIPE under pipefail).
+first_line() { "$@" 2>/dev/null | sed -n 1p; }
+if command -v terraform >/dev/null; then first_line terraform version; fi
+for cli in tofu terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
 echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p')"
 GPUFLEET_REQUIRE_CLIS=$required GPUFLEET_REQUIRE_OLDER_CLIS=1 cargo test --test '*' -- --test-threads=2
 
