@@ -74,9 +74,42 @@ impl Kubernetes {
         api_error(&self.describe(), action, kind, error)
     }
 
+    /// Reads an object for state: `None` when it is gone. `object` names it
+    /// for people (`PriorityClass "x"`), `kind` its API for the
+    /// not-installed case.
+    pub async fn read<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        object: &str,
+        kind: &str,
+    ) -> Result<Option<K>, Diagnostics>
+    where
+        K: Clone + DeserializeOwned + Debug,
+    {
+        get(api, name)
+            .await
+            .map_err(|e| self.api_error(&format!("read {object}"), kind, &e))
+    }
+
+    /// Deletes an object; one already gone counts as deleted.
+    pub async fn remove<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        object: &str,
+        kind: &str,
+    ) -> Result<(), Diagnostics>
+    where
+        K: Clone + DeserializeOwned + Debug,
+    {
+        delete(api, name)
+            .await
+            .map_err(|e| self.api_error(&format!("delete {object}"), kind, &e))
+    }
+
     /// Create refuses to adopt an object someone else made: the user imports
-    /// it instead. `object` names it for people (`PriorityClass "x"`), `kind`
-    /// names its API for the not-installed case.
+    /// it instead.
     pub async fn ensure_absent<K>(
         &self,
         api: &Api<K>,

@@ -28,7 +28,7 @@ use crate::framework::validators::{
 use crate::framework::{Resource, Stored};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
-use crate::provider::kube::{apply, delete, get};
+use crate::provider::kube::apply;
 use crate::provider::{Client, LABEL_SCHEMES};
 
 const KIND: &str = "karpenter.sh/v1 NodePool";
@@ -1505,11 +1505,11 @@ impl Resource<Client> for Fleet {
     ) -> Result<Option<Stored>, Diagnostics> {
         let (prior, prior_constraints): (State, Constraints) = (typed(current)?, typed(current)?);
         let api = Self::node_pools(client).await?;
-        let live = get(&api, &prior.name).await.map_err(|e| {
-            client
-                .kubernetes
-                .api_error(&format!("read NodePool {:?}", prior.name), KIND, &e)
-        })?;
+        let object = format!("NodePool {:?}", prior.name);
+        let live = client
+            .kubernetes
+            .read(&api, &prior.name, &object, KIND)
+            .await?;
         let Some(live) = live else { return Ok(None) };
         let state = self.state_from(
             &live,
@@ -1539,11 +1539,10 @@ impl Resource<Client> for Fleet {
     ) -> Result<(), Diagnostics> {
         let name = prior.attr("name").as_str().unwrap_or_default();
         let api = Self::node_pools(client).await?;
-        delete(&api, name).await.map_err(|e| {
-            client
-                .kubernetes
-                .api_error(&format!("delete NodePool {name:?}"), KIND, &e)
-        })
+        client
+            .kubernetes
+            .remove(&api, name, &format!("NodePool {name:?}"), KIND)
+            .await
     }
 
     fn import(&self, id: &str) -> Result<Stored, Diagnostics> {

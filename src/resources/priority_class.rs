@@ -17,7 +17,7 @@ use crate::framework::validators::{
 use crate::framework::{Resource, Stored};
 use crate::protocol::{AttributePath, Diagnostics, Value};
 use crate::provider::Client;
-use crate::provider::kube::{apply, delete, get};
+use crate::provider::kube::apply;
 
 const KIND: &str = "scheduling.k8s.io/v1 PriorityClass";
 /// Values above this are reserved for system classes.
@@ -168,11 +168,11 @@ impl Resource<Client> for PriorityClass {
     ) -> Result<Option<Stored>, Diagnostics> {
         let prior: State = typed(current)?;
         let api = client.kubernetes.api::<PriorityClassObject>().await?;
-        let live = get(&api, &prior.name).await.map_err(|e| {
-            client
-                .kubernetes
-                .api_error(&format!("read PriorityClass {:?}", prior.name), KIND, &e)
-        })?;
+        let object = format!("PriorityClass {:?}", prior.name);
+        let live = client
+            .kubernetes
+            .read(&api, &prior.name, &object, KIND)
+            .await?;
         let Some(live) = live else { return Ok(None) };
         let state = State::from_object(live, &prior, importing(private));
         Ok(Some(untyped(&state, &self.schema().value_type())?.into()))
@@ -196,11 +196,10 @@ impl Resource<Client> for PriorityClass {
     ) -> Result<(), Diagnostics> {
         let name = prior.attr("name").as_str().unwrap_or_default();
         let api = client.kubernetes.api::<PriorityClassObject>().await?;
-        delete(&api, name).await.map_err(|e| {
-            client
-                .kubernetes
-                .api_error(&format!("delete PriorityClass {name:?}"), KIND, &e)
-        })
+        client
+            .kubernetes
+            .remove(&api, name, &format!("PriorityClass {name:?}"), KIND)
+            .await
     }
 
     fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
