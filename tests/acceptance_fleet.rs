@@ -3,51 +3,29 @@
 
 mod common;
 
+use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api, node_pools};
 use common::terraform::{Workspace, assert_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use kube::Api;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
-
-fn node_pools(group: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", "NodePool"), "nodepools")
-}
-
-async fn api() -> Api<DynamicObject> {
-    Api::all_with(kube_client().await, &node_pools("karpenter.sh"))
-}
 
 /// The live NodePool's spec, if the NodePool exists.
 fn live(name: &str) -> Option<Value> {
-    block_on(async { api().await.get_opt(name).await.unwrap() }).map(|o| o.data["spec"].clone())
+    block_on(async { node_pool_api().await.get_opt(name).await.unwrap() })
+        .map(|o| o.data["spec"].clone())
 }
 
 /// Changes a NodePool behind Terraform's back, as another tool would.
 fn edit(name: &str, patch: Value) {
     block_on(async {
-        api()
+        node_pool_api()
             .await
             .patch(name, &PatchParams::default(), &Patch::Merge(patch))
             .await
             .unwrap()
     });
 }
-
-fn fleet(resource: &str, name: &str, body: &str) -> String {
-    format!(
-        "resource \"gpufleet_fleet\" \"{resource}\" {{\n  name       = \"{name}\"\n  node_class = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n{body}}}\n"
-    )
-}
-
-const TRAINING: &str = r#"  accelerators      = ["H100"]
-  accelerator_count = { min = 8, max = 8 }
-  taints            = [{ key = "workload", value = "training", effect = "NoSchedule" }]
-  limits            = { gpus = 64 }
-"#;
-
-const INFERENCE: &str = r#"  accelerators = ["L4"]
-  taints       = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
-"#;
 
 fn requirement_keys(spec: &Value) -> Vec<(String, String, Value)> {
     spec["template"]["spec"]["requirements"]

@@ -3,26 +3,12 @@
 
 mod common;
 
+use common::fixtures::{TRAINING, class, fleet, live_priority_class};
 use common::terraform::{Workspace, assert_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
-
-fn live(name: &str) -> Option<PriorityClass> {
-    block_on(async {
-        Api::<PriorityClass>::all(kube_client().await)
-            .get_opt(name)
-            .await
-            .unwrap()
-    })
-}
-
-fn class(resource: &str, name: &str, value: i64, extra: &str) -> String {
-    format!(
-        "resource \"gpufleet_priority_class\" \"{resource}\" {{\n  name  = \"{name}\"\n  value = {value}\n{extra}}}\n"
-    )
-}
 
 /// The seed's two classes, with their exact names: inference preempts,
 /// training never does. One CLI at a time, since the names are fixed.
@@ -44,20 +30,21 @@ fn seed_classes_exactly_as_described() {
             )),
         );
         ws.apply();
-        let inference = live("online-inference").expect("online-inference exists");
+        let inference = live_priority_class("online-inference").expect("online-inference exists");
         assert_eq!(inference.value, 100000);
         assert_eq!(
             inference.preemption_policy.as_deref(),
             Some("PreemptLowerPriority")
         );
-        let training = live("batch-training").expect("batch-training exists");
+        let training = live_priority_class("batch-training").expect("batch-training exists");
         assert_eq!(training.value, 1000);
         assert_eq!(training.preemption_policy.as_deref(), Some("Never"));
         assert!(!training.global_default.unwrap_or(false));
         ws.assert_plan_empty();
         ws.destroy();
         assert!(
-            live("online-inference").is_none() && live("batch-training").is_none(),
+            live_priority_class("online-inference").is_none()
+                && live_priority_class("batch-training").is_none(),
             "destroy left objects behind"
         );
     });
@@ -91,14 +78,17 @@ fn lifecycle_update_replace_and_destroy() {
         let plan = ws.assert_plan_changes("update in-place");
         assert!(!plan.contains("must be replaced"), "{plan}");
         ws.apply();
-        assert_eq!(live(&name).unwrap().description.as_deref(), Some("second"));
+        assert_eq!(
+            live_priority_class(&name).unwrap().description.as_deref(),
+            Some("second")
+        );
         ws.assert_plan_empty();
 
         // Removing a label from the configuration removes it from the object.
         ws.config(&class("c", &name, 5000, "  description = \"second\"\n"));
         ws.apply();
         ws.assert_plan_empty();
-        let object = live(&name).unwrap();
+        let object = live_priority_class(&name).unwrap();
         assert!(
             !object
                 .metadata
@@ -111,7 +101,7 @@ fn lifecycle_update_replace_and_destroy() {
         ws.config(&class("c", &name, 6000, "  description = \"second\"\n"));
         ws.assert_plan_changes("must be replaced");
         ws.apply();
-        assert_eq!(live(&name).unwrap().value, 6000);
+        assert_eq!(live_priority_class(&name).unwrap().value, 6000);
         ws.assert_plan_empty();
 
         // So is preemption_policy.
@@ -124,13 +114,19 @@ fn lifecycle_update_replace_and_destroy() {
         ws.assert_plan_changes("must be replaced");
         ws.apply();
         assert_eq!(
-            live(&name).unwrap().preemption_policy.as_deref(),
+            live_priority_class(&name)
+                .unwrap()
+                .preemption_policy
+                .as_deref(),
             Some("Never")
         );
         ws.assert_plan_empty();
 
         ws.destroy();
-        assert!(live(&name).is_none(), "destroy left {name} behind");
+        assert!(
+            live_priority_class(&name).is_none(),
+            "destroy left {name} behind"
+        );
     });
 }
 
@@ -165,7 +161,7 @@ fn drift_made_outside_terraform_shows_in_the_next_plan() {
             "a foreign label showed as drift:\n{plan}"
         );
         ws.apply();
-        let object = live(&name).unwrap();
+        let object = live_priority_class(&name).unwrap();
         assert_eq!(object.description.as_deref(), Some("ours"));
         let labels = object.metadata.labels.unwrap();
         assert_eq!(labels["team"], "ml");
@@ -184,7 +180,7 @@ fn drift_made_outside_terraform_shows_in_the_next_plan() {
         });
         ws.assert_plan_changes("will be created");
         ws.apply();
-        assert!(live(&name).is_some());
+        assert!(live_priority_class(&name).is_some());
         ws.assert_plan_empty();
         ws.destroy();
     });
@@ -240,7 +236,7 @@ fn import_into_an_empty_state_gives_an_empty_plan() {
         imported.forget();
         block.forget();
         original.destroy();
-        assert!(live(&name).is_none());
+        assert!(live_priority_class(&name).is_none());
     });
 }
 
@@ -312,7 +308,7 @@ fn a_user_without_permissions_is_told_what_is_missing() {
             out.contains("gpufleet-limited") && out.contains("RBAC"),
             "{out}"
         );
-        assert!(live(&name).is_none());
+        assert!(live_priority_class(&name).is_none());
         ws.forget();
     });
 }
@@ -325,11 +321,10 @@ fn plan_of_new_resources_needs_no_reachable_cluster() {
         let mut ws = Workspace::new(cli);
         let kubeconfig = ws.path().join("unreachable.kubeconfig");
         std::fs::write(&kubeconfig, common::unreachable_kubeconfig()).unwrap();
-        let fleet = "resource \"gpufleet_fleet\" \"training\" {\n  name = \"training\"\n  accelerators = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  node_class = { group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }\n  taints = [{ key = \"workload\", value = \"training\", effect = \"NoSchedule\" }]\n}\n";
         ws.config_raw(
             &(common::terraform::provider_block_for(kubeconfig.to_str().unwrap(), "")
                 + &class("c", "nowhere", 1, "")
-                + fleet),
+                + &fleet("training", "training", TRAINING)),
         );
         let (changes, plan) = ws.plan_has_changes();
         assert!(changes, "{plan}");

@@ -11,11 +11,9 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use common::fixtures::{TRAINING, class, fleet, live_node_pool, live_priority_class};
 use common::terraform::{Cli, Workspace, assert_invalid};
-use common::{block_on, kube_client, repo_root, unique_name};
-use k8s_openapi::api::scheduling::v1::PriorityClass;
-use kube::Api;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use common::{repo_root, unique_name};
 
 /// Name prefixes of the extra CLIs in `target/tools/bin/`.
 const EXTRA: &[&str] = &["terraform-1.5.", "tofu-1.8."];
@@ -88,46 +86,6 @@ fn each_extra_cli(test: impl Fn(&Cli)) {
     }
 }
 
-fn live_class(name: &str) -> Option<PriorityClass> {
-    block_on(async {
-        Api::<PriorityClass>::all(kube_client().await)
-            .get_opt(name)
-            .await
-            .unwrap()
-    })
-}
-
-fn live_node_pool(name: &str) -> Option<DynamicObject> {
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("karpenter.sh", "v1", "NodePool"),
-        "nodepools",
-    );
-    block_on(async {
-        Api::<DynamicObject>::all_with(kube_client().await, &resource)
-            .get_opt(name)
-            .await
-            .unwrap()
-    })
-}
-
-fn class(resource: &str, name: &str, value: i64, extra: &str) -> String {
-    format!(
-        "resource \"gpufleet_priority_class\" \"{resource}\" {{\n  name  = \"{name}\"\n  value = {value}\n{extra}}}\n"
-    )
-}
-
-fn fleet(resource: &str, name: &str, body: &str) -> String {
-    format!(
-        "resource \"gpufleet_fleet\" \"{resource}\" {{\n  name       = \"{name}\"\n  node_class = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n{body}}}\n"
-    )
-}
-
-const TRAINING: &str = r#"  accelerators      = ["H100"]
-  accelerator_count = { min = 8, max = 8 }
-  taints            = [{ key = "workload", value = "training", effect = "NoSchedule" }]
-  limits            = { gpus = 64 }
-"#;
-
 /// Apply, an empty second plan, `import` into an empty state giving an empty
 /// plan, and a destroy that leaves nothing in the cluster.
 #[test]
@@ -144,7 +102,7 @@ fn priority_class_and_fleet_lifecycle() {
         let mut ws = Workspace::new(cli);
         ws.config(&config);
         ws.apply();
-        let object = live_class(&pc).expect("PriorityClass exists");
+        let object = live_priority_class(&pc).expect("PriorityClass exists");
         assert_eq!(object.value, 4242);
         assert_eq!(object.preemption_policy.as_deref(), Some("Never"));
         let node_pool = live_node_pool(&pool).expect("NodePool exists");
@@ -171,7 +129,11 @@ fn priority_class_and_fleet_lifecycle() {
         imported.forget();
 
         ws.destroy();
-        assert!(live_class(&pc).is_none(), "{}: destroy left {pc}", cli.name);
+        assert!(
+            live_priority_class(&pc).is_none(),
+            "{}: destroy left {pc}",
+            cli.name
+        );
         assert!(
             live_node_pool(&pool).is_none(),
             "{}: destroy left {pool}",

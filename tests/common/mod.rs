@@ -1,6 +1,7 @@
 //! Shared by the integration tests: where the cluster is, unique names.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod fixtures;
 pub mod terraform;
 
 use std::path::PathBuf;
