@@ -1,12 +1,19 @@
 //! gpufleet: a Terraform and OpenTofu provider for Kubernetes clusters that
 //! run GPU training and GPU inference side by side.
 //!
-//! Layers, bottom up: `protocol` (the plugin protocol; no GPUs, no
-//! Kubernetes), `framework` (resources, schemas, planning), `provider`
-//! (configuration and the Kubernetes client), `catalog` (GPU models), and
-//! one module per resource and data source.
+//! Layers, bottom up:
+//! - [`protocol`]: the plugin protocol (handshake, mTLS, gRPC, values,
+//!   schemas, diagnostics); knows nothing of GPUs or Kubernetes.
+//! - [`framework`]: resources, typed models, schemas, validators, planning;
+//!   knows nothing of Kubernetes.
+//! - [`catalog`]: GPU models, what they support, and label schemes.
+//! - [`cluster`]: the Kubernetes client, server-side apply, retries, API
+//!   errors, Kubernetes names, and the generic server-side-applied object.
+//! - [`resources`] and [`data_sources`]: one module per type.
+//! - [`provider`]: the provider block and the list of what it registers.
 
 pub mod catalog;
+pub mod cluster;
 pub mod data_sources;
 pub mod framework;
 pub mod logging;

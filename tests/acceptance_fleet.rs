@@ -265,9 +265,9 @@ fn bad_inputs_through_the_cli() {
 /// cluster, not a missing object.
 #[test]
 fn a_missing_node_pool_api_is_named() {
-    use gpufleet::provider::Kubernetes;
-    use gpufleet::provider::connection::Connection;
-    use gpufleet::provider::kube::get;
+    use gpufleet::cluster::Kubernetes;
+    use gpufleet::cluster::connection::Connection;
+    use gpufleet::cluster::client::get;
 
     block_on(async {
         let missing: Api<DynamicObject> =

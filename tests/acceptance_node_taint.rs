@@ -676,7 +676,7 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
             ),
             (
                 on_node("n", &one).replace("  node_name = \"n\"\n", ""),
-                "Set `node_name` (one node) or `node_selector`",
+                "Set exactly one of `node_name` or `node_selector`.",
                 resource_line,
             ),
             (
@@ -684,7 +684,7 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
                 "matches every node",
                 "node_selector = {}",
             ),
-            (on_node("n", &[]), "List at least one taint", "taints = ["),
+            (on_node("n", &[]), "must not be empty", "taints = ["),
         ];
         for (body, message, source_line) in cases {
             assert_invalid(cli, &body, message, Some(source_line));

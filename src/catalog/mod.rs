@@ -30,7 +30,10 @@
 //! serves at most 48 clients per GPU from 7.5 on and 16 below, and MIG is available only on
 //! the parts listed with profiles. The per-column sources are listed in the `models` module.
 
+mod labels;
 mod models;
+
+pub use labels::{LabelKeys, LabelScheme, MemoryLabel, MemoryUnit, canonical_names, selected_by};
 
 use std::fmt;
 
@@ -94,6 +97,17 @@ impl Sharing {
     /// Every sharing mode, in declaration order.
     pub const ALL: [Self; 3] = [Self::TimeSlicing, Self::Mps, Self::Mig];
 
+    /// Every mode's [`as_str`](Self::as_str) spelling, in [`ALL`](Self::ALL) order.
+    pub const NAMES: &'static [&'static str] = &{
+        let mut names = [""; Self::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::ALL[i].as_str();
+            i += 1;
+        }
+        names
+    };
+
     /// The configuration spelling: `time_slicing`, `mps` or `mig` (the first two are also
     /// Cloudfleet's `gpu_sharing_strategy` values).
     pub const fn as_str(self) -> &'static str {
@@ -122,106 +136,6 @@ impl fmt::Display for Sharing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// A family of well-known node labels that name the GPU model of a node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LabelScheme {
-    /// Cloudfleet (CFKE): `cfke.io/accelerator-*`, upper-case names, memory in GiB.
-    Cfke,
-    /// Karpenter on AWS: `karpenter.k8s.aws/instance-gpu-*`, lower-case names, memory in MiB.
-    Aws,
-    /// Karpenter on Azure: `karpenter.azure.com/sku-gpu-*`, upper-case names, no memory label.
-    Azure,
-}
-
-impl LabelScheme {
-    /// Every label scheme, in declaration order.
-    pub const ALL: [Self; 3] = [Self::Cfke, Self::Aws, Self::Azure];
-
-    /// The configuration spelling: `cfke`, `aws` or `azure`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Cfke => "cfke",
-            Self::Aws => "aws",
-            Self::Azure => "azure",
-        }
-    }
-
-    /// Parses [`as_str`](Self::as_str)'s spelling, ignoring ASCII case and surrounding
-    /// whitespace.
-    pub fn parse(value: &str) -> Option<Self> {
-        let value = value.trim();
-        Self::ALL
-            .into_iter()
-            .find(|scheme| value.eq_ignore_ascii_case(scheme.as_str()))
-    }
-
-    /// The label keys of this scheme.
-    ///
-    /// Sources: aws/karpenter-provider-aws `pkg/apis/v1/labels.go`,
-    /// Azure/karpenter-provider-azure `pkg/apis/v1beta1/labels.go` (which has no GPU memory
-    /// label), and Cloudfleet's best-practices reference for `cfke.io/accelerator-*`.
-    pub const fn label_keys(self) -> LabelKeys {
-        match self {
-            Self::Cfke => LabelKeys {
-                name: "cfke.io/accelerator-name",
-                count: "cfke.io/accelerator-count",
-                memory: Some(MemoryLabel {
-                    key: "cfke.io/accelerator-memory",
-                    unit: MemoryUnit::GiB,
-                }),
-            },
-            Self::Aws => LabelKeys {
-                name: "karpenter.k8s.aws/instance-gpu-name",
-                count: "karpenter.k8s.aws/instance-gpu-count",
-                memory: Some(MemoryLabel {
-                    key: "karpenter.k8s.aws/instance-gpu-memory",
-                    unit: MemoryUnit::MiB,
-                }),
-            },
-            Self::Azure => LabelKeys {
-                name: "karpenter.azure.com/sku-gpu-name",
-                count: "karpenter.azure.com/sku-gpu-count",
-                memory: None,
-            },
-        }
-    }
-}
-
-impl fmt::Display for LabelScheme {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The node label keys of one [`LabelScheme`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LabelKeys {
-    /// Key of the GPU model label; its values come from [`Accelerator::label_value`].
-    pub name: &'static str,
-    /// Key of the label holding the number of GPUs per node.
-    pub count: &'static str,
-    /// Key and unit of the per-GPU memory label, if the scheme has one.
-    pub memory: Option<MemoryLabel>,
-}
-
-/// A per-GPU memory label: its key and the unit of its value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MemoryLabel {
-    /// The label key.
-    pub key: &'static str,
-    /// The unit of the label value; pass it to [`Accelerator::memory_in`].
-    pub unit: MemoryUnit,
-}
-
-/// The unit of a memory label value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MemoryUnit {
-    /// Gibibytes (Cloudfleet's `cfke.io/accelerator-memory`).
-    GiB,
-    /// Mebibytes (AWS's `karpenter.k8s.aws/instance-gpu-memory`).
-    MiB,
 }
 
 /// A MIG profile and how many instances of it fit on one GPU.
@@ -273,7 +187,7 @@ struct AwsGpu {
 
 impl Accelerator {
     /// Whether the model supports a sharing mode: time-slicing always; MPS from compute
-    /// capability 7.0 (reference notes §7, NVIDIA device plugin); MIG when the model has
+    /// capability 7.0, as NVIDIA's device plugin requires; MIG when the model has
     /// MIG profiles.
     pub fn supports(&self, sharing: Sharing) -> bool {
         match sharing {
@@ -283,9 +197,9 @@ impl Accelerator {
         }
     }
 
-    /// The most MPS clients (device-plugin replicas) per GPU: 48 from compute capability 7.5
-    /// on, 16 below (NVIDIA/k8s-device-plugin `cmd/mps-control-daemon/mps/device.go`), and 0
-    /// when the model does not support MPS at all.
+    /// The most MPS clients (device-plugin replicas) per GPU, as NVIDIA's MPS control daemon
+    /// allows them: 48 from compute capability 7.5 on, 16 below, and 0 when the model does
+    /// not support MPS at all.
     pub fn max_mps_clients(&self) -> u32 {
         if !self.supports(Sharing::Mps) {
             0
@@ -377,12 +291,11 @@ pub fn lookup(name: &str) -> Result<&'static Accelerator, UnknownAccelerator> {
 
 /// A validator for configuration strings naming an accelerator: a name [`lookup`] does not
 /// find fails with [`UnknownAccelerator`]'s message.
-pub fn known_name() -> crate::framework::schema::Validator {
-    std::sync::Arc::new(|value| {
-        value.as_str().map_or(Ok(()), |name| {
-            lookup(name).map(drop).map_err(|err| err.to_string())
-        })
-    })
+pub fn known_name() -> crate::framework::validators::Validator {
+    crate::framework::validators::Validator::string_with(
+        "A GPU model of the accelerator catalog (see the `gpufleet_accelerators` data source), in any case.",
+        |name| lookup(name).map(drop).map_err(|err| err.to_string()),
+    )
 }
 
 /// The error of [`lookup`]: the name matches no accelerator.

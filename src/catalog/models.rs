@@ -1,28 +1,23 @@
 //! The catalog data: one [`Accelerator`] per supported GPU model.
 //!
-//! Sources, per column:
+//! Where each column comes from:
 //!
-//! * memory and model names: NVIDIA product datasheets (nominal "GB" figures, which the
+//! * memory and model names: NVIDIA's product datasheets (nominal "GB" figures, which the
 //!   ecosystem, including MIG profile names and the Cloudfleet memory label, treats as GiB);
-//! * compute capability: NVIDIA's CUDA GPU list ("CUDA GPUs - Compute Capability");
-//! * architecture: the family names GPU Feature Discovery derives from the compute
-//!   capability (NVIDIA/k8s-device-plugin `internal/lm/resource.go`, `getArchFamily`);
-//! * MIG profiles: the NVIDIA MIG user guide, as tabulated in
-//!   `/work/shared/reference/gpu-and-karpenter.md` §6 and cross-checked against
-//!   NVIDIA/mig-parted `deployments/systemd/config-default.yaml`;
-//! * AWS label values and MiB figures: EC2 `DescribeInstanceTypes` (`GpuInfo.Gpus[].Name`
-//!   and `MemoryInfo.SizeInMiB`) as Karpenter publishes them in
-//!   aws/karpenter-provider-aws `website/content/en/preview/reference/instance-types.md`;
-//!   Karpenter lower-cases the name and turns spaces into dashes (`lowerKabobCase`);
-//! * Azure label values: the accelerator token of the VM size name, parsed by Azure/skewer
-//!   (`vmsize.go`, group `[A-Z][0-9]+`) and copied verbatim by Azure/karpenter-provider-azure
-//!   (`setRequirementsGPU`). Sizes whose name carries no such token (`NC6s_v3`, `ND40rs_v2`,
-//!   `ND96asr_v4`) or one that does not parse (`ND128isr_NDR_GB200_v6`,
-//!   `NC..._xl_RTXPRO6000BSE_v6`) get no `sku-gpu-name` label at all;
+//! * compute capability: NVIDIA's table of CUDA GPUs;
+//! * architecture: the family names GPU Feature Discovery derives from the compute capability;
+//! * MIG profiles: NVIDIA's MIG user guide, checked against the default layouts NVIDIA's
+//!   mig-parted ships;
+//! * AWS label values and MiB figures: the GPU name and memory EC2 reports for each instance
+//!   type, as Karpenter's AWS provider labels nodes with them (name lower-cased, spaces turned
+//!   into dashes);
+//! * Azure label values: the accelerator token of the VM size name (an upper-case letter and
+//!   digits), which Karpenter's Azure provider copies into `sku-gpu-name`. Sizes whose name
+//!   carries no such token (`NC6s_v3`, `ND40rs_v2`, `ND96asr_v4`) or one that does not parse
+//!   (`ND128isr_NDR_GB200_v6`, `NC..._xl_RTXPRO6000BSE_v6`) get no `sku-gpu-name` label;
 //! * Cloudfleet label values: `cfke.io/accelerator-name` is the model name without vendor
-//!   prefix in upper case (`L4`, `T4`, `A100`, `H100`, `L40S`, `V100`), per
-//!   cloudfleetai/cloudfleet-plugin-claude `skills/best-practices/references/best-practices.md`.
-//!   Memory sizes are not part of the name, so `A100-40GB` and `A100-80GB` are told apart by
+//!   prefix in upper case (`L4`, `T4`, `A100`, `H100`, `L40S`, `V100`). Memory sizes are not
+//!   part of the name, so `A100-40GB` and `A100-80GB` are told apart by
 //!   `cfke.io/accelerator-memory`.
 
 use super::{Accelerator, Architecture, AwsGpu, Labels, MigProfile};

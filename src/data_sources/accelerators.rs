@@ -6,37 +6,30 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, Accelerator, Sharing};
+use crate::cluster::Cluster;
 use crate::framework::DataSource;
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::state::{typed, untyped};
 use crate::framework::validators::{each, integer_between, one_of};
+use crate::protocol::Diagnostics;
 use crate::protocol::schema::Nesting;
-use crate::protocol::{Diagnostics, Value};
-use crate::provider::Client;
 
-/// The `sharing` values, as [`Sharing::as_str`] spells them.
-const SHARING_MODES: &[&str] = &["time_slicing", "mps", "mig"];
-
+/// The `gpufleet_accelerators` data source.
 pub struct Accelerators;
 
-#[derive(Debug, Deserialize, Serialize)]
-struct Filters {
+/// The filters, and the models that pass them.
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct Model {
     sharing: Option<String>,
     min_memory_gib: Option<u32>,
     names: Option<Vec<String>>,
+    accelerators: Option<Vec<Entry>>,
 }
 
-#[derive(Debug, Serialize)]
-struct Listing {
-    #[serde(flatten)]
-    filters: Filters,
-    accelerators: Vec<Entry>,
-}
-
-#[derive(Debug, Serialize)]
-struct Entry {
-    name: &'static str,
-    architecture: &'static str,
+/// One catalog model, as the data source lists it.
+#[derive(Debug, Deserialize, Serialize)]
+pub struct Entry {
+    name: String,
+    architecture: String,
     compute_capability: String,
     memory_gib: u32,
     time_slicing: bool,
@@ -46,9 +39,10 @@ struct Entry {
     mig_profiles: Vec<Profile>,
 }
 
-#[derive(Debug, Serialize)]
-struct Profile {
-    name: &'static str,
+/// A MIG profile of a model.
+#[derive(Debug, Deserialize, Serialize)]
+pub struct Profile {
+    name: String,
     max_instances: u8,
 }
 
@@ -56,8 +50,8 @@ impl From<&'static Accelerator> for Entry {
     fn from(a: &'static Accelerator) -> Self {
         let (major, minor) = a.compute_capability;
         Self {
-            name: a.name,
-            architecture: a.architecture.as_str(),
+            name: a.name.to_string(),
+            architecture: a.architecture.as_str().to_string(),
             compute_capability: format!("{major}.{minor}"),
             memory_gib: a.memory_gib,
             time_slicing: a.supports(Sharing::TimeSlicing),
@@ -68,7 +62,7 @@ impl From<&'static Accelerator> for Entry {
                 .mig_profiles
                 .iter()
                 .map(|p| Profile {
-                    name: p.name,
+                    name: p.name.to_string(),
                     max_instances: p.max_instances,
                 })
                 .collect(),
@@ -76,7 +70,7 @@ impl From<&'static Accelerator> for Entry {
     }
 }
 
-impl Filters {
+impl Model {
     /// Catalog entries passing every filter, in catalog order.
     fn apply(&self) -> Vec<&'static Accelerator> {
         let sharing = self.sharing.as_deref().and_then(Sharing::parse);
@@ -96,22 +90,10 @@ impl Filters {
     }
 }
 
-impl Accelerators {
-    fn list(&self, config: &Value) -> Result<Value, Diagnostics> {
-        let filters: Filters = typed(config)?;
-        let accelerators = filters.apply().into_iter().map(Entry::from).collect();
-        untyped(
-            &Listing {
-                filters,
-                accelerators,
-            },
-            &self.schema().value_type(),
-        )
-    }
-}
-
 #[async_trait]
-impl DataSource<Client> for Accelerators {
+impl DataSource<Cluster> for Accelerators {
+    type Model = Model;
+
     fn name(&self) -> &'static str {
         "accelerators"
     }
@@ -123,7 +105,7 @@ impl DataSource<Client> for Accelerators {
             vec![
                 Attr::string("sharing")
                     .optional()
-                    .validate(one_of(SHARING_MODES))
+                    .validate(one_of(Sharing::NAMES))
                     .describe(
                         "Only models supporting this sharing mode: `time_slicing`, `mps` or `mig`.",
                     ),
@@ -166,24 +148,28 @@ impl DataSource<Client> for Accelerators {
         )
     }
 
-    async fn read(&self, _client: &Client, config: &Value) -> Result<Value, Diagnostics> {
-        self.list(config)
+    async fn read(&self, _: &Cluster, mut model: Model) -> Result<Model, Diagnostics> {
+        model.accelerators = Some(model.apply().into_iter().map(Entry::from).collect());
+        Ok(model)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validate_config;
-    use crate::protocol::codec::from_json;
+    use crate::catalog::LabelScheme;
     use serde_json::json;
 
-    fn config(filters: serde_json::Value) -> Value {
-        from_json(&filters, &Accelerators.schema().value_type(), "").unwrap()
+    /// The data source's answer for `filters`, as JSON.
+    fn list(filters: serde_json::Value) -> serde_json::Value {
+        let model: Model = serde_json::from_value(filters).unwrap();
+        let cluster = Cluster::offline(LabelScheme::Cfke);
+        let listed = futures::executor::block_on(Accelerators.read(&cluster, model)).unwrap();
+        serde_json::to_value(listed).unwrap()
     }
 
     fn names(filters: serde_json::Value) -> Vec<String> {
-        let listing = Accelerators.list(&config(filters)).unwrap().to_json();
+        let listing = list(filters);
         listing["accelerators"]
             .as_array()
             .unwrap()
@@ -193,12 +179,9 @@ mod tests {
     }
 
     fn errors(filters: serde_json::Value) -> Vec<(String, String)> {
-        validate_config(&Accelerators.schema().attrs, &config(filters)).located()
-    }
-
-    #[test]
-    fn sharing_modes_are_the_catalogs() {
-        assert_eq!(SHARING_MODES, Sharing::ALL.map(Sharing::as_str));
+        let schema = Accelerators.schema();
+        let config = crate::protocol::codec::from_json(&filters, &schema.value_type(), "").unwrap();
+        schema.validate_config(&config).located()
     }
 
     #[test]
@@ -223,10 +206,7 @@ mod tests {
 
     #[test]
     fn entries_describe_the_model() {
-        let listing = Accelerators
-            .list(&config(json!({"names": ["H100"], "sharing": "mps"})))
-            .unwrap()
-            .to_json();
+        let listing = list(json!({"names": ["H100"], "sharing": "mps"}));
         let h100 = &listing["accelerators"][0];
         assert_eq!(h100["compute_capability"], "9.0");
         assert_eq!(h100["architecture"], "hopper");

@@ -6,8 +6,11 @@ use super::schema::{Attr, AttrKind, ObjectSchema};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Value};
 
+/// The framework's plan of one resource.
 pub struct Plan {
+    /// The planned new state.
     pub planned: Value,
+    /// Changed attributes that force replacement.
     pub requires_replace: Vec<AttributePath>,
 }
 
@@ -93,6 +96,25 @@ fn computed_unset<'a>(attrs: &'a [Attr], config: &'a Value) -> impl Iterator<Ite
         .filter(move |a| a.flags.computed && a.default.is_none() && config.attr(a.name).is_null())
 }
 
+/// Plans the attributes declared `derived_from` with the values `derived`
+/// (the planned state after the resource's `derive`) holds, wherever their
+/// inputs are known. The others, and those `derive` left null (it cannot
+/// tell them before apply), stay as planned: unknown while changing.
+pub fn derive_planned(schema: &ObjectSchema, planned: &mut Value, derived: Option<&Value>) {
+    let Some(derived) = derived else { return };
+    for attr in schema.attrs.iter().filter(|a| !a.derived_from.is_empty()) {
+        let known = attr
+            .derived_from
+            .iter()
+            .all(|input| planned.attr(input).is_wholly_known());
+        let value = derived.attr(attr.name);
+        if known && !value.is_null() {
+            set(planned, attr.name, value.clone());
+        }
+    }
+}
+
+/// Sets attribute `name` of an object value.
 pub fn set(object: &mut Value, name: &str, value: Value) {
     if let Value::Object(entries) = object {
         entries.insert(name.to_string(), value);

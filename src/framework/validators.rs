@@ -1,21 +1,81 @@
-//! Small reusable validators. Each checks a known, non-null value and says
-//! what is wrong in words a user can act on.
+//! Validators as small described values, in the manner of
+//! terraform-plugin-framework: an attribute validator checks one known,
+//! non-null value; an object validator checks how the attributes of one
+//! object go together (`exactly_one_of`, `all_or_none`, ...). Each carries a
+//! one-line description that the schema shows in the attribute's
+//! documentation, so docs and behaviour cannot drift apart.
 
 use std::sync::Arc;
 
-use super::schema::Validator;
+use crate::protocol::{AttributePath, Diagnostics, Value};
 
-pub fn one_of(allowed: &'static [&'static str]) -> Validator {
-    Arc::new(move |v| match v.as_str() {
-        Some(s) if allowed.contains(&s) => Ok(()),
-        Some(s) => Err(format!("{s:?} is not one of {}", quoted_list(allowed))),
-        None => Ok(()),
-    })
+type Check = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
+
+/// Checks one known, non-null value; the error text becomes the diagnostic
+/// detail.
+#[derive(Clone)]
+pub struct Validator {
+    description: String,
+    check: Arc<Check>,
 }
 
-/// An integer between `min` and `max`, inclusive; `why` explains the bound.
+impl Validator {
+    /// A validator described as `description` (a sentence fragment such as
+    /// "one of `a`, `b`") that runs `check`.
+    pub fn new(
+        description: impl Into<String>,
+        check: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            description: description.into(),
+            check: Arc::new(check),
+        }
+    }
+
+    /// What a valid value is, for documentation.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Checks `value`; `Err` says what is wrong with it.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        (self.check)(value)
+    }
+
+    /// A validator from a string predicate; `expected` describes valid values
+    /// ("a duration such as `30s`") and follows "is not" in errors.
+    pub fn string(expected: &'static str, valid: fn(&str) -> bool) -> Self {
+        Self::new(expected, move |v| match v.as_str() {
+            Some(s) if !valid(s) => Err(format!("{s:?} is not {expected}")),
+            _ => Ok(()),
+        })
+    }
+
+    /// A validator from a string check that explains its own errors.
+    pub fn string_with(
+        description: impl Into<String>,
+        check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(description, move |v| v.as_str().map_or(Ok(()), &check))
+    }
+}
+
+/// One of a fixed set of strings, spelled exactly.
+pub fn one_of(allowed: &'static [&'static str]) -> Validator {
+    Validator::new(
+        format!("One of {}.", code_list(allowed)),
+        move |v| match v.as_str() {
+            Some(s) if allowed.contains(&s) => Ok(()),
+            Some(s) => Err(format!("{s:?} is not one of {}", quoted_list(allowed))),
+            None => Ok(()),
+        },
+    )
+}
+
+/// An integer between `min` and `max`, inclusive; `why` explains the bound
+/// and is appended to the error.
 pub fn integer_between(min: i64, max: i64, why: &'static str) -> Validator {
-    Arc::new(move |v| {
+    Validator::new(format!("A whole number from {min} to {max}."), move |v| {
         let Some(n) = v.as_number() else {
             return Ok(());
         };
@@ -35,7 +95,7 @@ pub fn integer_between(min: i64, max: i64, why: &'static str) -> Validator {
 
 /// A string, list or set with something in it.
 pub fn not_empty() -> Validator {
-    Arc::new(|v| {
+    Validator::new("Must not be empty.", |v| {
         if v.as_str() == Some("") || v.elements().is_some_and(<[_]>::is_empty) {
             Err("must not be empty".into())
         } else {
@@ -46,161 +106,143 @@ pub fn not_empty() -> Validator {
 
 /// Applies `validator` to every known element of a list or set.
 pub fn each(validator: Validator) -> Validator {
-    Arc::new(move |v| {
+    let description = format!("Each element: {}", validator.description());
+    Validator::new(description, move |v| {
         v.elements()
             .into_iter()
             .flatten()
             .filter(|element| !element.is_null() && !element.is_unknown())
-            .try_for_each(|element| validator(element))
+            .try_for_each(|element| validator.check(element))
     })
 }
 
-/// A string that is a Kubernetes resource quantity of zero or more.
-pub fn non_negative_quantity() -> Validator {
-    Arc::new(|v| v.as_str().map_or(Ok(()), check_non_negative_quantity))
+/// What an [`ObjectValidator`] requires of its attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    ExactlyOneOf,
+    AtLeastOneOf,
+    AllOrNone,
+    ConflictsWith,
 }
 
-/// A Kubernetes resource quantity (`64`, `500m`, `4000Gi`, `1e3`) that is not negative.
-pub fn check_non_negative_quantity(quantity: &str) -> Result<(), String> {
-    fn is_decimal(s: &str) -> bool {
-        s.bytes().any(|b| b.is_ascii_digit())
-            && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-            && s.matches('.').count() <= 1
-    }
-    let unsigned = quantity.strip_prefix('+').unwrap_or(quantity);
-    if unsigned.starts_with('-') {
-        return Err(format!("{quantity:?} is negative; use zero or more"));
-    }
-    let split = unsigned
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(unsigned.len());
-    let (number, suffix) = unsigned.split_at(split);
-    let exponent = suffix
-        .strip_prefix(['e', 'E'])
-        .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
-        .is_some_and(is_decimal);
-    let suffix_ok = exponent
-        || [
-            "", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
-        ]
-        .contains(&suffix);
-    if is_decimal(number) && suffix_ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{quantity:?} is not a Kubernetes quantity such as \"64\", \"500m\" or \"4000Gi\""
-        ))
-    }
+/// A rule over several attributes of one object (the resource, or one
+/// nested object), checked where all of them are known.
+#[derive(Clone, Debug)]
+pub struct ObjectValidator {
+    rule: Rule,
+    attributes: Vec<&'static str>,
 }
 
-/// A DNS-1123 subdomain: what Kubernetes accepts as most object names.
-pub fn dns1123_subdomain() -> Validator {
-    Arc::new(|v| v.as_str().map_or(Ok(()), check_dns1123_subdomain))
+/// Exactly one of `attributes` is set.
+pub fn exactly_one_of(attributes: &[&'static str]) -> ObjectValidator {
+    ObjectValidator::new(Rule::ExactlyOneOf, attributes)
 }
 
-pub fn check_dns1123_subdomain(s: &str) -> Result<(), String> {
-    let valid = !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        });
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "{s:?} is not a valid name: use at most 253 lower-case letters, digits, '-' and '.', \
-             starting and ending with a letter or digit (a DNS-1123 subdomain)"
-        ))
-    }
+/// At least one of `attributes` is set.
+pub fn at_least_one_of(attributes: &[&'static str]) -> ObjectValidator {
+    ObjectValidator::new(Rule::AtLeastOneOf, attributes)
 }
 
-/// A Kubernetes qualified name, e.g. a taint key.
-pub fn qualified_name() -> Validator {
-    Arc::new(|v| v.as_str().map_or(Ok(()), check_qualified_name))
+/// `attributes` are set together or not at all.
+pub fn all_or_none(attributes: &[&'static str]) -> ObjectValidator {
+    ObjectValidator::new(Rule::AllOrNone, attributes)
 }
 
-/// A label value, e.g. a taint value.
-pub fn label_value() -> Validator {
-    Arc::new(|v| v.as_str().map_or(Ok(()), check_label_value))
+/// At most one of `attributes` is set.
+pub fn conflicts_with(attributes: &[&'static str]) -> ObjectValidator {
+    ObjectValidator::new(Rule::ConflictsWith, attributes)
 }
 
-/// A Kubernetes qualified name (label, annotation or taint key): `[prefix/]name`.
-pub fn check_qualified_name(key: &str) -> Result<(), String> {
-    if key.is_empty() {
-        return Err("the key must not be empty".into());
-    }
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix {
-        check_dns1123_subdomain(p)
-            .map_err(|_| format!("{key:?}: prefix {p:?} is not a DNS subdomain"))?;
-    }
-    let ok = !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        && name.as_bytes()[0].is_ascii_alphanumeric()
-        && name.as_bytes()[name.len() - 1].is_ascii_alphanumeric();
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{key:?} is not a valid key: the name part must be 1-63 characters of letters, digits, \
-             '-', '_' or '.', starting and ending with a letter or digit"
-        ))
-    }
-}
-
-/// A label value: empty, or at most 63 characters of `[A-Za-z0-9-_.]`, alphanumeric at both ends.
-pub fn check_label_value(value: &str) -> Result<(), String> {
-    let ok = value.is_empty()
-        || (value.len() <= 63
-            && value
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-            && value.as_bytes()[0].is_ascii_alphanumeric()
-            && value.as_bytes()[value.len() - 1].is_ascii_alphanumeric());
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{value:?} is not a valid label value: at most 63 letters, digits, '-', '_' or '.', \
-             starting and ending with a letter or digit"
-        ))
-    }
-}
-
-/// A map of Kubernetes labels: qualified keys and valid values.
-pub fn labels() -> Validator {
-    Arc::new(|v| {
-        for (key, value) in v.entries().into_iter().flatten() {
-            check_qualified_name(key)?;
-            if let Some(s) = value.as_str() {
-                check_label_value(s).map_err(|e| format!("label {key:?}: {e}"))?;
-            }
+impl ObjectValidator {
+    fn new(rule: Rule, attributes: &[&'static str]) -> Self {
+        assert!(
+            attributes.len() >= 2,
+            "{rule:?} needs two attributes or more"
+        );
+        Self {
+            rule,
+            attributes: attributes.to_vec(),
         }
-        Ok(())
-    })
+    }
+
+    /// The attributes the rule is about.
+    pub fn attributes(&self) -> &[&'static str] {
+        &self.attributes
+    }
+
+    /// The rule in words, for documentation.
+    pub fn description(&self) -> String {
+        let names = or_list(&self.attributes);
+        match self.rule {
+            Rule::ExactlyOneOf => format!("Exactly one of {names} must be set."),
+            Rule::AtLeastOneOf => format!("At least one of {names} must be set."),
+            Rule::AllOrNone => format!("{} go together.", and_list(&self.attributes)),
+            Rule::ConflictsWith => format!("Only one of {names} may be set."),
+        }
+    }
+
+    /// Checks `object` at `path`. Nothing is judged while one of the
+    /// attributes is still unknown.
+    pub fn check(&self, object: &Value, path: &AttributePath, diagnostics: &mut Diagnostics) {
+        let values: Vec<&Value> = self.attributes.iter().map(|a| object.attr(a)).collect();
+        if values.iter().any(|v| v.is_unknown()) {
+            return;
+        }
+        let set: Vec<&str> = self
+            .attributes
+            .iter()
+            .zip(&values)
+            .filter(|(_, v)| !v.is_null())
+            .map(|(a, _)| *a)
+            .collect();
+        let names = or_list(&self.attributes);
+        let whose = if path.0.is_empty() {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        let (at, summary, detail) = match self.rule {
+            Rule::ExactlyOneOf | Rule::ConflictsWith if set.len() > 1 => (
+                set[1],
+                "Conflicting attributes",
+                format!("{whose}Set either {}, not both.", or_list(&set)),
+            ),
+            Rule::ExactlyOneOf | Rule::AtLeastOneOf if set.is_empty() => (
+                self.attributes[0],
+                "Missing attribute",
+                format!(
+                    "{whose}Set {} of {names}.",
+                    if self.rule == Rule::ExactlyOneOf {
+                        "exactly one"
+                    } else {
+                        "at least one"
+                    }
+                ),
+            ),
+            Rule::AllOrNone if !set.is_empty() && set.len() < self.attributes.len() => {
+                let missing = self
+                    .attributes
+                    .iter()
+                    .find(|a| !set.contains(a))
+                    .expect("one is missing");
+                (
+                    *missing,
+                    "Incomplete attributes",
+                    format!(
+                        "{whose}{} go together; set all or none.",
+                        and_list(&self.attributes)
+                    ),
+                )
+            }
+            _ => return,
+        };
+        // An unset attribute has no line of its own; Terraform then shows
+        // the enclosing object.
+        diagnostics.error_at(path.join_attr(at), summary, detail);
+    }
 }
 
-/// A map of Kubernetes annotations: qualified keys, any values.
-pub fn annotation_keys() -> Validator {
-    Arc::new(|v| {
-        v.entries()
-            .into_iter()
-            .flatten()
-            .try_for_each(|(key, _)| check_qualified_name(key))
-    })
-}
-
+/// `"a", "b", "c"`: values as a user would type them.
 pub fn quoted_list(items: &[&str]) -> String {
     items
         .iter()
@@ -209,74 +251,121 @@ pub fn quoted_list(items: &[&str]) -> String {
         .join(", ")
 }
 
+/// `` `a`, `b`, `c` ``: values for Markdown documentation.
+pub fn code_list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn joined(items: &[&str], word: &str) -> String {
+    let names: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} {word} {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+fn or_list(items: &[&str]) -> String {
+    joined(items, "or")
+}
+
+fn and_list(items: &[&str]) -> String {
+    joined(items, "and")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::Value;
-
-    #[test]
-    fn dns_names() {
-        for ok in ["a", "online-inference", "a.b-c.d", "x1"] {
-            assert!(check_dns1123_subdomain(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "A", "-a", "a-", "a..b", "a_b", &"a".repeat(254)] {
-            assert!(check_dns1123_subdomain(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn label_keys_and_values() {
-        assert!(check_qualified_name("workload").is_ok());
-        assert!(check_qualified_name("cfke.io/accelerator-name").is_ok());
-        assert!(check_qualified_name("bad key").is_err());
-        assert!(check_qualified_name("").unwrap_err().contains("empty"));
-        assert!(check_qualified_name("/x").is_err());
-        assert!(check_qualified_name("Bad_Prefix/x").is_err());
-        assert!(check_label_value("").is_ok());
-        assert!(check_label_value("H100").is_ok());
-        assert!(check_label_value("-x").is_err());
-    }
-
-    #[test]
-    fn quantities() {
-        for ok in [
-            "0", "64", "+1", "500m", "4000Gi", "1.5", ".5", "1e3", "2E", "1E-3",
-        ] {
-            assert!(check_non_negative_quantity(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "-1", "1 Gi", "Gi", "1.2.3", "1e", "1x", "1GB"] {
-            assert!(check_non_negative_quantity(bad).is_err(), "{bad}");
-        }
-        assert!(
-            check_non_negative_quantity("-4")
-                .unwrap_err()
-                .contains("negative")
-        );
-    }
+    use std::collections::BTreeMap;
 
     #[test]
     fn collections() {
         let set = |items: &[&str]| Value::Set(items.iter().map(|s| Value::string(*s)).collect());
-        assert!(not_empty()(&set(&[])).is_err());
-        assert!(not_empty()(&set(&["a"])).is_ok());
+        assert!(not_empty().check(&set(&[])).is_err());
+        assert!(not_empty().check(&set(&["a"])).is_ok());
         let choices = each(one_of(&["spot", "on-demand"]));
-        assert!(choices(&set(&["spot"])).is_ok());
+        assert!(choices.check(&set(&["spot"])).is_ok());
         assert!(
-            choices(&set(&["spot", "cheap"]))
+            choices
+                .check(&set(&["spot", "cheap"]))
                 .unwrap_err()
                 .contains("cheap")
+        );
+        assert_eq!(
+            choices.description(),
+            "Each element: One of `spot`, `on-demand`."
         );
     }
 
     #[test]
     fn integers_and_choices() {
         let v = integer_between(0, 10, "");
-        assert!(v(&Value::int(10)).is_ok());
-        assert!(v(&Value::int(11)).unwrap_err().contains("outside"));
+        assert!(v.check(&Value::int(10)).is_ok());
+        assert!(v.check(&Value::int(11)).unwrap_err().contains("outside"));
         let frac = Value::Number(Value::parse_number("1.5").unwrap());
-        assert!(v(&frac).unwrap_err().contains("whole number"));
+        assert!(v.check(&frac).unwrap_err().contains("whole number"));
         let c = one_of(&["Never"]);
-        assert!(c(&Value::string("Never")).is_ok());
-        assert!(c(&Value::string("never")).is_err());
+        assert!(c.check(&Value::string("Never")).is_ok());
+        assert!(c.check(&Value::string("never")).is_err());
+    }
+
+    fn object(pairs: &[(&str, Value)]) -> Value {
+        let mut m: BTreeMap<String, Value> = ["a", "b", "c"]
+            .iter()
+            .map(|k| (k.to_string(), Value::Null))
+            .collect();
+        for (k, v) in pairs {
+            m.insert(k.to_string(), v.clone());
+        }
+        Value::Object(m)
+    }
+
+    fn located(validator: &ObjectValidator, object: &Value) -> Vec<(String, String)> {
+        let mut d = Diagnostics::default();
+        validator.check(object, &AttributePath::attr("outer"), &mut d);
+        d.located()
+    }
+
+    #[test]
+    fn object_rules_point_at_the_attribute_to_change() {
+        let one = exactly_one_of(&["a", "b"]);
+        let (x, unknown) = (Value::string("x"), Value::UNKNOWN);
+        let both = located(&one, &object(&[("a", x.clone()), ("b", x.clone())]));
+        assert_eq!(both[0].0, "outer.b");
+        assert!(
+            both[0].1.contains("Set either `a` or `b`, not both"),
+            "{both:?}"
+        );
+        let neither = located(&one, &object(&[]));
+        assert_eq!(neither[0].0, "outer.a");
+        assert!(
+            neither[0]
+                .1
+                .starts_with("outer: Set exactly one of `a` or `b`")
+        );
+        assert!(located(&one, &object(&[("b", x.clone())])).is_empty());
+        assert!(located(&one, &object(&[("a", unknown.clone())])).is_empty());
+
+        let together = all_or_none(&["a", "b", "c"]);
+        let partial = located(&together, &object(&[("a", x.clone())]));
+        assert_eq!(partial[0].0, "outer.b");
+        assert!(partial[0].1.contains("`a`, `b` and `c` go together"));
+        assert!(located(&together, &object(&[])).is_empty());
+
+        let some = at_least_one_of(&["a", "b"]);
+        assert_eq!(located(&some, &object(&[]))[0].0, "outer.a");
+        assert!(located(&some, &object(&[("a", x.clone()), ("b", x.clone())])).is_empty());
+
+        let apart = conflicts_with(&["a", "c"]);
+        assert!(located(&apart, &object(&[])).is_empty());
+        assert_eq!(
+            located(&apart, &object(&[("a", x.clone()), ("c", x)]))[0].0,
+            "outer.c"
+        );
+        assert_eq!(together.description(), "`a`, `b` and `c` go together.");
     }
 }

@@ -1,51 +1,41 @@
-//! The gpufleet provider: its configuration block, the Kubernetes
-//! connection, and the list of resources and data sources.
-
-pub mod connection;
-pub mod kube;
-
-use std::sync::Arc;
+//! The gpufleet provider: its configuration block, and the list of
+//! resources and data sources it registers. Resources depend on the
+//! cluster layer, never on this module.
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::LabelScheme;
+use crate::cluster::connection::Connection;
+use crate::cluster::object::ObjectResource;
+use crate::cluster::{Cluster, Kubernetes};
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::state::typed;
-use crate::framework::validators::one_of;
-use crate::framework::{DataSource, ProviderDefinition, Resource};
+use crate::framework::validators::{all_or_none, one_of};
+use crate::framework::{
+    ProviderDefinition, RegisteredDataSource, RegisteredResource, register_data_source,
+    register_resource,
+};
+use crate::protocol::Diagnostics;
 use crate::protocol::schema::Nesting;
-use crate::protocol::{AttributePath, Diagnostics, Value};
-use connection::Connection;
+use crate::{data_sources, resources};
 
-pub use self::kube::Kubernetes;
-
-/// What every resource and data source gets: the cluster and provider-wide settings.
-pub struct Client {
-    pub kubernetes: Kubernetes,
-    /// How GPU constraints become node labels unless a fleet says otherwise.
-    pub label_scheme: LabelScheme,
-}
-
-#[cfg(test)]
-impl Client {
-    /// A client with no cluster configured, for plan-time unit tests (plan
-    /// never calls the cluster).
-    pub fn offline(label_scheme: LabelScheme) -> Self {
-        Self {
-            kubernetes: Kubernetes::new(Default::default()),
-            label_scheme,
-        }
-    }
-}
-
+/// The provider definition.
 pub struct Gpufleet;
 
-/// The `label_scheme` values, as [`LabelScheme::as_str`] spells them.
-pub const LABEL_SCHEMES: &[&str] = &["cfke", "aws", "azure"];
+/// The provider block.
+#[derive(Default, Deserialize, Serialize)]
+pub struct Config {
+    /// How to reach the cluster.
+    #[serde(flatten)]
+    connection: Connection,
+    /// The label scheme fleets use unless they say otherwise.
+    label_scheme: Option<String>,
+}
 
 #[async_trait]
 impl ProviderDefinition for Gpufleet {
-    type Client = Client;
+    type Client = Cluster;
+    type Config = Config;
 
     fn type_prefix(&self) -> &'static str {
         "gpufleet"
@@ -53,7 +43,7 @@ impl ProviderDefinition for Gpufleet {
 
     fn schema(&self) -> ObjectSchema {
         ObjectSchema::new(
-            "Manages GPU fleets, node taints, priority classes and GPU sharing on a Kubernetes cluster.",
+            "Manages GPU fleets, node taints and priority classes on a Kubernetes cluster.",
             vec![
                 Attr::string("config_path").optional().describe("Path to a kubeconfig file. Defaults to `KUBE_CONFIG_PATH`, then `KUBECONFIG`."),
                 Attr::string("config_context").optional().describe("Context of the kubeconfig to use; its current context when unset."),
@@ -68,58 +58,60 @@ impl ProviderDefinition for Gpufleet {
                     Nesting::Single,
                     vec![
                         Attr::string("api_version").required().describe("e.g. `client.authentication.k8s.io/v1`."),
-                        Attr::string("command").required(),
-                        Attr::string_list("args").optional(),
-                        Attr::string_map("env").optional(),
+                        Attr::string("command").required().describe("The command that prints an ExecCredential."),
+                        Attr::string_list("args").optional().describe("Its arguments."),
+                        Attr::string_map("env").optional().describe("Environment variables it gets."),
                     ],
                 )
                 .optional()
                 .describe("Run a command for credentials (an exec credential plugin)."),
                 Attr::string("label_scheme")
                     .optional()
-                    .validate(one_of(LABEL_SCHEMES))
-                    .describe("Node labels GPU constraints map to: `cfke` (default), `aws` or `azure`."),
+                    .validate(one_of(LabelScheme::NAMES))
+                    .describe("Node labels GPU constraints map to; `cfke` when unset."),
             ],
         )
+        .validate(all_or_none(&["client_certificate", "client_key"]))
     }
 
-    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
-        let (cert, key) = (config.attr("client_certificate"), config.attr("client_key"));
-        if cert.is_null() != key.is_null() && !cert.is_unknown() && !key.is_unknown() {
-            diagnostics.error_at(
-                AttributePath::attr(if cert.is_null() {
-                    "client_certificate"
-                } else {
-                    "client_key"
-                }),
-                "Incomplete client certificate",
-                "`client_certificate` and `client_key` go together.",
-            );
-        }
-    }
-
-    async fn configure(&self, config: &Value) -> Result<Client, Diagnostics> {
-        let connection: Connection = typed(config)?;
+    async fn configure(&self, config: Config) -> Result<Cluster, Diagnostics> {
         let label_scheme = config
-            .attr("label_scheme")
-            .as_str()
+            .label_scheme
+            .as_deref()
             .and_then(LabelScheme::parse)
             .unwrap_or(LabelScheme::Cfke);
-        Ok(Client {
-            kubernetes: Kubernetes::new(connection),
+        Ok(Cluster {
+            kubernetes: Kubernetes::new(config.connection),
             label_scheme,
         })
     }
 
-    fn resources(&self) -> Vec<Arc<dyn Resource<Client>>> {
+    fn resources(&self) -> Vec<RegisteredResource<Cluster>> {
         vec![
-            Arc::new(crate::resources::priority_class::PriorityClass),
-            Arc::new(crate::resources::fleet::Fleet),
-            Arc::new(crate::resources::node_taint::NodeTaint),
+            register_resource(ObjectResource(resources::priority_class::PriorityClass)),
+            register_resource(ObjectResource(resources::fleet::Fleet)),
+            register_resource(resources::node_taint::NodeTaint),
         ]
     }
 
-    fn data_sources(&self) -> Vec<Arc<dyn DataSource<Client>>> {
-        vec![Arc::new(crate::data_sources::accelerators::Accelerators)]
+    fn data_sources(&self) -> Vec<RegisteredDataSource<Cluster>> {
+        vec![register_data_source(
+            data_sources::accelerators::Accelerators,
+        )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::FrameworkProvider;
+
+    #[test]
+    fn every_schema_is_sound() {
+        let provider = FrameworkProvider::new(Gpufleet);
+        for (name, schema) in provider.object_schemas() {
+            let problems = schema.check();
+            assert!(problems.is_empty(), "{name}: {problems:#?}");
+        }
     }
 }

@@ -29,21 +29,19 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::ownership::{IMPORTING, check_import_name, importing};
-use crate::framework::plan::{self, Plan};
+use super::taint::{check_unique, taint_attributes};
+use crate::cluster::client::get;
+use crate::cluster::errors::status;
+use crate::cluster::names::{check_import_name, dns1123_subdomain, labels};
+use crate::cluster::retry::retry_on_conflict;
+use crate::cluster::{Cluster, FIELD_MANAGER};
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::state::{typed, untyped};
-use crate::framework::validators::{
-    dns1123_subdomain, label_value, labels, one_of, qualified_name,
-};
-use crate::framework::{Resource, Stored};
+use crate::framework::validators::{exactly_one_of, not_empty};
+use crate::framework::{Failed, Private, Resource, Stored, Warnings};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
-use crate::provider::Client;
-use crate::provider::kube::{FIELD_MANAGER, get, retry_on_conflict, status};
 
 const KIND: &str = "v1 Node";
-const EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 /// Key domains, with their subdomains, of the taints Kubernetes components,
 /// cloud providers and Karpenter set. An import leaves these taints out.
 const SYSTEM_DOMAINS: &[&str] = &["kubernetes.io", "k8s.io", "karpenter.sh"];
@@ -53,6 +51,7 @@ const SYSTEM_KEYS: &[&str] = &[
     "DeletionCandidateOfClusterAutoscaler",
 ];
 
+/// The `gpufleet_node_taint` resource.
 pub struct NodeTaint;
 
 /// Kubernetes identifies a taint by its key and effect.
@@ -132,8 +131,9 @@ fn selector_text<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> St
         .join(",")
 }
 
+/// The resource's state.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
-struct State {
+pub struct Model {
     id: Option<String>,
     node_name: Option<String>,
     node_selector: Option<BTreeMap<String, String>>,
@@ -147,16 +147,7 @@ enum Target<'a> {
     Selector(String),
 }
 
-impl State {
-    /// The planned state without its computed attributes, which may still be unknown.
-    fn planned(planned: &Value) -> Result<State, Diagnostics> {
-        let mut known = planned.clone();
-        for computed in ["id", "nodes"] {
-            plan::set(&mut known, computed, Value::Null);
-        }
-        typed(&known)
-    }
-
+impl Model {
     fn target(&self) -> Result<Target<'_>, Diagnostics> {
         match (&self.node_name, &self.node_selector) {
             (Some(name), None) => Ok(Target::Node(name)),
@@ -171,8 +162,8 @@ impl State {
         }
     }
 
-    fn target_id(&self) -> Result<String, Diagnostics> {
-        Ok(match self.target()? {
+    fn target_id(&self) -> Option<String> {
+        Some(match self.target().ok()? {
             Target::Node(name) => name.to_string(),
             Target::Selector(selector) => selector,
         })
@@ -305,34 +296,56 @@ async fn retaint(
     .await
 }
 
+/// Where a write stopped: the nodes it had finished, and why it stopped.
+struct Interrupted {
+    written: BTreeSet<String>,
+    diagnostics: Diagnostics,
+}
+
 impl NodeTaint {
     /// Moves the cluster from what `prior` put there to what `desired` asks
     /// for, one read-modify-write per node. Returns the nodes that now carry
-    /// `desired`'s taints.
+    /// `desired`'s taints; a failure part-way says which it had finished.
     async fn reconcile(
         &self,
-        client: &Client,
-        prior: Option<&State>,
-        desired: Option<&State>,
-    ) -> Result<BTreeSet<String>, Diagnostics> {
-        let kubernetes = &client.kubernetes;
-        let api = kubernetes.api::<Node>().await?;
-        let targets: BTreeSet<String> = match desired.map(State::target).transpose()? {
+        cluster: &Cluster,
+        prior: Option<&Model>,
+        desired: Option<&Model>,
+    ) -> Result<BTreeSet<String>, Interrupted> {
+        let mut written = BTreeSet::new();
+        let stop = |written: &BTreeSet<String>, diagnostics: Diagnostics| Interrupted {
+            written: written.clone(),
+            diagnostics,
+        };
+        let kubernetes = &cluster.kubernetes;
+        let api = kubernetes
+            .api::<Node>()
+            .await
+            .map_err(|d| stop(&written, d))?;
+        let target = desired
+            .map(Model::target)
+            .transpose()
+            .map_err(|d| stop(&written, d))?;
+        let targets: BTreeSet<String> = match target {
             None => BTreeSet::new(),
             Some(Target::Node(name)) => BTreeSet::from([name.to_string()]),
             Some(selector) => targeted_nodes(&api, &selector)
                 .await
-                .map_err(|e| kubernetes.api_error("list the Nodes to taint", KIND, &e))?
+                .map_err(|e| {
+                    stop(
+                        &written,
+                        kubernetes.api_error("list the Nodes to taint", KIND, &e),
+                    )
+                })?
                 .iter()
                 .map(|node| name_of(node).to_string())
                 .collect(),
         };
-        let previous = prior.map(State::managed_nodes).unwrap_or_default();
-        let prior_ids = prior.map(State::taint_ids).unwrap_or_default();
+        let previous = prior.map(Model::managed_nodes).unwrap_or_default();
+        let prior_ids = prior.map(Model::taint_ids).unwrap_or_default();
         let ours = desired.map_or(&[][..], |d| &d.taints[..]);
         let our_ids: BTreeSet<TaintId> = ours.iter().map(TaintSpec::id).collect();
         let nothing = BTreeSet::new();
-        let mut written = BTreeSet::new();
         for name in targets.union(&previous) {
             let targeted = targets.contains(name);
             let wanted = if targeted { &our_ids } else { &nothing };
@@ -344,7 +357,8 @@ impl NodeTaint {
             };
             let set = if targeted { ours } else { &[] };
             let exists = retaint(&api, name, &released, set).await.map_err(|e| {
-                kubernetes.api_error(&format!("update the taints of Node {name:?}"), KIND, &e)
+                let action = format!("update the taints of Node {name:?}");
+                stop(&written, kubernetes.api_error(&action, KIND, &e))
             })?;
             if !targeted {
                 continue;
@@ -352,29 +366,65 @@ impl NodeTaint {
             if exists {
                 written.insert(name.clone());
             } else if desired.is_some_and(|d| d.node_name.is_some()) {
-                return Err(Diagnostic::error(
+                let missing = Diagnostic::error(
                     "Node not found",
                     format!(
                         "Node {name:?} does not exist on {}, so it cannot be tainted.",
                         kubernetes.describe()
                     ),
                 )
-                .at(AttributePath::attr("node_name"))
-                .into());
+                .at(AttributePath::attr("node_name"));
+                return Err(stop(&written, missing.into()));
             }
         }
         Ok(written)
     }
 
-    fn stored(&self, mut state: State, nodes: BTreeSet<String>) -> Result<Stored, Diagnostics> {
-        state.id = Some(state.target_id()?);
-        state.nodes = Some(nodes);
-        Ok(untyped(&state, &self.schema().value_type())?.into())
+    /// Writes `desired` over what `prior` wrote. On a failure part-way, the
+    /// state keeps track of everything that may now carry our taints: the
+    /// desired taints and the prior ones not yet released, on the nodes
+    /// written and those tainted before, so the next plan shows what is left.
+    async fn write(
+        &self,
+        cluster: &Cluster,
+        prior: Option<Model>,
+        mut desired: Model,
+    ) -> Result<Stored<Model>, Failed<Model>> {
+        match self
+            .reconcile(cluster, prior.as_ref(), Some(&desired))
+            .await
+        {
+            Ok(nodes) => {
+                desired.nodes = Some(nodes);
+                Ok(desired.into())
+            }
+            Err(Interrupted {
+                mut written,
+                diagnostics,
+            }) => {
+                let Some(prior) = prior else {
+                    if written.is_empty() {
+                        return Err(diagnostics.into());
+                    }
+                    desired.nodes = Some(written);
+                    return Err(Failed::after_write(desired, diagnostics));
+                };
+                let kept = desired.taint_ids();
+                desired
+                    .taints
+                    .extend(prior.taints.into_iter().filter(|t| !kept.contains(&t.id())));
+                written.extend(prior.nodes.into_iter().flatten());
+                desired.nodes = Some(written);
+                Err(Failed::after_write(desired, diagnostics))
+            }
+        }
     }
 }
 
 #[async_trait]
-impl Resource<Client> for NodeTaint {
+impl Resource<Cluster> for NodeTaint {
+    type Model = Model;
+
     fn name(&self) -> &'static str {
         "node_taint"
     }
@@ -384,139 +434,67 @@ impl Resource<Client> for NodeTaint {
             "Taints on one node, or on every node whose labels match, kept next to the taints of kubelet, Karpenter and other tools: only this resource's taints are ever written or removed.",
             vec![
                 Attr::string("id")
-                    .computed()
+                    .derived_from(&["node_name", "node_selector"])
                     .describe("The node name, or the selector as `key=value,...`."),
                 Attr::string("node_name")
                     .optional()
                     .validate(dns1123_subdomain())
-                    .describe("The node to taint. Exactly one of `node_name` and `node_selector` is set."),
+                    .describe("The node to taint."),
                 Attr::string_map("node_selector")
                     .optional()
                     .validate(labels())
                     .describe("Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan."),
-                Attr::nested(
-                    "taints",
-                    Nesting::List,
-                    vec![
-                        Attr::string("key")
-                            .required()
-                            .validate(qualified_name())
-                            .describe("e.g. `nvidia.com/gpu` or `workload`."),
-                        Attr::string("value").optional().validate(label_value()),
-                        Attr::string("effect")
-                            .required()
-                            .validate(one_of(EFFECTS))
-                            .describe("`NoSchedule`, `PreferNoSchedule` or `NoExecute`."),
-                    ],
-                )
-                .required()
-                .describe("The taints this resource owns. One key may appear with several effects; each (key, effect) pair at most once."),
+                Attr::nested("taints", Nesting::List, taint_attributes())
+                    .required()
+                    .validate(not_empty())
+                    .describe("The taints this resource owns. One key may appear with several effects; each (key, effect) pair at most once."),
                 Attr::string_set("nodes")
-                    .computed()
-                    .describe("The nodes carrying this resource's taints."),
+                    .derived_from(&["node_name"])
+                    .describe("The nodes carrying this resource's taints: the named node, or the nodes the selector matched."),
             ],
         )
+        .validate(exactly_one_of(&["node_name", "node_selector"]))
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
-        let (name, selector) = (config.attr("node_name"), config.attr("node_selector"));
-        if !name.is_unknown() && !selector.is_unknown() {
-            match (name.is_null(), selector.is_null()) {
-                (false, false) => diagnostics.error_at(
-                    AttributePath::attr("node_selector"),
-                    "Conflicting targets",
-                    "Set either `node_name` or `node_selector`, not both.",
-                ),
-                (true, true) => diagnostics.error_at(
-                    AttributePath::attr("node_name"),
-                    "Missing target",
-                    "Set `node_name` (one node) or `node_selector` (every node whose labels match).",
-                ),
-                _ => {}
-            }
-        }
-        if selector.entries().is_some_and(BTreeMap::is_empty) {
+        if config
+            .attr("node_selector")
+            .entries()
+            .is_some_and(BTreeMap::is_empty)
+        {
             diagnostics.error_at(
                 AttributePath::attr("node_selector"),
                 "Empty node selector",
                 "An empty selector matches every node, control plane included: list at least one label.",
             );
         }
-        let Some(taints) = config.attr("taints").elements() else {
-            return;
-        };
-        if taints.is_empty() {
-            diagnostics.error_at(
-                AttributePath::attr("taints"),
-                "No taints",
-                "List at least one taint.",
-            );
-        }
-        let mut first_index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-        for (i, taint) in taints.iter().enumerate() {
-            let (Some(key), Some(effect)) =
-                (taint.attr("key").as_str(), taint.attr("effect").as_str())
-            else {
-                continue;
-            };
-            match first_index.get(&(key, effect)) {
-                Some(first) => diagnostics.error_at(
-                    AttributePath::attr("taints").join_index(i),
-                    "Duplicate taint",
-                    format!(
-                        "taints[{i}] repeats key {key:?} with effect {effect} from taints[{first}]: a node holds one taint per key and effect (the same key with another effect is fine)."
-                    ),
-                ),
-                None => {
-                    first_index.insert((key, effect), i);
-                }
-            }
+        check_unique(config, &["taints"], diagnostics);
+    }
+
+    /// The target decides the id, and a named node is the one node tainted.
+    /// A selector's nodes are known only once the cluster is asked.
+    fn derive(&self, model: &mut Model) {
+        model.id = model.target_id();
+        if let Some(name) = &model.node_name {
+            model.nodes = Some(BTreeSet::from([name.clone()]));
         }
     }
 
-    fn modify_plan(
+    async fn create(
         &self,
-        _client: &Client,
-        plan: &mut Plan,
-        _prior: &Value,
-        config: &Value,
-        _diagnostics: &mut Diagnostics,
-    ) {
-        // Both follow from the target, so the plan shows them once it is known.
-        let selector = config.attr("node_selector");
-        let id = if let Some(name) = config.attr("node_name").as_str() {
-            plan::set(
-                &mut plan.planned,
-                "nodes",
-                Value::Set(vec![Value::string(name)]),
-            );
-            name.to_string()
-        } else if let (Some(labels), true) = (selector.entries(), selector.is_wholly_known()) {
-            selector_text(
-                labels
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default())),
-            )
-        } else {
-            return;
-        };
-        plan::set(&mut plan.planned, "id", Value::string(id));
-    }
-
-    async fn create(&self, client: &Client, planned: &Value) -> Result<Stored, Diagnostics> {
-        let desired = State::planned(planned)?;
-        let nodes = self.reconcile(client, None, Some(&desired)).await?;
-        self.stored(desired, nodes)
+        cluster: &Cluster,
+        planned: Model,
+    ) -> Result<Stored<Model>, Failed<Model>> {
+        self.write(cluster, None, planned).await
     }
 
     async fn read(
         &self,
-        client: &Client,
-        current: &Value,
-        private: &[u8],
-    ) -> Result<Option<Stored>, Diagnostics> {
-        let prior: State = typed(current)?;
-        let kubernetes = &client.kubernetes;
+        cluster: &Cluster,
+        prior: Model,
+        private: &Private,
+    ) -> Result<Option<Stored<Model>>, Diagnostics> {
+        let kubernetes = &cluster.kubernetes;
         let api = kubernetes.api::<Node>().await?;
         let target = prior.target()?;
         let read_error = |e: kube::Error| kubernetes.api_error("read the tainted Nodes", KIND, &e);
@@ -533,7 +511,7 @@ impl Resource<Client> for NodeTaint {
                 stale.push(node);
             }
         }
-        let taints: Vec<TaintSpec> = if importing(private) {
+        let taints: Vec<TaintSpec> = if private.importing {
             targets
                 .iter()
                 .flat_map(taints_of)
@@ -554,42 +532,43 @@ impl Resource<Client> for NodeTaint {
             .filter(|node| taints_of(node).iter().any(|t| ids.contains(&live_id(t))))
             .map(|node| name_of(node).to_string())
             .collect();
-        let state = State { taints, ..prior };
-        self.stored(state, nodes).map(Some)
+        Ok(Some(
+            Model {
+                taints,
+                nodes: Some(nodes),
+                ..prior
+            }
+            .into(),
+        ))
     }
 
     async fn update(
         &self,
-        client: &Client,
-        prior: &Value,
-        planned: &Value,
-        _private: &[u8],
-    ) -> Result<Stored, Diagnostics> {
-        let (prior, desired): (State, State) = (typed(prior)?, State::planned(planned)?);
-        let nodes = self.reconcile(client, Some(&prior), Some(&desired)).await?;
-        self.stored(desired, nodes)
+        cluster: &Cluster,
+        prior: Model,
+        planned: Model,
+        _private: &Private,
+    ) -> Result<Stored<Model>, Failed<Model>> {
+        self.write(cluster, Some(prior), planned).await
     }
 
     async fn delete(
         &self,
-        client: &Client,
-        prior: &Value,
-        _private: &[u8],
-    ) -> Result<(), Diagnostics> {
-        let prior: State = typed(prior)?;
-        self.reconcile(client, Some(&prior), None).await.map(drop)
+        cluster: &Cluster,
+        prior: Model,
+        _private: &Private,
+    ) -> Result<Warnings, Diagnostics> {
+        match self.reconcile(cluster, Some(&prior), None).await {
+            Ok(_) => Ok(Warnings::default()),
+            Err(interrupted) => Err(interrupted.diagnostics),
+        }
     }
 
-    fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
+    fn import(&self, id: &str) -> Result<Model, Diagnostics> {
         check_import_name(id, "node name")?;
-        let state = State {
-            id: Some(id.to_string()),
+        Ok(Model {
             node_name: Some(id.to_string()),
             ..Default::default()
-        };
-        Ok(Stored {
-            state: untyped(&state, &self.schema().value_type())?,
-            private: IMPORTING.to_vec(),
         })
     }
 }
@@ -597,7 +576,8 @@ impl Resource<Client> for NodeTaint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validate_config;
+    use crate::catalog::LabelScheme;
+    use crate::framework::testkit::Harness;
     use k8s_openapi::api::core::v1::NodeSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
@@ -627,9 +607,7 @@ mod tests {
 
     /// (path, detail) of every error, as Terraform would get them.
     fn errors(config: &Value) -> Vec<(String, String)> {
-        let mut d = validate_config(&NodeTaint.schema().attrs, config);
-        NodeTaint.validate(config, &mut d);
-        d.located()
+        Harness::new(NodeTaint).validate(config)
     }
 
     fn paths(config: &Value) -> Vec<String> {
@@ -795,7 +773,7 @@ mod tests {
 
     #[test]
     fn removing_one_taint_from_configuration_removes_exactly_that_one() {
-        let prior = State {
+        let prior = Model {
             taints: vec![
                 spec("gpu", None, "NoSchedule"),
                 spec("gpu", None, "NoExecute"),
@@ -885,16 +863,10 @@ mod tests {
     fn plan_shows_the_id_and_a_named_node() {
         let taints = Value::List(vec![taint_value("gpu", None, "NoSchedule")]);
         let planned = |c: &Value| {
-            let mut p = plan::plan(&NodeTaint.schema(), &Value::Null, c, c);
-            let client = Client::offline(crate::catalog::LabelScheme::Cfke);
-            NodeTaint.modify_plan(
-                &client,
-                &mut p,
-                &Value::Null,
-                c,
-                &mut Diagnostics::default(),
-            );
-            p.planned
+            let cluster = Cluster::offline(LabelScheme::Cfke);
+            let plan = Harness::new(NodeTaint).plan(&cluster, &Value::Null, c);
+            assert!(!plan.diagnostics.has_errors(), "{:?}", plan.diagnostics);
+            plan.planned_state
         };
         let named = planned(&on_node(vec![taint_value("gpu", None, "NoSchedule")]));
         assert_eq!(named.attr("id"), &Value::string("gpu-1"));

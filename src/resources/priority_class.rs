@@ -6,28 +6,27 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use k8s_openapi::api::scheduling::v1::PriorityClass as PriorityClassObject;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Api;
 use serde::{Deserialize, Serialize};
 
-use super::ownership::{IMPORTING, check_import_name, importing, owned, owned_map};
+use crate::cluster::Cluster;
+use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
+use crate::cluster::object::AppliedObject;
+use crate::cluster::ownership::{owned, owned_map};
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::state::{typed, untyped};
-use crate::framework::validators::{
-    annotation_keys, dns1123_subdomain, integer_between, labels, one_of,
-};
-use crate::framework::{Resource, Stored};
-use crate::protocol::{AttributePath, Diagnostics, Value};
-use crate::provider::Client;
-use crate::provider::kube::apply;
+use crate::framework::validators::{integer_between, one_of};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
-const KIND: &str = "scheduling.k8s.io/v1 PriorityClass";
 /// Values above this are reserved for system classes.
 const MAX_USER_VALUE: i64 = 1_000_000_000;
 const POLICIES: &[&str] = &["PreemptLowerPriority", "Never"];
 
+/// The `gpufleet_priority_class` resource.
 pub struct PriorityClass;
 
+/// The resource's state.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
-struct State {
+pub struct Model {
     id: Option<String>,
     name: String,
     value: i64,
@@ -38,75 +37,20 @@ struct State {
     annotations: Option<BTreeMap<String, String>>,
 }
 
-impl State {
-    fn to_object(&self) -> PriorityClassObject {
-        PriorityClassObject {
-            metadata: ObjectMeta {
-                name: Some(self.name.clone()),
-                labels: self.labels.clone(),
-                annotations: self.annotations.clone(),
-                ..Default::default()
-            },
-            // Validation keeps the value within i32.
-            value: self.value as i32,
-            preemption_policy: self.preemption_policy.clone(),
-            global_default: self.global_default,
-            description: self.description.clone(),
-        }
-    }
-
-    /// State from the live object; `prior` says which optional fields are ours.
-    fn from_object(object: PriorityClassObject, prior: &State, importing: bool) -> State {
-        let name = object.metadata.name.unwrap_or_default();
-        State {
-            id: Some(name.clone()),
-            name,
-            value: i64::from(object.value),
-            preemption_policy: Some(
-                object
-                    .preemption_policy
-                    .unwrap_or_else(|| POLICIES[0].to_string()),
-            ),
-            global_default: Some(object.global_default.unwrap_or(false)),
-            description: owned(object.description, &prior.description, importing),
-            labels: owned_map(object.metadata.labels, &prior.labels, importing),
-            annotations: owned_map(object.metadata.annotations, &prior.annotations, importing),
-        }
-    }
-}
-
-impl PriorityClass {
-    async fn apply_state(
-        &self,
-        client: &Client,
-        planned: &Value,
-        action: &str,
-    ) -> Result<Stored, Diagnostics> {
-        let state: State = typed(planned)?;
-        let api = client.kubernetes.api::<PriorityClassObject>().await?;
-        let action = format!("{action} PriorityClass {:?}", state.name);
-        let live = apply(&api, &state.name, &state.to_object())
-            .await
-            .map_err(|e| client.kubernetes.api_error(&action, KIND, &e))?;
-        Ok(untyped(
-            &State::from_object(live, &state, false),
-            &self.schema().value_type(),
-        )?
-        .into())
-    }
-}
-
 #[async_trait]
-impl Resource<Client> for PriorityClass {
-    fn name(&self) -> &'static str {
-        "priority_class"
-    }
+impl AppliedObject for PriorityClass {
+    type Model = Model;
+    type Object = PriorityClassObject;
+    const NAME: &'static str = "priority_class";
+    const KIND: &'static str = "PriorityClass";
+    const API: &'static str = "scheduling.k8s.io/v1 PriorityClass";
+    const IMPORT_ID: &'static str = "class name";
 
     fn schema(&self) -> ObjectSchema {
         ObjectSchema::new(
             "A PriorityClass: pods that name it get its priority; `preemption_policy = \"Never\"` keeps them from evicting others.",
             vec![
-                Attr::string("id").computed().use_state_for_unknown().describe("The class name."),
+                Attr::string("id").derived_from(&["name"]).describe("The class name."),
                 Attr::string("name")
                     .required()
                     .requires_replace()
@@ -125,13 +69,13 @@ impl Resource<Client> for PriorityClass {
                     .default(Value::string(POLICIES[0]))
                     .requires_replace()
                     .validate(one_of(POLICIES))
-                    .describe("`PreemptLowerPriority` (default) or `Never`. Immutable; a change replaces the class."),
+                    .describe("Whether pods of this class may evict lower-priority pods. Immutable in Kubernetes."),
                 Attr::bool("global_default")
                     .default(Value::Bool(false))
                     .describe("Whether pods without a class get this one."),
-                Attr::string("description").optional(),
-                Attr::string_map("labels").optional().validate(labels()),
-                Attr::string_map("annotations").optional().validate(annotation_keys()),
+                Attr::string("description").optional().describe("What the class is for."),
+                Attr::string_map("labels").optional().validate(labels()).describe("Labels of the PriorityClass; other writers' labels are left alone."),
+                Attr::string_map("annotations").optional().validate(annotation_keys()).describe("Annotations of the PriorityClass; other writers' annotations are left alone."),
             ],
         )
     }
@@ -150,95 +94,100 @@ impl Resource<Client> for PriorityClass {
         }
     }
 
-    async fn create(&self, client: &Client, planned: &Value) -> Result<Stored, Diagnostics> {
-        let name = planned.attr("name").as_str().unwrap_or_default();
-        let api = client.kubernetes.api::<PriorityClassObject>().await?;
-        client
-            .kubernetes
-            .ensure_absent(&api, name, &format!("PriorityClass {name:?}"), KIND)
-            .await?;
-        self.apply_state(client, planned, "create").await
+    fn derive(&self, model: &mut Model) {
+        model.id = Some(model.name.clone());
     }
 
-    async fn read(
-        &self,
-        client: &Client,
-        current: &Value,
-        private: &[u8],
-    ) -> Result<Option<Stored>, Diagnostics> {
-        let prior: State = typed(current)?;
-        let api = client.kubernetes.api::<PriorityClassObject>().await?;
-        let object = format!("PriorityClass {:?}", prior.name);
-        let live = client
-            .kubernetes
-            .read(&api, &prior.name, &object, KIND)
-            .await?;
-        let Some(live) = live else { return Ok(None) };
-        let state = State::from_object(live, &prior, importing(private));
-        Ok(Some(untyped(&state, &self.schema().value_type())?.into()))
+    async fn api(&self, cluster: &Cluster) -> Result<Api<PriorityClassObject>, Diagnostics> {
+        cluster.kubernetes.api().await
     }
 
-    async fn update(
-        &self,
-        client: &Client,
-        _prior: &Value,
-        planned: &Value,
-        _private: &[u8],
-    ) -> Result<Stored, Diagnostics> {
-        self.apply_state(client, planned, "update").await
+    fn object_name(model: &Model) -> &str {
+        &model.name
     }
 
-    async fn delete(
-        &self,
-        client: &Client,
-        prior: &Value,
-        _private: &[u8],
-    ) -> Result<(), Diagnostics> {
-        let name = prior.attr("name").as_str().unwrap_or_default();
-        let api = client.kubernetes.api::<PriorityClassObject>().await?;
-        client
-            .kubernetes
-            .remove(&api, name, &format!("PriorityClass {name:?}"), KIND)
-            .await
-    }
-
-    fn import(&self, id: &str) -> Result<Stored, Diagnostics> {
-        check_import_name(id, "class name")?;
-        let state = State {
-            id: Some(id.to_string()),
-            name: id.to_string(),
-            ..Default::default()
-        };
-        Ok(Stored {
-            state: untyped(&state, &self.schema().value_type())?,
-            private: IMPORTING.to_vec(),
+    fn to_object(&self, _: &Cluster, model: &Model) -> Result<PriorityClassObject, Diagnostics> {
+        // Validation bounds the value, but a value known only at apply time
+        // was never validated.
+        let value = i32::try_from(model.value)
+            .ok()
+            .filter(|v| i64::from(*v) <= MAX_USER_VALUE)
+            .ok_or_else(|| {
+                Diagnostic::error(
+                    "Invalid attribute value",
+                    format!("{} is outside {}..={MAX_USER_VALUE}", model.value, i32::MIN),
+                )
+                .at(AttributePath::attr("value"))
+            })?;
+        Ok(PriorityClassObject {
+            metadata: ObjectMeta {
+                name: Some(model.name.clone()),
+                labels: model.labels.clone(),
+                annotations: model.annotations.clone(),
+                ..Default::default()
+            },
+            value,
+            preemption_policy: model.preemption_policy.clone(),
+            global_default: model.global_default,
+            description: model.description.clone(),
         })
+    }
+
+    fn state_from(
+        &self,
+        _: &Cluster,
+        object: PriorityClassObject,
+        prior: &Model,
+        importing: bool,
+    ) -> Result<Model, Diagnostics> {
+        Ok(Model {
+            id: None,
+            name: object.metadata.name.unwrap_or_default(),
+            value: i64::from(object.value),
+            preemption_policy: Some(
+                object
+                    .preemption_policy
+                    .unwrap_or_else(|| POLICIES[0].to_string()),
+            ),
+            global_default: Some(object.global_default.unwrap_or(false)),
+            description: owned(object.description, &prior.description, importing),
+            labels: owned_map(object.metadata.labels, &prior.labels, importing),
+            annotations: owned_map(object.metadata.annotations, &prior.annotations, importing),
+        })
+    }
+
+    fn imported(&self, name: &str) -> Model {
+        Model {
+            name: name.to_string(),
+            ..Default::default()
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validate_config;
+    use crate::catalog::LabelScheme;
+    use crate::cluster::object::ObjectResource;
+    use crate::framework::testkit::{Harness, errors};
+    use serde_json::json;
 
-    fn config(pairs: &[(&str, Value)]) -> Value {
-        PriorityClass.schema().object(pairs)
+    fn harness() -> Harness<Cluster> {
+        Harness::new(ObjectResource(PriorityClass))
     }
 
-    fn errors(config: &Value) -> Vec<(String, String)> {
-        let mut d = validate_config(&PriorityClass.schema().attrs, config);
-        PriorityClass.validate(config, &mut d);
-        d.located()
+    fn errors_of(config: serde_json::Value) -> Vec<(String, String)> {
+        let h = harness();
+        h.validate(&h.value(config))
     }
 
     #[test]
     fn rejects_reserved_values_bad_names_and_unknown_policies_with_paths() {
-        let bad = config(&[
-            ("name", Value::string("Online_Inference")),
-            ("value", Value::int(2_000_000_000)),
-            ("preemption_policy", Value::string("Sometimes")),
-        ]);
-        let found = errors(&bad);
+        let found = errors_of(json!({
+            "name": "Online_Inference",
+            "value": 2_000_000_000,
+            "preemption_policy": "Sometimes",
+        }));
         let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
             paths,
@@ -246,22 +195,37 @@ mod tests {
             "{found:?}"
         );
         assert!(found[1].1.contains("reserved for system"));
-        let system = config(&[
-            ("name", Value::string("system-x")),
-            ("value", Value::int(1)),
-        ]);
-        assert_eq!(errors(&system)[0].0, "name");
+        let system = errors_of(json!({"name": "system-x", "value": 1}));
+        assert_eq!(system[0].0, "name");
     }
 
     #[test]
     fn unknown_values_are_not_judged_at_validate_time() {
-        let c = config(&[("name", Value::UNKNOWN), ("value", Value::UNKNOWN)]);
-        assert!(errors(&c).is_empty());
+        let h = harness();
+        let c = h
+            .schema()
+            .object(&[("name", Value::UNKNOWN), ("value", Value::UNKNOWN)]);
+        assert!(h.validate(&c).is_empty());
     }
 
     #[test]
-    fn maps_to_and_from_the_api_object() {
-        let state = State {
+    fn plan_knows_the_id_and_defaults() {
+        let h = harness();
+        let config = h.value(json!({"name": "batch-training", "value": 1000}));
+        let plan = h.plan(&Cluster::offline(LabelScheme::Cfke), &Value::Null, &config);
+        assert!(errors(&plan.diagnostics).is_empty());
+        assert_eq!(
+            plan.planned_state.attr("id"),
+            &Value::string("batch-training")
+        );
+        assert_eq!(
+            plan.planned_state.attr("preemption_policy"),
+            &Value::string("PreemptLowerPriority")
+        );
+    }
+
+    fn seed() -> Model {
+        Model {
             id: None,
             name: "batch-training".into(),
             value: 1000,
@@ -270,8 +234,14 @@ mod tests {
             description: Some("training".into()),
             labels: Some([("team".to_string(), "ml".to_string())].into()),
             annotations: None,
-        };
-        let mut object = state.to_object();
+        }
+    }
+
+    #[test]
+    fn maps_to_and_from_the_api_object() {
+        let cluster = Cluster::offline(LabelScheme::Cfke);
+        let state = seed();
+        let mut object = PriorityClass.to_object(&cluster, &state).unwrap();
         assert_eq!(object.value, 1000);
         assert_eq!(object.preemption_policy.as_deref(), Some("Never"));
         // Someone else's label and annotation stay out of state.
@@ -282,13 +252,20 @@ mod tests {
             .unwrap()
             .insert("other".into(), "x".into());
         object.metadata.annotations = Some([("kubectl".to_string(), "y".to_string())].into());
-        let back = State::from_object(object, &state, false);
-        assert_eq!(
-            back,
-            State {
-                id: Some("batch-training".into()),
-                ..state
-            }
-        );
+        let back = PriorityClass
+            .state_from(&cluster, object, &state, false)
+            .unwrap();
+        assert_eq!(back, state);
+    }
+
+    #[test]
+    fn a_value_outside_i32_is_refused_not_wrapped() {
+        let cluster = Cluster::offline(LabelScheme::Cfke);
+        let huge = Model {
+            value: i64::from(i32::MAX) + 1,
+            ..seed()
+        };
+        let error = PriorityClass.to_object(&cluster, &huge).unwrap_err();
+        assert_eq!(error.located()[0].0, "value");
     }
 }

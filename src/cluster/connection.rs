@@ -4,31 +4,45 @@
 use std::collections::BTreeMap;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-#[derive(Clone, Debug, Default, Deserialize)]
+/// An exec credential plugin: a command that prints credentials.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 pub struct ExecSettings {
+    /// The ExecCredential API version, e.g. `client.authentication.k8s.io/v1`.
     pub api_version: String,
+    /// The command to run.
     pub command: String,
+    /// Its arguments.
     #[serde(default)]
     pub args: Option<Vec<String>>,
+    /// Environment variables it gets.
     #[serde(default)]
     pub env: Option<BTreeMap<String, String>>,
 }
 
 /// The provider block's connection attributes (secrets stay in memory only
 /// and are never logged: `Debug` is not derived).
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize, Serialize)]
 pub struct Connection {
+    /// Path of a kubeconfig file.
     pub config_path: Option<String>,
+    /// Context of the kubeconfig to use.
     pub config_context: Option<String>,
+    /// API server URL; when set, no kubeconfig is read.
     pub host: Option<String>,
+    /// Bearer token for `host`.
     pub token: Option<String>,
+    /// PEM CA certificate of the API server.
     pub cluster_ca_certificate: Option<String>,
+    /// PEM client certificate for `host`.
     pub client_certificate: Option<String>,
+    /// PEM key of `client_certificate`.
     pub client_key: Option<String>,
+    /// Skip verifying the API server's certificate.
     pub insecure: Option<bool>,
+    /// An exec credential plugin.
     pub exec: Option<ExecSettings>,
 }
 
@@ -46,6 +60,7 @@ impl Connection {
             .filter(|p| !p.is_empty())
     }
 
+    /// Where the cluster is, for messages (never a secret).
     pub fn describe(&self) -> String {
         match (&self.host, self.kubeconfig_path(|k| std::env::var(k).ok())) {
             (Some(host), _) => format!("the cluster at {host}"),

@@ -1,21 +1,20 @@
-//! The one way gpufleet talks to Kubernetes: a lazily built client, one
-//! server-side-apply helper, one retry policy for write conflicts, and one
-//! mapping from API errors to diagnostics.
+//! The cluster connection: a lazily built kube client and the operations
+//! every resource shares (server-side apply, get, delete, the create-time
+//! existence check), each reporting failures through the one error mapping.
 
 use std::fmt::Debug;
-use std::future::Future;
-use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
 use super::connection::Connection;
+use super::errors::{api_error, object_missing, status};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
-/// Field manager for every server-side apply gpufleet makes.
+/// Field manager for every write gpufleet makes.
 pub const FIELD_MANAGER: &str = "gpufleet";
 
 /// The cluster connection. The client is only built when an operation
@@ -27,6 +26,7 @@ pub struct Kubernetes {
 }
 
 impl Kubernetes {
+    /// A connection that is not made until first used.
     pub fn new(settings: Connection) -> Self {
         Self {
             settings,
@@ -39,6 +39,7 @@ impl Kubernetes {
         self.settings.describe()
     }
 
+    /// The client, built on first use.
     pub async fn client(&self) -> Result<Client, Diagnostics> {
         let built = self
             .client
@@ -50,21 +51,27 @@ impl Kubernetes {
         built.clone().map_err(|e| {
             Diagnostic::error(
                 "Cannot connect to Kubernetes",
-                format!(
-                    "gpufleet could not set up a client for {}: {e}",
-                    self.describe()
-                ),
+                format!("Could not set up a client for {}: {e}", self.describe()),
             )
             .into()
         })
     }
 
+    /// The API of a cluster-scoped built-in kind.
     pub async fn api<K>(&self) -> Result<Api<K>, Diagnostics>
     where
         K: Resource<Scope = k8s_openapi::ClusterResourceScope>,
         K::DynamicType: Default,
     {
         Ok(Api::all(self.client().await?))
+    }
+
+    /// The API of a cluster-scoped custom resource.
+    pub async fn dynamic_api(
+        &self,
+        resource: &ApiResource,
+    ) -> Result<Api<DynamicObject>, Diagnostics> {
+        Ok(Api::all_with(self.client().await?, resource))
     }
 
     /// The diagnostic for a failed API call. `action` says what gpufleet was
@@ -90,6 +97,23 @@ impl Kubernetes {
         get(api, name)
             .await
             .map_err(|e| self.api_error(&format!("read {object}"), kind, &e))
+    }
+
+    /// Creates or updates `object` by server-side apply.
+    pub async fn apply<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        value: &K,
+        action: &str,
+        kind: &str,
+    ) -> Result<K, Diagnostics>
+    where
+        K: Clone + DeserializeOwned + Serialize + Debug,
+    {
+        apply(api, name, value)
+            .await
+            .map_err(|e| self.api_error(action, kind, &e))
     }
 
     /// Deletes an object; one already gone counts as deleted.
@@ -139,7 +163,7 @@ impl Kubernetes {
 }
 
 /// Creates or updates `object` by server-side apply, owning exactly the
-/// fields it carries.
+/// fields it carries (and taking them over from other managers).
 pub async fn apply<K>(api: &Api<K>, name: &str, object: &K) -> Result<K, kube::Error>
 where
     K: Clone + DeserializeOwned + Serialize + Debug,
@@ -160,7 +184,7 @@ where
 {
     match api.get(name).await {
         Ok(object) => Ok(Some(object)),
-        Err(e) if status(&e) == Some(404) && !api_missing(&e) => Ok(None),
+        Err(e) if object_missing(&e) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -174,119 +198,5 @@ where
         Ok(_) => Ok(()),
         Err(e) if status(&e) == Some(404) => Ok(()),
         Err(e) => Err(e),
-    }
-}
-
-/// Retries `attempt` while it fails with a write conflict (HTTP 409, a stale
-/// resourceVersion), with a short growing pause; other errors end at once.
-pub async fn retry_on_conflict<T, F, Fut>(mut attempt: F) -> Result<T, kube::Error>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, kube::Error>>,
-{
-    const ATTEMPTS: u32 = 20;
-    let mut pause = Duration::from_millis(10);
-    for _ in 1..ATTEMPTS {
-        match attempt().await {
-            Err(e) if status(&e) == Some(409) => {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(500));
-            }
-            other => return other,
-        }
-    }
-    attempt().await
-}
-
-pub fn status(error: &kube::Error) -> Option<u16> {
-    match error {
-        kube::Error::Api(status) => Some(status.code),
-        _ => None,
-    }
-}
-
-/// Whether a 404 says that the API itself (the group, version or resource)
-/// does not exist. The API server answers an unknown API path with a plain
-/// text "404 page not found" (kube reports it with a reason other than
-/// `NotFound`), or with a `NotFound` status "the server could not find the
-/// requested resource"; a missing object is a `NotFound` status naming it.
-fn api_missing(error: &kube::Error) -> bool {
-    match error {
-        kube::Error::Api(response) => {
-            response.code == 404
-                && (response.reason != "NotFound"
-                    || response
-                        .message
-                        .contains("the server could not find the requested resource"))
-        }
-        _ => false,
-    }
-}
-
-fn api_error(cluster: &str, action: &str, kind: &str, error: &kube::Error) -> Diagnostics {
-    let (summary, detail) = match error {
-        _ if api_missing(error) => (
-            format!("{kind} is not installed"),
-            format!(
-                "Could not {action}: the API {kind} does not exist on {cluster}. Install its CustomResourceDefinition (for example Karpenter's CRDs) and try again."
-            ),
-        ),
-        kube::Error::Api(response) => match response.code {
-            403 => (
-                "Permission denied by Kubernetes".to_string(),
-                format!(
-                    "Could not {action} on {cluster}: {}. Grant the user gpufleet runs as this permission (RBAC).",
-                    response.message
-                ),
-            ),
-            409 => (
-                "Conflict with another writer".to_string(),
-                format!("Could not {action} on {cluster}: {}", response.message),
-            ),
-            422 | 400 => (
-                "Kubernetes rejected the object".to_string(),
-                format!("Could not {action} on {cluster}: {}", response.message),
-            ),
-            _ => (
-                format!("Kubernetes API error ({})", response.code),
-                format!("Could not {action} on {cluster}: {}", response.message),
-            ),
-        },
-        other => (
-            "Cannot reach Kubernetes".to_string(),
-            format!("Could not {action}: {cluster} did not answer: {other}"),
-        ),
-    };
-    Diagnostic::error(summary, detail).into()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kube::core::Status;
-
-    fn error(reason: &str, message: &str) -> kube::Error {
-        kube::Error::Api(Status::failure(message, reason).with_code(404).boxed())
-    }
-
-    #[test]
-    fn a_missing_api_is_told_apart_from_a_missing_object() {
-        let plain = error("Failed to parse error data", "404 page not found");
-        let status = error(
-            "NotFound",
-            "the server could not find the requested resource",
-        );
-        let object = error("NotFound", "nodepools.karpenter.sh \"x\" not found");
-        assert!(api_missing(&plain));
-        assert!(api_missing(&status));
-        assert!(!api_missing(&object));
-        let d = api_error(
-            "the cluster at https://k",
-            "create NodePool \"x\"",
-            "karpenter.sh/v1 NodePool",
-            &plain,
-        );
-        assert_eq!(d.0[0].summary, "karpenter.sh/v1 NodePool is not installed");
-        assert!(d.0[0].detail.contains("the cluster at https://k"));
     }
 }

@@ -5,24 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::framework::validators::check_dns1123_subdomain;
-use crate::protocol::{Diagnostic, Diagnostics};
-
-/// Private-state marker an import leaves for the read that follows it.
-pub const IMPORTING: &[u8] = b"importing";
-
-pub fn importing(private: &[u8]) -> bool {
-    private == IMPORTING
-}
-
-/// Checks an import ID that is a Kubernetes object name; `what` says whose
-/// (`class name`, `node name`) in the message.
-pub fn check_import_name(id: &str, what: &str) -> Result<(), Diagnostics> {
-    check_dns1123_subdomain(id).map_err(|e| {
-        Diagnostic::error("Invalid import ID", format!("Import by {what}: {e}")).into()
-    })
-}
-
 /// A scalar field: live value if managed, else nothing.
 pub fn owned<T, P>(live: Option<T>, prior: &Option<P>, importing: bool) -> Option<T> {
     if importing || prior.is_some() {

@@ -1,0 +1,219 @@
+//! What Kubernetes accepts as names, label keys and values, and resource
+//! quantities: the checks, and validators for schemas built from them.
+
+use crate::framework::validators::Validator;
+use crate::protocol::{Diagnostic, Diagnostics};
+
+/// Checks an import ID that is a Kubernetes object name; `what` says whose
+/// (`class name`, `node name`) in the message.
+pub fn check_import_name(id: &str, what: &str) -> Result<(), Diagnostics> {
+    check_dns1123_subdomain(id).map_err(|e| {
+        Diagnostic::error("Invalid import ID", format!("Import by {what}: {e}")).into()
+    })
+}
+
+/// A DNS-1123 subdomain: what Kubernetes accepts as most object names.
+pub fn dns1123_subdomain() -> Validator {
+    Validator::string_with(
+        "A Kubernetes object name: lower-case letters, digits, `-` and `.`, at most 253.",
+        check_dns1123_subdomain,
+    )
+}
+
+/// Checks a DNS-1123 subdomain.
+pub fn check_dns1123_subdomain(s: &str) -> Result<(), String> {
+    let valid = !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        });
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "{s:?} is not a valid name: use at most 253 lower-case letters, digits, '-' and '.', \
+             starting and ending with a letter or digit (a DNS-1123 subdomain)"
+        ))
+    }
+}
+
+/// A Kubernetes qualified name, e.g. a taint or label key.
+pub fn qualified_name() -> Validator {
+    Validator::string_with(
+        "A Kubernetes key: an optional DNS-subdomain prefix and `/`, then at most 63 letters, digits, `-`, `_` or `.`.",
+        check_qualified_name,
+    )
+}
+
+/// A label value, e.g. a taint value.
+pub fn label_value() -> Validator {
+    Validator::string_with(
+        "A label value: at most 63 letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit.",
+        check_label_value,
+    )
+}
+
+/// Checks a qualified name (label, annotation or taint key): `[prefix/]name`.
+pub fn check_qualified_name(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("the key must not be empty".into());
+    }
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        check_dns1123_subdomain(p)
+            .map_err(|_| format!("{key:?}: prefix {p:?} is not a DNS subdomain"))?;
+    }
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        && name.as_bytes()[0].is_ascii_alphanumeric()
+        && name.as_bytes()[name.len() - 1].is_ascii_alphanumeric();
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{key:?} is not a valid key: the name part must be 1-63 characters of letters, digits, \
+             '-', '_' or '.', starting and ending with a letter or digit"
+        ))
+    }
+}
+
+/// Checks a label value: empty, or at most 63 characters of `[A-Za-z0-9-_.]`,
+/// alphanumeric at both ends.
+pub fn check_label_value(value: &str) -> Result<(), String> {
+    let ok = value.is_empty()
+        || (value.len() <= 63
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            && value.as_bytes()[0].is_ascii_alphanumeric()
+            && value.as_bytes()[value.len() - 1].is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{value:?} is not a valid label value: at most 63 letters, digits, '-', '_' or '.', \
+             starting and ending with a letter or digit"
+        ))
+    }
+}
+
+/// A map of Kubernetes labels: qualified keys and valid values.
+pub fn labels() -> Validator {
+    Validator::new("Keys are Kubernetes keys, values label values.", |v| {
+        for (key, value) in v.entries().into_iter().flatten() {
+            check_qualified_name(key)?;
+            if let Some(s) = value.as_str() {
+                check_label_value(s).map_err(|e| format!("label {key:?}: {e}"))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A map of Kubernetes annotations: qualified keys, any values.
+pub fn annotation_keys() -> Validator {
+    Validator::new("Keys are Kubernetes keys.", |v| {
+        v.entries()
+            .into_iter()
+            .flatten()
+            .try_for_each(|(key, _)| check_qualified_name(key))
+    })
+}
+
+/// A string that is a Kubernetes resource quantity of zero or more.
+pub fn non_negative_quantity() -> Validator {
+    Validator::string_with(
+        "A Kubernetes quantity of zero or more, such as `64`, `500m` or `4000Gi`.",
+        check_non_negative_quantity,
+    )
+}
+
+/// Checks a Kubernetes resource quantity (`64`, `500m`, `4000Gi`, `1e3`)
+/// that is not negative.
+pub fn check_non_negative_quantity(quantity: &str) -> Result<(), String> {
+    fn is_decimal(s: &str) -> bool {
+        s.bytes().any(|b| b.is_ascii_digit())
+            && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && s.matches('.').count() <= 1
+    }
+    let unsigned = quantity.strip_prefix('+').unwrap_or(quantity);
+    if unsigned.starts_with('-') {
+        return Err(format!("{quantity:?} is negative; use zero or more"));
+    }
+    let split = unsigned
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(unsigned.len());
+    let (number, suffix) = unsigned.split_at(split);
+    let exponent = suffix
+        .strip_prefix(['e', 'E'])
+        .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
+        .is_some_and(is_decimal);
+    let suffix_ok = exponent
+        || [
+            "", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+        ]
+        .contains(&suffix);
+    if is_decimal(number) && suffix_ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{quantity:?} is not a Kubernetes quantity such as \"64\", \"500m\" or \"4000Gi\""
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_names() {
+        for ok in ["a", "online-inference", "a.b-c.d", "x1"] {
+            assert!(check_dns1123_subdomain(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "A", "-a", "a-", "a..b", "a_b", &"a".repeat(254)] {
+            assert!(check_dns1123_subdomain(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn label_keys_and_values() {
+        assert!(check_qualified_name("workload").is_ok());
+        assert!(check_qualified_name("cfke.io/accelerator-name").is_ok());
+        assert!(check_qualified_name("bad key").is_err());
+        assert!(check_qualified_name("").unwrap_err().contains("empty"));
+        assert!(check_qualified_name("/x").is_err());
+        assert!(check_qualified_name("Bad_Prefix/x").is_err());
+        assert!(check_label_value("").is_ok());
+        assert!(check_label_value("H100").is_ok());
+        assert!(check_label_value("-x").is_err());
+    }
+
+    #[test]
+    fn quantities() {
+        for ok in [
+            "0", "64", "+1", "500m", "4000Gi", "1.5", ".5", "1e3", "2E", "1E-3",
+        ] {
+            assert!(check_non_negative_quantity(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-1", "1 Gi", "Gi", "1.2.3", "1e", "1x", "1GB"] {
+            assert!(check_non_negative_quantity(bad).is_err(), "{bad}");
+        }
+        assert!(
+            check_non_negative_quantity("-4")
+                .unwrap_err()
+                .contains("negative")
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! A resource that is exactly one Kubernetes object written by server-side
+//! apply, written once: create refuses to adopt an object someone else made,
+//! read shows only the fields gpufleet owns (everything after an import),
+//! update re-applies, delete removes, and import takes the object's name.
+//! A new such resource supplies its model, schema and the mapping between
+//! model and object; [`ObjectResource`] does the rest.
+
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use kube::Api;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::Cluster;
+use super::names::check_import_name;
+use crate::framework::schema::ObjectSchema;
+use crate::framework::{Failed, Model, PlanChange, Private, Resource, Stored, Warnings};
+use crate::protocol::{Diagnostics, Value};
+
+/// One kind of object and how a resource's model maps to it.
+#[async_trait]
+pub trait AppliedObject: Send + Sync + 'static {
+    /// The resource's state.
+    type Model: Model;
+    /// The object as the API serves it.
+    type Object: Clone + Serialize + DeserializeOwned + Debug + Send + Sync;
+
+    /// Type name without the provider prefix, e.g. `priority_class`.
+    const NAME: &'static str;
+    /// The kind for people, e.g. `PriorityClass`.
+    const KIND: &'static str;
+    /// The API, named when it is not installed, e.g. `scheduling.k8s.io/v1 PriorityClass`.
+    const API: &'static str;
+    /// What the import ID is, e.g. `class name`.
+    const IMPORT_ID: &'static str;
+
+    /// The resource's schema.
+    fn schema(&self) -> ObjectSchema;
+    /// Checks across attributes beyond the schema's validators.
+    fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
+    /// Fills attributes derived from configuration (see [`Resource::derive`]).
+    fn derive(&self, _model: &mut Self::Model) {}
+    /// Plan-time checks that need provider settings (never the cluster).
+    fn modify_plan(
+        &self,
+        _cluster: &Cluster,
+        _change: &mut PlanChange<'_>,
+        _diagnostics: &mut Diagnostics,
+    ) {
+    }
+    /// The API the objects live in.
+    async fn api(&self, cluster: &Cluster) -> Result<Api<Self::Object>, Diagnostics>;
+    /// The object's name in `model`.
+    fn object_name(model: &Self::Model) -> &str;
+    /// The object to apply: exactly the fields gpufleet owns.
+    fn to_object(
+        &self,
+        cluster: &Cluster,
+        model: &Self::Model,
+    ) -> Result<Self::Object, Diagnostics>;
+    /// State from the live object. `prior` says which optional fields are
+    /// managed (and how the user spelled equivalent values); `importing`
+    /// takes every live field.
+    fn state_from(
+        &self,
+        cluster: &Cluster,
+        live: Self::Object,
+        prior: &Self::Model,
+        importing: bool,
+    ) -> Result<Self::Model, Diagnostics>;
+    /// The state skeleton an import of `name` starts from.
+    fn imported(&self, name: &str) -> Self::Model;
+}
+
+/// The resource of an [`AppliedObject`].
+pub struct ObjectResource<T>(pub T);
+
+impl<T: AppliedObject> ObjectResource<T> {
+    fn what(model: &T::Model) -> String {
+        format!("{} {:?}", T::KIND, T::object_name(model))
+    }
+
+    async fn apply(
+        &self,
+        cluster: &Cluster,
+        planned: T::Model,
+        action: &str,
+    ) -> Result<Stored<T::Model>, Failed<T::Model>> {
+        let api = self.0.api(cluster).await?;
+        let name = T::object_name(&planned);
+        let object = self.0.to_object(cluster, &planned)?;
+        let action = format!("{action} {}", Self::what(&planned));
+        let live = cluster
+            .kubernetes
+            .apply(&api, name, &object, &action, T::API)
+            .await?;
+        // The object is written: whatever happens now, state must keep it.
+        match self.0.state_from(cluster, live, &planned, false) {
+            Ok(state) => Ok(state.into()),
+            Err(d) => Err(Failed::after_write(planned, d)),
+        }
+    }
+}
+
+#[async_trait]
+impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
+    type Model = T::Model;
+
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn schema(&self) -> ObjectSchema {
+        self.0.schema()
+    }
+
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        self.0.validate(config, diagnostics);
+    }
+
+    fn derive(&self, model: &mut T::Model) {
+        self.0.derive(model);
+    }
+
+    fn modify_plan(
+        &self,
+        cluster: &Cluster,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        self.0.modify_plan(cluster, change, diagnostics);
+    }
+
+    async fn create(
+        &self,
+        cluster: &Cluster,
+        planned: T::Model,
+    ) -> Result<Stored<T::Model>, Failed<T::Model>> {
+        let api = self.0.api(cluster).await?;
+        let name = T::object_name(&planned);
+        cluster
+            .kubernetes
+            .ensure_absent(&api, name, &Self::what(&planned), T::API)
+            .await?;
+        self.apply(cluster, planned, "create").await
+    }
+
+    async fn read(
+        &self,
+        cluster: &Cluster,
+        current: T::Model,
+        private: &Private,
+    ) -> Result<Option<Stored<T::Model>>, Diagnostics> {
+        let api = self.0.api(cluster).await?;
+        let name = T::object_name(&current);
+        let live = cluster
+            .kubernetes
+            .read(&api, name, &Self::what(&current), T::API)
+            .await?;
+        let Some(live) = live else { return Ok(None) };
+        let state = self
+            .0
+            .state_from(cluster, live, &current, private.importing)?;
+        Ok(Some(state.into()))
+    }
+
+    async fn update(
+        &self,
+        cluster: &Cluster,
+        _prior: T::Model,
+        planned: T::Model,
+        _private: &Private,
+    ) -> Result<Stored<T::Model>, Failed<T::Model>> {
+        self.apply(cluster, planned, "update").await
+    }
+
+    async fn delete(
+        &self,
+        cluster: &Cluster,
+        prior: T::Model,
+        _private: &Private,
+    ) -> Result<Warnings, Diagnostics> {
+        let api = self.0.api(cluster).await?;
+        let name = T::object_name(&prior);
+        cluster
+            .kubernetes
+            .remove(&api, name, &Self::what(&prior), T::API)
+            .await?;
+        Ok(Warnings::default())
+    }
+
+    fn import(&self, id: &str) -> Result<T::Model, Diagnostics> {
+        check_import_name(id, T::IMPORT_ID)?;
+        Ok(self.0.imported(id))
+    }
+}

@@ -1,0 +1,688 @@
+//! The protocol's [`Provider`] for a [`ProviderDefinition`]: dispatch by
+//! type name to resources and data sources registered once, with their
+//! schemas and value types built at start-up and reused by every call.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+
+use super::model::{Private, decode, encode, with_placeholders};
+use super::plan::{self, derive_planned};
+use super::resource::{DataSource, Failed, PlanChange, ProviderDefinition, Resource, Stored};
+use super::schema::ObjectSchema;
+use crate::protocol::provider::{
+    ApplyRequest, ImportedResource, PlanRequest, PlanResponse, Provider, ReadRequest, Schemas,
+    StateResponse,
+};
+use crate::protocol::{Diagnostic, Diagnostics, Type, Value, codec};
+
+/// A resource with its schema and value type, ready for dispatch.
+pub struct RegisteredResource<C> {
+    name: &'static str,
+    schema: ObjectSchema,
+    ty: Type,
+    operations: Box<dyn Operations<C>>,
+}
+
+/// A data source with its schema and value type, ready for dispatch.
+pub struct RegisteredDataSource<C> {
+    name: &'static str,
+    schema: ObjectSchema,
+    ty: Type,
+    operations: Box<dyn DataSourceOperations<C>>,
+}
+
+/// Registers a resource: its schema and type are built here, once.
+pub fn register_resource<C: Send + Sync + 'static, R: Resource<C>>(
+    resource: R,
+) -> RegisteredResource<C> {
+    let schema = resource.schema();
+    RegisteredResource {
+        name: resource.name(),
+        ty: schema.value_type(),
+        schema,
+        operations: Box::new(resource),
+    }
+}
+
+/// Registers a data source: its schema and type are built here, once.
+pub fn register_data_source<C: Send + Sync + 'static, D: DataSource<C>>(
+    data_source: D,
+) -> RegisteredDataSource<C> {
+    let schema = data_source.schema();
+    RegisteredDataSource {
+        name: data_source.name(),
+        ty: schema.value_type(),
+        schema,
+        operations: Box::new(data_source),
+    }
+}
+
+/// A resource's operations on protocol values; implemented for every
+/// [`Resource`] by converting to and from its model.
+#[async_trait]
+trait Operations<C>: Send + Sync {
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics);
+    fn derive(&self, planned: &Value, ty: &Type) -> Result<Value, Diagnostics>;
+    fn modify_plan(&self, client: &C, change: &mut PlanChange<'_>, diagnostics: &mut Diagnostics);
+    async fn read(&self, client: &C, ty: &Type, current: &Value, private: &Private) -> Outcome;
+    async fn apply(
+        &self,
+        client: &C,
+        ty: &Type,
+        prior: &Value,
+        planned: &Value,
+        private: &Private,
+    ) -> Outcome;
+    fn import(&self, ty: &Type, id: &str) -> Result<Value, Diagnostics>;
+    fn upgrade_state(
+        &self,
+        version: i64,
+        state: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics>;
+}
+
+/// What an operation leaves: the state to record (`None` keeps the prior
+/// one), its private data, and diagnostics.
+struct Outcome {
+    state: Option<(Value, Private)>,
+    diagnostics: Diagnostics,
+}
+
+impl Outcome {
+    fn failed(diagnostics: Diagnostics) -> Self {
+        Self {
+            state: None,
+            diagnostics,
+        }
+    }
+}
+
+/// The state value of a stored model, derived attributes filled in.
+fn stored_value<C, R: Resource<C>>(
+    resource: &R,
+    ty: &Type,
+    mut stored: Stored<R::Model>,
+) -> Result<(Value, Private, Diagnostics), Diagnostics> {
+    resource.derive(&mut stored.state);
+    Ok((encode(&stored.state, ty)?, stored.private, stored.warnings))
+}
+
+fn outcome<C, R: Resource<C>>(
+    resource: &R,
+    ty: &Type,
+    result: Result<Stored<R::Model>, Failed<R::Model>>,
+) -> Outcome {
+    let (stored, mut diagnostics) = match result {
+        Ok(stored) => (Some(stored), Diagnostics::default()),
+        Err(failed) => (failed.written, failed.diagnostics),
+    };
+    let Some(stored) = stored else {
+        return Outcome::failed(diagnostics);
+    };
+    match stored_value(resource, ty, stored) {
+        Ok((value, private, warnings)) => {
+            diagnostics.extend(warnings);
+            Outcome {
+                state: Some((value, private)),
+                diagnostics,
+            }
+        }
+        Err(d) => {
+            diagnostics.extend(d);
+            Outcome::failed(diagnostics)
+        }
+    }
+}
+
+#[async_trait]
+impl<C: Send + Sync + 'static, R: Resource<C>> Operations<C> for R {
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        Resource::validate(self, config, diagnostics);
+    }
+
+    fn derive(&self, planned: &Value, ty: &Type) -> Result<Value, Diagnostics> {
+        let mut model: R::Model = decode(&with_placeholders(planned, ty))?;
+        Resource::derive(self, &mut model);
+        encode(&model, ty)
+    }
+
+    fn modify_plan(&self, client: &C, change: &mut PlanChange<'_>, diagnostics: &mut Diagnostics) {
+        Resource::modify_plan(self, client, change, diagnostics);
+    }
+
+    async fn read(&self, client: &C, ty: &Type, current: &Value, private: &Private) -> Outcome {
+        let result = async {
+            let current = decode(current)?;
+            Resource::read(self, client, current, private).await
+        }
+        .await;
+        match result {
+            Ok(Some(stored)) => outcome(self, ty, Ok(stored)),
+            Ok(None) => Outcome {
+                state: Some((Value::Null, Private::default())),
+                diagnostics: Diagnostics::default(),
+            },
+            Err(d) => Outcome::failed(d),
+        }
+    }
+
+    async fn apply(
+        &self,
+        client: &C,
+        ty: &Type,
+        prior: &Value,
+        planned: &Value,
+        private: &Private,
+    ) -> Outcome {
+        if planned.is_null() {
+            let result = async {
+                let prior = decode(prior)?;
+                Resource::delete(self, client, prior, private).await
+            }
+            .await;
+            return match result {
+                Ok(warnings) => Outcome {
+                    state: Some((Value::Null, Private::default())),
+                    diagnostics: warnings,
+                },
+                Err(d) => Outcome::failed(d),
+            };
+        }
+        let result = async {
+            let planned = decode(planned)?;
+            if prior.is_null() {
+                Resource::create(self, client, planned).await
+            } else {
+                let prior = decode(prior)?;
+                Resource::update(self, client, prior, planned, private).await
+            }
+        }
+        .await;
+        outcome(self, ty, result)
+    }
+
+    fn import(&self, ty: &Type, id: &str) -> Result<Value, Diagnostics> {
+        let model = Resource::import(self, id)?;
+        let (value, _, _) = stored_value(self, ty, Stored::new(model))?;
+        Ok(value)
+    }
+
+    fn upgrade_state(
+        &self,
+        version: i64,
+        state: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        Resource::upgrade_state(self, version, state)
+    }
+}
+
+#[async_trait]
+trait DataSourceOperations<C>: Send + Sync {
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics);
+    async fn read(&self, client: &C, ty: &Type, config: &Value) -> Result<Value, Diagnostics>;
+}
+
+#[async_trait]
+impl<C: Send + Sync + 'static, D: DataSource<C>> DataSourceOperations<C> for D {
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        DataSource::validate(self, config, diagnostics);
+    }
+
+    async fn read(&self, client: &C, ty: &Type, config: &Value) -> Result<Value, Diagnostics> {
+        let model = DataSource::read(self, client, decode(config)?).await?;
+        encode(&model, ty)
+    }
+}
+
+impl<C: Send + Sync + 'static> RegisteredResource<C> {
+    /// The type name without the provider prefix.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The schema the resource was registered with.
+    pub fn schema(&self) -> &ObjectSchema {
+        &self.schema
+    }
+
+    /// Validation as `ValidateResourceConfig` runs it.
+    pub fn validate(&self, config: &Value) -> Diagnostics {
+        let mut diagnostics = self.schema.validate_config(config);
+        self.operations.validate(config, &mut diagnostics);
+        diagnostics
+    }
+
+    /// Planning as `PlanResourceChange` runs it: the framework's generic
+    /// plan, then derived attributes, then the resource's own adjustments.
+    pub fn plan(&self, client: &C, req: &PlanRequest) -> PlanResponse {
+        let mut planned = plan::plan(
+            &self.schema,
+            &req.prior_state,
+            &req.proposed_new_state,
+            &req.config,
+        );
+        let mut diagnostics = Diagnostics::default();
+        if !req.proposed_new_state.is_null() {
+            // Derived attributes start null, so one `derive` leaves unset
+            // stays as planned.
+            let mut inputs = planned.planned.clone();
+            for attr in self
+                .schema
+                .attrs
+                .iter()
+                .filter(|a| !a.derived_from.is_empty())
+            {
+                plan::set(&mut inputs, attr.name, Value::Null);
+            }
+            let derived = self.operations.derive(&inputs, &self.ty);
+            derive_planned(&self.schema, &mut planned.planned, derived.ok().as_ref());
+            let mut change = PlanChange {
+                config: &req.config,
+                prior: &req.prior_state,
+                planned: &mut planned.planned,
+            };
+            self.operations
+                .modify_plan(client, &mut change, &mut diagnostics);
+        }
+        PlanResponse {
+            planned_state: planned.planned,
+            requires_replace: planned.requires_replace,
+            planned_private: req.prior_private.clone(),
+            diagnostics,
+        }
+    }
+}
+
+/// Implements the protocol for a [`ProviderDefinition`].
+pub struct FrameworkProvider<P: ProviderDefinition> {
+    definition: P,
+    provider_schema: ObjectSchema,
+    resources: HashMap<String, RegisteredResource<P::Client>>,
+    data_sources: HashMap<String, RegisteredDataSource<P::Client>>,
+    schemas: Schemas,
+    client: RwLock<Option<Arc<P::Client>>>,
+}
+
+impl<P: ProviderDefinition> FrameworkProvider<P> {
+    /// Registers everything `definition` offers and builds the schemas once.
+    pub fn new(definition: P) -> Self {
+        let prefix = definition.type_prefix();
+        let resources: HashMap<_, _> = definition
+            .resources()
+            .into_iter()
+            .map(|r| (format!("{prefix}_{}", r.name), r))
+            .collect();
+        let data_sources: HashMap<_, _> = definition
+            .data_sources()
+            .into_iter()
+            .map(|d| (format!("{prefix}_{}", d.name), d))
+            .collect();
+        let provider_schema = definition.schema();
+        let sorted = |mut m: Vec<(String, crate::protocol::schema::Schema)>| {
+            m.sort_by(|a, b| a.0.cmp(&b.0));
+            m
+        };
+        let schemas = Schemas {
+            provider: provider_schema.to_protocol(),
+            resources: sorted(
+                resources
+                    .iter()
+                    .map(|(n, r)| (n.clone(), r.schema.to_protocol()))
+                    .collect(),
+            ),
+            data_sources: sorted(
+                data_sources
+                    .iter()
+                    .map(|(n, d)| (n.clone(), d.schema.to_protocol()))
+                    .collect(),
+            ),
+        };
+        Self {
+            definition,
+            provider_schema,
+            resources,
+            data_sources,
+            schemas,
+            client: RwLock::new(None),
+        }
+    }
+
+    /// Every registered resource, by full type name.
+    pub fn resources(&self) -> impl Iterator<Item = (&str, &RegisteredResource<P::Client>)> {
+        self.resources.iter().map(|(n, r)| (n.as_str(), r))
+    }
+
+    /// Every schema: provider, resources, data sources, by name.
+    pub fn object_schemas(&self) -> impl Iterator<Item = (String, &ObjectSchema)> {
+        let provider = std::iter::once(("provider".to_string(), &self.provider_schema));
+        let resources = self.resources.iter().map(|(n, r)| (n.clone(), &r.schema));
+        let data_sources = self
+            .data_sources
+            .iter()
+            .map(|(n, d)| (n.clone(), &d.schema));
+        provider.chain(resources).chain(data_sources)
+    }
+
+    fn client(&self) -> Result<Arc<P::Client>, Diagnostics> {
+        self.client
+            .read()
+            .expect("client lock")
+            .clone()
+            .ok_or_else(|| {
+                Diagnostic::error(
+                    "Provider not configured",
+                    "Terraform did not configure the provider before using it.",
+                )
+                .into()
+            })
+    }
+
+    fn unknown(&self, kind: &str, type_name: &str) -> Diagnostics {
+        Diagnostic::error(
+            format!("Unknown {kind} type"),
+            format!(
+                "The {} provider has no {kind} {type_name:?}.",
+                self.definition.type_prefix()
+            ),
+        )
+        .into()
+    }
+
+    fn resource(&self, type_name: &str) -> Result<&RegisteredResource<P::Client>, Diagnostics> {
+        self.resources
+            .get(type_name)
+            .ok_or_else(|| self.unknown("resource", type_name))
+    }
+
+    fn data_source(
+        &self,
+        type_name: &str,
+    ) -> Result<&RegisteredDataSource<P::Client>, Diagnostics> {
+        self.data_sources
+            .get(type_name)
+            .ok_or_else(|| self.unknown("data source", type_name))
+    }
+}
+
+/// Stored state (JSON of schema `version`) as a value of the current schema.
+fn upgrade_state<C>(
+    resource: &RegisteredResource<C>,
+    version: i64,
+    json: &[u8],
+) -> Result<Value, Diagnostics> {
+    let schema = &resource.schema;
+    if version > schema.version {
+        return Err(Diagnostic::error(
+            "Resource state from a newer provider",
+            format!(
+                "This state was written by a provider version with schema {version}; this version knows up to {}. Upgrade the provider.",
+                schema.version
+            ),
+        )
+        .into());
+    }
+    let mut raw: serde_json::Value = serde_json::from_slice(json).map_err(|e| {
+        Diagnostics::from(Diagnostic::error("Unreadable stored state", e.to_string()))
+    })?;
+    if version < schema.version {
+        raw = resource.operations.upgrade_state(version, raw)?;
+    }
+    // Attributes the schema no longer has are dropped, as Terraform does for
+    // its own part since 1.11.
+    if let Some(object) = raw.as_object_mut() {
+        object.retain(|k, _| schema.attrs.iter().any(|a| a.name == k));
+    }
+    codec::from_json(&raw, &resource.ty, "").map_err(|e| {
+        Diagnostic::error("Stored state does not match the schema", e.to_string()).into()
+    })
+}
+
+fn state_response(outcome: Outcome, prior: &Value, prior_private: &[u8]) -> StateResponse {
+    match outcome.state {
+        Some((state, private)) => StateResponse {
+            state,
+            private: private.to_bytes(),
+            diagnostics: outcome.diagnostics,
+        },
+        // Nothing new to record: the prior object is kept, so nothing
+        // Terraform knew is lost.
+        None => StateResponse {
+            state: prior.clone(),
+            private: prior_private.to_vec(),
+            diagnostics: outcome.diagnostics,
+        },
+    }
+}
+
+#[async_trait]
+impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
+    fn schemas(&self) -> &Schemas {
+        &self.schemas
+    }
+
+    async fn validate_provider_config(&self, config: Value) -> Diagnostics {
+        let mut diagnostics = self.provider_schema.validate_config(&config);
+        self.definition.validate(&config, &mut diagnostics);
+        diagnostics
+    }
+
+    async fn configure(&self, config: Value, _terraform_version: &str) -> Diagnostics {
+        let configured = async {
+            let config = decode(&config)?;
+            self.definition.configure(config).await
+        };
+        match configured.await {
+            Ok(client) => {
+                *self.client.write().expect("client lock") = Some(Arc::new(client));
+                Diagnostics::default()
+            }
+            Err(d) => d,
+        }
+    }
+
+    async fn validate_resource_config(&self, type_name: &str, config: Value) -> Diagnostics {
+        match self.resource(type_name) {
+            Ok(r) => r.validate(&config),
+            Err(d) => d,
+        }
+    }
+
+    async fn validate_data_source_config(&self, type_name: &str, config: Value) -> Diagnostics {
+        match self.data_source(type_name) {
+            Ok(d) => {
+                let mut diagnostics = d.schema.validate_config(&config);
+                d.operations.validate(&config, &mut diagnostics);
+                diagnostics
+            }
+            Err(d) => d,
+        }
+    }
+
+    fn upgrade_resource_state(
+        &self,
+        type_name: &str,
+        version: i64,
+        json: &[u8],
+    ) -> Result<Value, Diagnostics> {
+        upgrade_state(self.resource(type_name)?, version, json)
+    }
+
+    async fn read_resource(&self, req: ReadRequest) -> StateResponse {
+        let outcome = async {
+            let r = self.resource(&req.type_name)?;
+            let client = self.client()?;
+            let private = Private::from_bytes(&req.private);
+            Ok(r.operations
+                .read(&client, &r.ty, &req.current_state, &private)
+                .await)
+        }
+        .await
+        .unwrap_or_else(Outcome::failed);
+        state_response(outcome, &req.current_state, &req.private)
+    }
+
+    async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
+        let planned = self
+            .resource(&req.type_name)
+            .and_then(|r| Ok(r.plan(&*self.client()?, &req)));
+        planned.unwrap_or_else(|diagnostics| PlanResponse {
+            diagnostics,
+            ..Default::default()
+        })
+    }
+
+    async fn apply_resource_change(&self, req: ApplyRequest) -> StateResponse {
+        let (prior, planned) = (&req.prior_state, &req.planned_state);
+        let outcome = async {
+            let r = self.resource(&req.type_name)?;
+            let client = self.client()?;
+            let private = Private::from_bytes(&req.planned_private);
+            Ok(r.operations
+                .apply(&client, &r.ty, prior, planned, &private)
+                .await)
+        }
+        .await
+        .unwrap_or_else(Outcome::failed);
+        state_response(outcome, prior, &req.planned_private)
+    }
+
+    async fn import_resource_state(
+        &self,
+        type_name: &str,
+        id: &str,
+    ) -> (Vec<ImportedResource>, Diagnostics) {
+        let imported = self
+            .resource(type_name)
+            .and_then(|r| r.operations.import(&r.ty, id));
+        match imported {
+            Ok(state) => (
+                vec![ImportedResource {
+                    state,
+                    private: Private::importing().to_bytes(),
+                }],
+                Diagnostics::default(),
+            ),
+            Err(d) => (Vec::new(), d),
+        }
+    }
+
+    async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Diagnostics) {
+        let result = async {
+            let d = self.data_source(type_name)?;
+            let client = self.client()?;
+            d.operations.read(&client, &d.ty, &config).await
+        }
+        .await;
+        match result {
+            Ok(v) => (v, Diagnostics::default()),
+            Err(d) => (Value::Null, d),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::resource::Warnings;
+    use crate::framework::schema::Attr;
+    use serde::{Deserialize, Serialize};
+
+    /// Version 1 renamed `size` to `capacity`.
+    struct Renamed;
+
+    #[derive(Default, Serialize, Deserialize)]
+    struct RenamedModel {
+        id: Option<String>,
+        capacity: Option<f64>,
+    }
+
+    #[async_trait]
+    impl Resource<()> for Renamed {
+        type Model = RenamedModel;
+        fn name(&self) -> &'static str {
+            "renamed"
+        }
+        fn schema(&self) -> ObjectSchema {
+            let mut schema = ObjectSchema::new(
+                "test",
+                vec![
+                    Attr::string("id").computed(),
+                    Attr::number("capacity").required(),
+                ],
+            );
+            schema.version = 1;
+            schema
+        }
+        async fn create(
+            &self,
+            _: &(),
+            planned: RenamedModel,
+        ) -> Result<Stored<RenamedModel>, Failed<RenamedModel>> {
+            Ok(planned.into())
+        }
+        async fn read(
+            &self,
+            _: &(),
+            current: RenamedModel,
+            _: &Private,
+        ) -> Result<Option<Stored<RenamedModel>>, Diagnostics> {
+            Ok(Some(current.into()))
+        }
+        async fn update(
+            &self,
+            _: &(),
+            _: RenamedModel,
+            planned: RenamedModel,
+            _: &Private,
+        ) -> Result<Stored<RenamedModel>, Failed<RenamedModel>> {
+            Ok(planned.into())
+        }
+        async fn delete(
+            &self,
+            _: &(),
+            _: RenamedModel,
+            _: &Private,
+        ) -> Result<Warnings, Diagnostics> {
+            Ok(Diagnostics::default())
+        }
+        fn import(&self, id: &str) -> Result<RenamedModel, Diagnostics> {
+            Ok(RenamedModel {
+                id: Some(id.into()),
+                capacity: None,
+            })
+        }
+        fn upgrade_state(
+            &self,
+            version: i64,
+            mut state: serde_json::Value,
+        ) -> Result<serde_json::Value, Diagnostics> {
+            assert_eq!(version, 0);
+            let size = state["size"].take();
+            state["capacity"] = size;
+            Ok(state)
+        }
+    }
+
+    fn upgrade(version: i64, json: &str) -> Result<Value, Diagnostics> {
+        upgrade_state(&register_resource(Renamed), version, json.as_bytes())
+    }
+
+    #[test]
+    fn upgrades_older_state_and_strips_removed_attributes() {
+        let v = upgrade(0, r#"{"id":"a","size":1.5,"legacy":true}"#).unwrap();
+        assert_eq!(v.attr("capacity"), &Value::Number("1.5".parse().unwrap()));
+        assert_eq!(v.attr("id"), &Value::string("a"));
+        let same = upgrade(1, r#"{"id":"a","capacity":2,"gone":1}"#).unwrap();
+        assert_eq!(same.attr("capacity").as_i64(), Some(2));
+    }
+
+    #[test]
+    fn refuses_state_from_a_newer_schema_and_garbage() {
+        let newer = upgrade(2, "{}").unwrap_err();
+        assert!(newer.0[0].summary.contains("newer provider"));
+        assert!(upgrade(1, "not json").is_err());
+        assert!(upgrade(1, r#"{"capacity":"many"}"#).is_err());
+    }
+}

@@ -1,0 +1,209 @@
+//! What a provider implements: resources, data sources and the provider
+//! definition, each over its own typed model. The framework does the rest
+//! (validation, planning, derived values, import, state upgrades and the
+//! conversions between models and protocol values).
+
+use async_trait::async_trait;
+
+use super::model::{Model, Private};
+use super::schema::ObjectSchema;
+use crate::protocol::{Diagnostic, Diagnostics, Value};
+
+/// Diagnostics of an operation that succeeded; only warnings.
+pub type Warnings = Diagnostics;
+
+/// A resource's state after an operation, with its private bookkeeping and
+/// any warnings for the user.
+pub struct Stored<M> {
+    /// The state Terraform records.
+    pub state: M,
+    /// Bookkeeping Terraform keeps beside it.
+    pub private: Private,
+    /// Shown to the user next to the successful result.
+    pub warnings: Warnings,
+}
+
+impl<M> Stored<M> {
+    /// `state` with no private data and no warnings.
+    pub fn new(state: M) -> Self {
+        Self {
+            state,
+            private: Private::default(),
+            warnings: Diagnostics::default(),
+        }
+    }
+
+    /// Adds warnings to show with the result.
+    pub fn warn(mut self, warnings: Warnings) -> Self {
+        self.warnings.extend(warnings);
+        self
+    }
+}
+
+impl<M> From<M> for Stored<M> {
+    fn from(state: M) -> Self {
+        Self::new(state)
+    }
+}
+
+/// A create or update that failed. When it failed after writing to the
+/// cluster, `written` is what is there now: Terraform records it (a failed
+/// create as tainted), so nothing written is ever lost from state.
+pub struct Failed<M> {
+    /// Why it failed.
+    pub diagnostics: Diagnostics,
+    /// The state of what was written before the failure, if anything was.
+    pub written: Option<Stored<M>>,
+}
+
+impl<M> Failed<M> {
+    /// A failure after `written` reached the cluster.
+    pub fn after_write(written: M, diagnostics: Diagnostics) -> Self {
+        Self {
+            diagnostics,
+            written: Some(Stored::new(written)),
+        }
+    }
+}
+
+impl<M> From<Diagnostics> for Failed<M> {
+    fn from(diagnostics: Diagnostics) -> Self {
+        Self {
+            diagnostics,
+            written: None,
+        }
+    }
+}
+
+impl<M> From<Diagnostic> for Failed<M> {
+    fn from(diagnostic: Diagnostic) -> Self {
+        Diagnostics::from(diagnostic).into()
+    }
+}
+
+/// The plan of one resource as [`Resource::modify_plan`] sees it: the
+/// configuration and prior state as given, the planned state after the
+/// framework's planning, to adjust.
+pub struct PlanChange<'a> {
+    /// The configuration; unknown where Terraform cannot know a value yet.
+    pub config: &'a Value,
+    /// The prior state; null on create.
+    pub prior: &'a Value,
+    /// The planned state.
+    pub planned: &'a mut Value,
+}
+
+/// A managed resource over its own model.
+#[async_trait]
+pub trait Resource<C>: Send + Sync + 'static {
+    /// The resource's state as a Rust type; every attribute of the schema is
+    /// a field (computed ones optional, as they may be unknown in plans).
+    type Model: Model;
+
+    /// Type name without the provider prefix, e.g. `priority_class`.
+    fn name(&self) -> &'static str;
+    /// The schema, built once at start-up.
+    fn schema(&self) -> ObjectSchema;
+    /// Checks across attributes that the schema's declarative validators
+    /// cannot express; they have run before this.
+    fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
+    /// Fills the attributes declared `derived_from` configuration. The
+    /// framework calls it on the planned model (using the results whose
+    /// inputs are known) and on every state the resource returns, so plan
+    /// and state agree by construction.
+    fn derive(&self, _model: &mut Self::Model) {}
+    /// Plan-time checks and adjustments that need provider settings.
+    /// Planning must not call the cluster.
+    fn modify_plan(
+        &self,
+        _client: &C,
+        _change: &mut PlanChange<'_>,
+        _diagnostics: &mut Diagnostics,
+    ) {
+    }
+    /// Creates the object.
+    async fn create(
+        &self,
+        client: &C,
+        planned: Self::Model,
+    ) -> Result<Stored<Self::Model>, Failed<Self::Model>>;
+    /// Reads the object; `None` when it no longer exists.
+    async fn read(
+        &self,
+        client: &C,
+        current: Self::Model,
+        private: &Private,
+    ) -> Result<Option<Stored<Self::Model>>, Diagnostics>;
+    /// Changes the object in place.
+    async fn update(
+        &self,
+        client: &C,
+        prior: Self::Model,
+        planned: Self::Model,
+        private: &Private,
+    ) -> Result<Stored<Self::Model>, Failed<Self::Model>>;
+    /// Deletes the object.
+    async fn delete(
+        &self,
+        client: &C,
+        prior: Self::Model,
+        private: &Private,
+    ) -> Result<Warnings, Diagnostics>;
+    /// The state skeleton for an import ID; the framework marks it as being
+    /// imported and Terraform reads the object next.
+    fn import(&self, id: &str) -> Result<Self::Model, Diagnostics>;
+    /// Rewrites stored state of an older schema `version` (as JSON) into the
+    /// shape of the current schema. Resources that bump their version
+    /// override this.
+    fn upgrade_state(
+        &self,
+        version: i64,
+        _state: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        Err(Diagnostic::error(
+            "Cannot upgrade resource state",
+            format!(
+                "{} has no upgrade from schema version {version}.",
+                self.name()
+            ),
+        )
+        .into())
+    }
+}
+
+/// A data source over its own model.
+#[async_trait]
+pub trait DataSource<C>: Send + Sync + 'static {
+    /// The data source's configuration and result as a Rust type.
+    type Model: Model;
+
+    /// Type name without the provider prefix.
+    fn name(&self) -> &'static str;
+    /// The schema, built once at start-up.
+    fn schema(&self) -> ObjectSchema;
+    /// Checks across attributes beyond the schema's validators.
+    fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
+    /// Reads the data for `config`.
+    async fn read(&self, client: &C, config: Self::Model) -> Result<Self::Model, Diagnostics>;
+}
+
+/// A provider: its configuration, what configuring produces, and what it offers.
+#[async_trait]
+pub trait ProviderDefinition: Send + Sync + 'static {
+    /// What configuration produces and every operation uses (e.g. an API client).
+    type Client: Send + Sync + 'static;
+    /// The provider block as a Rust type.
+    type Config: Model;
+    /// Prefix of every type name, e.g. `gpufleet`; also names the provider in messages.
+    fn type_prefix(&self) -> &'static str;
+    /// The provider block's schema.
+    fn schema(&self) -> ObjectSchema;
+    /// Checks across provider attributes beyond the schema's validators.
+    fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
+    /// Builds the client from the provider block.
+    async fn configure(&self, config: Self::Config) -> Result<Self::Client, Diagnostics>;
+    /// The resources, each registered with [`super::register_resource`].
+    fn resources(&self) -> Vec<super::RegisteredResource<Self::Client>>;
+    /// The data sources, each registered with [`super::register_data_source`].
+    fn data_sources(&self) -> Vec<super::RegisteredDataSource<Self::Client>>;
+}

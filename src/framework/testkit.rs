@@ -1,0 +1,99 @@
+//! Unit-test helpers for resources: validate a configuration, plan against a
+//! prior state the way Terraform asks for it, build values from JSON. They
+//! run the same code paths the protocol does.
+
+use super::provider::{RegisteredResource, register_resource};
+use super::resource::Resource;
+use super::schema::{Attr, AttrKind, ObjectSchema};
+use crate::protocol::codec::from_json;
+use crate::protocol::diagnostics::Severity;
+use crate::protocol::provider::{PlanRequest, PlanResponse};
+use crate::protocol::schema::Nesting;
+use crate::protocol::{Diagnostics, Value};
+
+/// A resource registered as the provider registers it.
+pub struct Harness<C> {
+    resource: RegisteredResource<C>,
+}
+
+impl<C: Send + Sync + 'static> Harness<C> {
+    /// Registers `resource` for testing.
+    pub fn new<R: Resource<C>>(resource: R) -> Self {
+        let resource = register_resource(resource);
+        let problems = resource.schema().check();
+        assert!(problems.is_empty(), "schema problems: {problems:#?}");
+        Self { resource }
+    }
+
+    /// The resource's schema.
+    pub fn schema(&self) -> &ObjectSchema {
+        self.resource.schema()
+    }
+
+    /// A value of the resource's type from JSON (absent attributes null).
+    pub fn value(&self, json: serde_json::Value) -> Value {
+        from_json(&json, &self.schema().value_type(), "").expect("value of the schema's type")
+    }
+
+    /// (path, detail) of every error `ValidateResourceConfig` reports.
+    pub fn validate(&self, config: &Value) -> Vec<(String, String)> {
+        self.resource.validate(config).located()
+    }
+
+    /// `PlanResourceChange` for `config` against `prior` (null to create),
+    /// with Terraform's proposed new state.
+    pub fn plan(&self, client: &C, prior: &Value, config: &Value) -> PlanResponse {
+        self.resource.plan(
+            client,
+            &PlanRequest {
+                type_name: self.resource.name().to_string(),
+                prior_state: prior.clone(),
+                proposed_new_state: proposed(&self.schema().attrs, prior, config),
+                config: config.clone(),
+                prior_private: Vec::new(),
+            },
+        )
+    }
+
+    /// (path, detail) of every error validation and then planning report,
+    /// as Terraform meets them (planning only when validation passes).
+    pub fn errors(&self, client: &C, config: &Value) -> Vec<(String, String)> {
+        let found = self.validate(config);
+        if !found.is_empty() {
+            return found;
+        }
+        errors(&self.plan(client, &Value::Null, config).diagnostics)
+    }
+}
+
+/// (path, detail) of the errors among `diagnostics`.
+pub fn errors(diagnostics: &Diagnostics) -> Vec<(String, String)> {
+    let errors = diagnostics
+        .0
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .cloned()
+        .collect();
+    Diagnostics(errors).located()
+}
+
+/// Terraform's proposed new state: configured values, and prior values of
+/// computed attributes the configuration leaves unset.
+pub fn proposed(attrs: &[Attr], prior: &Value, config: &Value) -> Value {
+    Value::Object(
+        attrs
+            .iter()
+            .map(|attr| {
+                let (configured, prior) = (config.attr(attr.name), prior.attr(attr.name));
+                let value = match &attr.kind {
+                    _ if configured.is_null() && attr.flags.computed => prior.clone(),
+                    AttrKind::Nested(Nesting::Single, nested) if !configured.is_null() => {
+                        proposed(nested, prior, configured)
+                    }
+                    _ => configured.clone(),
+                };
+                (attr.name.to_string(), value)
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,165 @@
+//! `gpufleet_fleet`: a Karpenter `karpenter.sh/v1` NodePool for one kind of
+//! GPU work, e.g. training on 8×H100 nodes or inference on L4s.
+//!
+//! - [`schema`](schema::schema): the attributes.
+//! - `validation`: Karpenter's syntax rules and reserved keys.
+//! - `model`: the state, and the outputs derived from configuration.
+//! - `requirements`: node constraints ↔ label-scheme requirements.
+//! - `node_pool`: the NodePool spec and its mapping to state.
+//!
+//! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
+//! and always sent, so they never show as diffs.
+
+mod model;
+mod node_pool;
+mod requirements;
+mod schema;
+mod validation;
+
+use async_trait::async_trait;
+use kube::Api;
+use kube::api::DynamicObject;
+
+pub use model::Model;
+use node_pool::{
+    NodePoolSpec, effective_scheme, imported_label_scheme, node_pool, node_pool_resource,
+};
+use requirements::Constraints;
+
+use crate::cluster::Cluster;
+use crate::cluster::object::AppliedObject;
+use crate::framework::PlanChange;
+use crate::framework::model::decode;
+use crate::framework::schema::ObjectSchema;
+use crate::protocol::{Diagnostic, Diagnostics, Value};
+
+/// The `gpufleet_fleet` resource.
+pub struct Fleet;
+
+/// The attributes that hold node constraints, checked together at plan.
+const CONSTRAINT_ATTRS: &[&str] = &[
+    "accelerators",
+    "accelerator_count",
+    "accelerator_memory_min_gib",
+    "capacity_types",
+    "instance_families",
+    "providers",
+    "zones",
+    "architectures",
+    "requirements",
+];
+
+impl Fleet {
+    /// The NodePool spec a planned state makes under the provider's scheme.
+    fn spec(
+        model: &Model,
+        provider: crate::catalog::LabelScheme,
+    ) -> Result<NodePoolSpec, Diagnostics> {
+        let scheme = effective_scheme(model.label_scheme.as_deref(), provider);
+        Ok(model.spec(model.constraints.requirements(scheme)?))
+    }
+}
+
+#[async_trait]
+impl AppliedObject for Fleet {
+    type Model = Model;
+    type Object = DynamicObject;
+    const NAME: &'static str = "fleet";
+    const KIND: &'static str = "NodePool";
+    const API: &'static str = "karpenter.sh/v1 NodePool";
+    const IMPORT_ID: &'static str = "NodePool name";
+
+    fn schema(&self) -> ObjectSchema {
+        schema::schema()
+    }
+
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        validation::validate(config, diagnostics);
+    }
+
+    fn derive(&self, model: &mut Model) {
+        model.derive();
+    }
+
+    /// What the label scheme cannot express fails the plan, not the apply.
+    fn modify_plan(
+        &self,
+        cluster: &Cluster,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let config = change.config;
+        let known = CONSTRAINT_ATTRS
+            .iter()
+            .chain(&["label_scheme"])
+            .all(|attr| config.attr(attr).is_wholly_known());
+        if !known {
+            return;
+        }
+        let scheme = effective_scheme(config.attr("label_scheme").as_str(), cluster.label_scheme);
+        if let Err(d) = decode::<Constraints>(config).and_then(|c| c.requirements(scheme)) {
+            diagnostics.extend(d);
+        }
+    }
+
+    async fn api(&self, cluster: &Cluster) -> Result<Api<DynamicObject>, Diagnostics> {
+        cluster.kubernetes.dynamic_api(&node_pool_resource()).await
+    }
+
+    fn object_name(model: &Model) -> &str {
+        &model.name
+    }
+
+    fn to_object(&self, cluster: &Cluster, model: &Model) -> Result<DynamicObject, Diagnostics> {
+        Ok(node_pool(
+            &model.name,
+            &Self::spec(model, cluster.label_scheme)?,
+        ))
+    }
+
+    fn state_from(
+        &self,
+        cluster: &Cluster,
+        live: DynamicObject,
+        prior: &Model,
+        importing: bool,
+    ) -> Result<Model, Diagnostics> {
+        let name = live.metadata.name.clone().unwrap_or_default();
+        let spec: NodePoolSpec =
+            serde_json::from_value(live.data["spec"].clone()).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    "Unexpected NodePool",
+                    format!("NodePool {name:?} does not look like a karpenter.sh/v1 NodePool: {e}"),
+                ))
+            })?;
+        let label_scheme = if importing {
+            imported_label_scheme(&spec, cluster.label_scheme)
+        } else {
+            prior.label_scheme.clone()
+        };
+        let scheme = effective_scheme(label_scheme.as_deref(), cluster.label_scheme);
+        let constraints = Constraints::from_requirements(
+            &spec.template.spec.requirements,
+            scheme,
+            &prior.constraints,
+        );
+        Ok(Model::from_spec(
+            name,
+            &spec,
+            prior,
+            importing,
+            label_scheme,
+            constraints,
+        ))
+    }
+
+    fn imported(&self, name: &str) -> Model {
+        Model {
+            name: name.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

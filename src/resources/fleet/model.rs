@@ -1,0 +1,115 @@
+//! The fleet's state as one Rust type, and the outputs workloads use,
+//! derived from configuration the same way for plan and state.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::requirements::Constraints;
+
+/// The label Karpenter puts on every node of a NodePool, naming the pool.
+pub(super) const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
+
+/// The `gpufleet_fleet` state.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    pub(super) id: Option<String>,
+    pub(super) name: String,
+    /// What nodes the fleet may launch.
+    #[serde(flatten)]
+    pub(super) constraints: Constraints,
+    pub(super) node_class: NodeClass,
+    pub(super) taints: Option<Vec<Taint>>,
+    pub(super) startup_taints: Option<Vec<Taint>>,
+    pub(super) labels: Option<BTreeMap<String, String>>,
+    pub(super) limits: Option<Limits>,
+    pub(super) disruption: Option<Disruption>,
+    pub(super) weight: Option<i64>,
+    pub(super) expire_after: Option<String>,
+    pub(super) label_scheme: Option<String>,
+    pub(super) node_selector: Option<BTreeMap<String, String>>,
+    pub(super) tolerations: Option<Vec<Toleration>>,
+}
+
+/// `nodeClassRef`, spelled the same in state and in the NodePool.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct NodeClass {
+    pub(super) group: String,
+    pub(super) kind: String,
+    pub(super) name: String,
+}
+
+/// A taint, spelled the same in state and in the NodePool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Taint {
+    pub(super) key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) value: Option<String>,
+    pub(super) effect: String,
+}
+
+/// Caps on what the fleet may launch.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Limits {
+    pub(super) gpus: Option<i64>,
+    pub(super) cpu: Option<String>,
+    pub(super) memory: Option<String>,
+}
+
+/// When Karpenter may remove or replace nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Disruption {
+    pub(super) consolidation_policy: Option<String>,
+    pub(super) consolidate_after: Option<String>,
+    pub(super) budgets: Option<Vec<Budget>>,
+}
+
+/// A disruption budget, spelled the same in state and in the NodePool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Budget {
+    pub(super) nodes: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) schedule: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) duration: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) reasons: Option<Vec<String>>,
+}
+
+/// A toleration for one of the fleet's taints, as pods spell it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Toleration {
+    pub(super) key: String,
+    pub(super) operator: String,
+    pub(super) value: Option<String>,
+    pub(super) effect: String,
+}
+
+impl Model {
+    /// The outputs that follow from configuration: `id`, the node selector
+    /// that puts a pod on this fleet's nodes, and tolerations for its taints
+    /// (startup taints need none: something removes them before workloads
+    /// land).
+    pub(super) fn derive(&mut self) {
+        self.id = Some(self.name.clone());
+        self.node_selector = Some(BTreeMap::from([(
+            NODEPOOL_LABEL.to_string(),
+            self.name.clone(),
+        )]));
+        self.tolerations = Some(
+            self.taints
+                .iter()
+                .flatten()
+                .map(|taint| {
+                    let value = taint.value.clone().filter(|v| !v.is_empty());
+                    Toleration {
+                        key: taint.key.clone(),
+                        operator: if value.is_some() { "Equal" } else { "Exists" }.to_string(),
+                        value,
+                        effect: taint.effect.clone(),
+                    }
+                })
+                .collect(),
+        );
+    }
+}

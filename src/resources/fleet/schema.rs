@@ -1,0 +1,231 @@
+//! The `gpufleet_fleet` schema: every attribute with its validators,
+//! defaults (Karpenter's own, so they never show as diffs) and plan
+//! behaviour.
+
+use super::validation::{
+    is_budget_duration, is_budget_nodes, is_cron_schedule, is_karpenter_duration,
+};
+use crate::catalog::{self, LabelScheme};
+use crate::cluster::names::{
+    dns1123_subdomain, label_value, labels, non_negative_quantity, qualified_name,
+};
+use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::validators::{
+    Validator, all_or_none, at_least_one_of, each, integer_between, not_empty, one_of,
+};
+use crate::protocol::Value;
+use crate::protocol::schema::Nesting;
+use crate::resources::taint::taint_attributes;
+
+const CAPACITY_TYPES: &[&str] = &["on-demand", "spot", "reserved"];
+const ARCHITECTURES: &[&str] = &["amd64", "arm64"];
+const OPERATORS: &[&str] = &[
+    "In",
+    "NotIn",
+    "Exists",
+    "DoesNotExist",
+    "Gt",
+    "Lt",
+    "Gte",
+    "Lte",
+];
+const CONSOLIDATION_POLICIES: &[&str] = &["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"];
+const DISRUPTION_REASONS: &[&str] = &["Underutilized", "Empty", "Drifted"];
+const MAX_GPUS_PER_NODE: i64 = 1024;
+
+// Karpenter's defaults (NodePool CRD v1), planned when the configuration
+// leaves them unset.
+const DEFAULT_CONSOLIDATION_POLICY: &str = "WhenEmptyOrUnderutilized";
+const DEFAULT_CONSOLIDATE_AFTER: &str = "0s";
+const DEFAULT_BUDGET_NODES: &str = "10%";
+const DEFAULT_EXPIRE_AFTER: &str = "720h";
+
+/// The `gpufleet_fleet` schema.
+pub(super) fn schema() -> ObjectSchema {
+    let set_of = |name, validator: Validator| {
+        Attr::string_set(name)
+            .optional()
+            .validate(not_empty())
+            .validate(each(validator))
+    };
+    ObjectSchema::new(
+        "A GPU fleet: a Karpenter NodePool whose nodes have the GPUs, taints and labels one kind of work needs. Workloads use `node_selector` and `tolerations` to land on it.",
+        vec![
+            Attr::string("id").derived_from(&["name"]).describe("The NodePool name."),
+            Attr::string("name")
+                .required()
+                .requires_replace()
+                .validate(dns1123_subdomain())
+                .describe("NodePool name (at most 63 characters: nodes carry it in the `karpenter.sh/nodepool` label)."),
+            set_of("accelerators", catalog::known_name())
+                .describe("GPU models the nodes may have, e.g. `[\"H100\"]`: names from the accelerator catalog (see `gpufleet_accelerators`), in any case."),
+            Attr::nested(
+                "accelerator_count",
+                Nesting::Single,
+                vec![
+                    Attr::number("min").optional().validate(integer_between(1, MAX_GPUS_PER_NODE, "")),
+                    Attr::number("max").optional().validate(integer_between(1, MAX_GPUS_PER_NODE, "")),
+                ],
+            )
+            .optional()
+            .validate_object(at_least_one_of(&["min", "max"]))
+            .describe("GPUs per node, e.g. `{ min = 8, max = 8 }`."),
+            Attr::number("accelerator_memory_min_gib")
+                .optional()
+                .validate(integer_between(1, 10_000, ""))
+                .describe("Least memory per GPU in GiB, as NVIDIA states it (an L4 has 24). Not with the azure label scheme."),
+            set_of("capacity_types", one_of(CAPACITY_TYPES))
+                .describe("`on-demand`, `spot` and/or `reserved`."),
+            set_of("instance_families", label_value())
+                .describe("Instance families, e.g. `[\"p5\"]` (the scheme's instance family label)."),
+            set_of("providers", label_value())
+                .describe("Clouds, as `cfke.io/provider` values (`aws`, `gcp`, `hetzner`); cfke label scheme only."),
+            set_of("zones", label_value()).describe("Zones (`topology.kubernetes.io/zone`)."),
+            set_of("architectures", one_of(ARCHITECTURES)).describe("`amd64` and/or `arm64`."),
+            Attr::nested(
+                "node_class",
+                Nesting::Single,
+                vec![
+                    Attr::string("group").required().requires_replace().validate(not_empty())
+                        .describe("e.g. `karpenter.k8s.aws`. Immutable in Karpenter: a change replaces the fleet."),
+                    Attr::string("kind").required().requires_replace().validate(not_empty())
+                        .describe("e.g. `EC2NodeClass`. Immutable in Karpenter: a change replaces the fleet."),
+                    Attr::string("name").required().validate(not_empty()),
+                ],
+            )
+            .required()
+            .describe("The cloud-specific node class the nodes are built from."),
+            Attr::nested("taints", Nesting::List, taint_attributes())
+                .optional()
+                .describe("Taints on every node; only pods tolerating them (see `tolerations`) land there."),
+            Attr::nested("startup_taints", Nesting::List, taint_attributes())
+                .optional()
+                .describe("Taints something removes once a node is ready (e.g. a driver installer); pods need not tolerate them."),
+            Attr::string_map("labels")
+                .optional()
+                .validate(labels())
+                .describe("Labels on every node. Karpenter's domains are reserved."),
+            Attr::nested(
+                "limits",
+                Nesting::Single,
+                vec![
+                    Attr::number("gpus")
+                        .optional()
+                        .validate(integer_between(0, i64::from(i32::MAX), " (a limit cannot be negative)"))
+                        .describe("Most GPUs (`nvidia.com/gpu`) across the fleet's nodes."),
+                    Attr::string("cpu").optional().validate(non_negative_quantity())
+                        .describe("Most CPU across the fleet's nodes, a quantity such as `1000`."),
+                    Attr::string("memory").optional().validate(non_negative_quantity())
+                        .describe("Most memory across the fleet's nodes, a quantity such as `4000Gi`."),
+                ],
+            )
+            .optional()
+            .validate_object(at_least_one_of(&["gpus", "cpu", "memory"]))
+            .describe("Caps on the capacity the fleet may launch."),
+            Attr::nested(
+                "disruption",
+                Nesting::Single,
+                vec![
+                    Attr::string("consolidation_policy")
+                        .default(Value::string(DEFAULT_CONSOLIDATION_POLICY))
+                        .validate(one_of(CONSOLIDATION_POLICIES))
+                        .describe("Which nodes Karpenter may consolidate."),
+                    Attr::string("consolidate_after")
+                        .default(Value::string(DEFAULT_CONSOLIDATE_AFTER))
+                        .validate(Validator::string("a duration such as \"30s\" or \"1h30m\", or \"Never\"", is_karpenter_duration))
+                        .describe("How long a node must be consolidatable before Karpenter acts; default `0s`."),
+                    Attr::nested(
+                        "budgets",
+                        Nesting::List,
+                        vec![
+                            Attr::string("nodes")
+                                .required()
+                                .validate(Validator::string("a node count such as \"5\" or a percentage such as \"10%\"", is_budget_nodes))
+                                .describe("Most nodes disrupted at once: a count or a percentage."),
+                            Attr::string("schedule")
+                                .optional()
+                                .validate(Validator::string("a cron schedule (five fields) or a macro such as \"@daily\"", is_cron_schedule))
+                                .describe("When the budget starts to apply (cron, UTC); with `duration`."),
+                            Attr::string("duration")
+                                .optional()
+                                .validate(Validator::string("a duration in hours and minutes such as \"1h30m\"", is_budget_duration))
+                                .describe("How long the budget applies after each `schedule` hit."),
+                            Attr::string_set("reasons")
+                                .optional()
+                                .validate(each(one_of(DISRUPTION_REASONS)))
+                                .describe("Disruption reasons the budget limits; all when unset."),
+                        ],
+                    )
+                    .default(default_budgets())
+                    .validate_object(all_or_none(&["schedule", "duration"]))
+                    .describe("Default: `[{ nodes = \"10%\" }]`."),
+                ],
+            )
+            .default(default_disruption())
+            .describe("When Karpenter may remove or replace nodes; Karpenter's defaults when unset."),
+            Attr::number("weight")
+                .optional()
+                .validate(integer_between(1, 100, ""))
+                .describe("Priority among NodePools that fit a pod, 1 to 100; higher first."),
+            Attr::string("expire_after")
+                .default(Value::string(DEFAULT_EXPIRE_AFTER))
+                .validate(Validator::string("a duration such as \"720h\", or \"Never\"", is_karpenter_duration))
+                .describe("Node lifetime before replacement; default `720h`. A change rolls the fleet's nodes."),
+            Attr::nested(
+                "requirements",
+                Nesting::List,
+                vec![
+                    Attr::string("key").required().validate(qualified_name()),
+                    Attr::string("operator").required().validate(one_of(OPERATORS)),
+                    Attr::string_list("values").optional().validate(each(label_value())),
+                    Attr::number("min_values").optional().validate(integer_between(1, 50, "")),
+                ],
+            )
+            .optional()
+            .describe("More node requirements, added after the ones the attributes above generate."),
+            Attr::string("label_scheme")
+                .optional()
+                .validate(one_of(LabelScheme::NAMES))
+                .describe("Node labels GPU constraints map to: `cfke`, `aws` or `azure`; the provider's `label_scheme` when unset."),
+            Attr::string_map("node_selector")
+                .derived_from(&["name"])
+                .describe("Node selector for workloads: `{ \"karpenter.sh/nodepool\" = name }`."),
+            Attr::nested(
+                "tolerations",
+                Nesting::List,
+                ["key", "operator", "value", "effect"]
+                    .map(|name| Attr::string(name).computed())
+                    .into(),
+            )
+            .derived_from(&["taints"])
+            .describe("Tolerations for workloads, one per taint."),
+        ],
+    )
+}
+
+fn default_budgets() -> Value {
+    let budget = [
+        ("nodes", Value::string(DEFAULT_BUDGET_NODES)),
+        ("schedule", Value::Null),
+        ("duration", Value::Null),
+        ("reasons", Value::Null),
+    ];
+    Value::List(vec![Value::Object(
+        budget.map(|(k, v)| (k.to_string(), v)).into(),
+    )])
+}
+
+fn default_disruption() -> Value {
+    let disruption = [
+        (
+            "consolidation_policy",
+            Value::string(DEFAULT_CONSOLIDATION_POLICY),
+        ),
+        (
+            "consolidate_after",
+            Value::string(DEFAULT_CONSOLIDATE_AFTER),
+        ),
+        ("budgets", default_budgets()),
+    ];
+    Value::Object(disruption.map(|(k, v)| (k.to_string(), v)).into())
+}

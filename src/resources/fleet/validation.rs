@@ -1,0 +1,226 @@
+//! What the fleet checks before planning: Karpenter's duration, budget and
+//! cron syntax, the label and requirement keys Karpenter reserves, and the
+//! rules across attributes that the schema's declarative validators cannot
+//! express.
+
+use super::requirements::CAPACITY_TYPE_LABEL;
+use crate::protocol::{AttributePath, Diagnostics, Value};
+use crate::resources::taint;
+
+/// Label domains a NodePool template may not set labels in: Karpenter's own
+/// and those its AWS and Azure providers reserve.
+const RESERVED_LABEL_DOMAINS: &[&str] =
+    &["karpenter.sh", "karpenter.k8s.aws", "karpenter.azure.com"];
+/// Label domains a requirement may not use (the cloud providers' domains
+/// hold the well-known instance labels requirements select on).
+const RESERVED_REQUIREMENT_DOMAINS: &[&str] = &["karpenter.sh"];
+
+/// Checks across attributes, after the schema's validators.
+pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
+    if let Some(name) = config.attr("name").as_str()
+        && name.len() > 63
+    {
+        diagnostics.error_at(
+            AttributePath::attr("name"),
+            "Name too long",
+            format!(
+                "{name:?} has {} characters; Karpenter labels each node with its NodePool's name, and label values hold at most 63.",
+                name.len()
+            ),
+        );
+    }
+    check_counts(config, diagnostics);
+    // Karpenter allows one taint per key and effect across both lists.
+    taint::check_unique(config, &["taints", "startup_taints"], diagnostics);
+    check_labels(config, diagnostics);
+    check_requirements(config, diagnostics);
+}
+
+/// The unit letters of a duration such as `1h30m` (digits then one of
+/// `s`, `m`, `h`, repeated); `None` if it is not one.
+fn duration_units(s: &str) -> Option<Vec<char>> {
+    let mut units = Vec::new();
+    let mut digits = 0;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            digits += 1;
+        } else if digits > 0 && matches!(c, 's' | 'm' | 'h') {
+            units.push(c);
+            digits = 0;
+        } else {
+            return None;
+        }
+    }
+    (digits == 0 && !units.is_empty()).then_some(units)
+}
+
+pub(super) fn is_karpenter_duration(s: &str) -> bool {
+    s == "Never" || duration_units(s).is_some()
+}
+
+/// Budget durations are hours and/or minutes (`1h`, `30m`, `1h30m`),
+/// optionally with the `0s` Go's formatting appends.
+pub(super) fn is_budget_duration(s: &str) -> bool {
+    let s = s.strip_suffix("0s").unwrap_or(s);
+    matches!(
+        duration_units(s).as_deref(),
+        Some(['h'] | ['m'] | ['h', 'm'])
+    )
+}
+
+/// A node count (`5`) or a percentage of the fleet's nodes (`10%`).
+pub(super) fn is_budget_nodes(s: &str) -> bool {
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    match s.strip_suffix('%') {
+        Some(percent) => percent == "100" || (digits(percent) && percent.len() <= 2),
+        None => digits(s),
+    }
+}
+
+/// A cron schedule: five fields, or a macro such as `@daily`.
+pub(super) fn is_cron_schedule(s: &str) -> bool {
+    const MACROS: &[&str] = &[
+        "annually", "yearly", "monthly", "weekly", "daily", "midnight", "hourly",
+    ];
+    s.strip_prefix('@').map_or_else(
+        || s.split_whitespace().count() == 5,
+        |name| MACROS.contains(&name),
+    )
+}
+
+/// Why Karpenter refuses a NodePool label or requirement key, if it does:
+/// `kubernetes.io/hostname`, and keys in one of `domains` (or a subdomain)
+/// other than the capacity type.
+fn reserved_key(key: &str, domains: &[&str]) -> Option<String> {
+    if key == "kubernetes.io/hostname" {
+        return Some("Karpenter reserves `kubernetes.io/hostname`: every node has its own.".into());
+    }
+    let (domain, _) = key.split_once('/')?;
+    let reserved = domains
+        .iter()
+        .find(|d| domain == **d || domain.ends_with(&format!(".{d}")))?;
+    (key != CAPACITY_TYPE_LABEL).then(|| {
+        format!(
+            "the label domain `{reserved}` is reserved: Karpenter and its cloud providers set these \
+             labels themselves (only `{CAPACITY_TYPE_LABEL}` may be set)."
+        )
+    })
+}
+
+/// `min` of GPUs per node must not exceed `max`.
+fn check_counts(config: &Value, diagnostics: &mut Diagnostics) {
+    let count = config.attr("accelerator_count");
+    if let (Some(min), Some(max)) = (count.attr("min").as_i64(), count.attr("max").as_i64())
+        && min > max
+    {
+        diagnostics.error_at(
+            AttributePath::attr("accelerator_count").join_attr("min"),
+            "Invalid accelerator count",
+            format!("accelerator_count.min ({min}) is greater than accelerator_count.max ({max})."),
+        );
+    }
+}
+
+fn check_labels(config: &Value, diagnostics: &mut Diagnostics) {
+    for key in config
+        .attr("labels")
+        .entries()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+    {
+        if let Some(why) = reserved_key(key, RESERVED_LABEL_DOMAINS) {
+            diagnostics.error_at(
+                AttributePath::attr("labels").join_key(key),
+                "Reserved label",
+                format!("`{key}`: {why}"),
+            );
+        }
+    }
+}
+
+fn check_requirements(config: &Value, diagnostics: &mut Diagnostics) {
+    let requirements = config.attr("requirements");
+    for (index, requirement) in requirements.elements().into_iter().flatten().enumerate() {
+        let path = AttributePath::attr("requirements").join_index(index);
+        if let Some(key) = requirement.attr("key").as_str()
+            && let Some(why) = reserved_key(key, RESERVED_REQUIREMENT_DOMAINS)
+        {
+            diagnostics.error_at(
+                path.join_attr("key"),
+                "Reserved requirement key",
+                format!("{path}: `{key}`: {why}"),
+            );
+        }
+        let values = requirement.attr("values");
+        let Some(operator) = requirement.attr("operator").as_str() else {
+            continue;
+        };
+        if values.is_unknown() {
+            continue;
+        }
+        let values: Vec<Option<&str>> = values
+            .elements()
+            .into_iter()
+            .flatten()
+            .map(Value::as_str)
+            .collect();
+        let problem = match operator {
+            "In" if values.is_empty() => Some("`In` needs at least one value."),
+            "Exists" | "DoesNotExist" if !values.is_empty() => {
+                Some("`Exists` and `DoesNotExist` take no values.")
+            }
+            "Gt" | "Lt" | "Gte" | "Lte" => match values.as_slice() {
+                [Some(v)] if v.parse::<u64>().is_ok() => None,
+                [None] => None,
+                _ => Some("Comparisons take exactly one value, a whole number of zero or more."),
+            },
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            diagnostics.error_at(
+                path.join_attr("values"),
+                "Invalid requirement",
+                format!("{path}: {problem}"),
+            );
+        }
+        if let Some(min) = requirement.attr("min_values").as_i64()
+            && operator == "In"
+            && usize::try_from(min).is_ok_and(|min| min > values.len())
+        {
+            diagnostics.error_at(
+                path.join_attr("min_values"),
+                "Invalid requirement",
+                format!(
+                    "{path}: min_values is {min} but only {} values are listed.",
+                    values.len()
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duration_and_schedule_syntax() {
+        for ok in ["720h", "1h30m", "30s", "Never", "0s"] {
+            assert!(is_karpenter_duration(ok), "{ok}");
+        }
+        for bad in ["", "30d", "h", "1.5h", "never", "1h 30m"] {
+            assert!(!is_karpenter_duration(bad), "{bad}");
+        }
+        for ok in ["1h", "30m", "1h30m", "8h0s"] {
+            assert!(is_budget_duration(ok), "{ok}");
+        }
+        for bad in ["10s", "30m1h", "0s", "1h30m15s"] {
+            assert!(!is_budget_duration(bad), "{bad}");
+        }
+        assert!(is_budget_nodes("0") && is_budget_nodes("100%") && is_budget_nodes("5%"));
+        assert!(!is_budget_nodes("101%") && !is_budget_nodes("%") && !is_budget_nodes("ten"));
+        assert!(is_cron_schedule("@daily") && is_cron_schedule("0 9 * * mon-fri"));
+        assert!(!is_cron_schedule("@often") && !is_cron_schedule("0 9 * *"));
+    }
+}
