@@ -33,8 +33,7 @@ unit:
 	cargo test --lib
 
 lint:
-	cargo fmt --check
-	cargo clippy --all-targets -- -D warnings
+	bash scripts/lint.sh
 
 bench:
 	bash scripts/bench-startup.sh

@@ -7,9 +7,8 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 step() { printf '\n==> [%4ss] %s\n' "$(( $(date +%s) - start ))" "$*"; }
 
-step "lint: cargo fmt --check, cargo clippy"
-cargo fmt --check
-cargo clippy --quiet --all-targets -- -D warnings
+step "lint: cargo fmt --check, cargo clippy, cargo deny"
+bash scripts/lint.sh
 
 step "unit tests"
 cargo test --lib
