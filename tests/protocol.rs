@@ -386,7 +386,8 @@ async fn validate_and_plan_need_no_cluster() {
         plan.diagnostics
     );
     let planned = decode_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
-    assert!(planned.attr("id").is_unknown());
+    // The id is the name, so the plan already knows it.
+    assert_eq!(planned.attr("id"), &Value::string("pc-plan-only"));
     assert_eq!(
         planned.attr("preemption_policy"),
         &Value::string("PreemptLowerPriority")
