@@ -416,18 +416,17 @@ impl Constraints {
                 .at(Constraint::MinAccelerators.path()),
             ));
         }
+        // accelerator_count's two constraints share a field: check each field once.
+        let mut fields = BTreeSet::new();
         for constraint in Constraint::ALL {
             let field = constraint.min_values_attribute();
-            let unset = Constraint::ALL
+            if !fields.insert(field) || min_values.of(constraint).is_none() {
+                continue;
+            }
+            let attribute_set = Constraint::ALL
                 .into_iter()
-                .filter(|c| c.min_values_attribute() == field)
-                .all(|c| !c.is_set(self));
-            // Reported once, at the first constraint of a shared field.
-            let first = Constraint::ALL
-                .into_iter()
-                .find(|c| c.min_values_attribute() == field)
-                == Some(constraint);
-            if first && unset && min_values.of(constraint).is_some() {
+                .any(|c| c.min_values_attribute() == field && c.is_set(self));
+            if !attribute_set {
                 problems.push(Problem::new(
                     [],
                     Diagnostic::error(

@@ -197,7 +197,8 @@ fn check_static(config: &Value, diagnostics: &mut Diagnostics) {
             );
         }
     }
-    if !config.attr("weight").is_null() {
+    let weight = config.attr("weight");
+    if !weight.is_null() && !weight.is_unknown() {
         diagnostics.error_at(
             AttributePath::attr("weight"),
             "Weight not allowed on a static fleet",
