@@ -206,7 +206,7 @@ impl Model {
                 &prior.startup_taints,
                 importing,
             ),
-            labels: owned_whole(template_metadata.labels, &prior.labels, importing),
+            labels: user_labels(template_metadata.labels, prior, importing),
             annotations: owned_map(template_metadata.annotations, &prior.annotations, importing),
             limits: limits_from_spec(spec.limits.as_ref(), prior.limits.as_ref(), importing),
             disruption: spec.disruption.clone().map(Disruption::from),
@@ -229,6 +229,18 @@ impl Model {
             tolerations: None,
         }
     }
+}
+
+/// The user's `labels` in live `spec.template.metadata.labels`: the
+/// counterpart of [`Model::template_labels`], where labels from other
+/// sources are taken out again. The map is atomic in the CRD, so the whole
+/// of it is the fleet's while managed.
+fn user_labels(
+    live: Option<BTreeMap<String, String>>,
+    prior: &Model,
+    importing: bool,
+) -> Option<BTreeMap<String, String>> {
+    owned_whole(live, &prior.labels, importing)
 }
 
 /// `spec.limits`: `gpus` as the resource it names, quantities as strings
