@@ -556,6 +556,32 @@ fn bad_inputs_are_reported_at_their_attribute() {
             json!({"requirements": [{"key": "k", "operator": "Like"}]}),
             "requirements[0].operator",
         ),
+        (
+            // 253 characters of domain, 63 of name: a valid key, one longer than the CRD allows.
+            json!({"requirements": [{"key": format!("{}.{}/{}", vec!["a".repeat(63); 3].join("."), "a".repeat(61), "b".repeat(63)), "operator": "Exists"}]}),
+            "requirements[0].key",
+        ),
+        // The CRD's rule: any domain ending in karpenter.sh.
+        (
+            json!({"requirements": [{"key": "notkarpenter.sh/x", "operator": "Exists"}]}),
+            "requirements[0].key",
+        ),
+        (
+            json!({"taints": [{"key": "workload", "value": "", "effect": "NoSchedule"}]}),
+            "taints[0].value",
+        ),
+        (
+            json!({"node_class": {"group": "karpenter.sh/v1", "kind": "K", "name": "n"}}),
+            "node_class.group",
+        ),
+        (
+            json!({"labels": (0..101).map(|i| (format!("l{i}"), json!("x"))).collect::<serde_json::Map<_, _>>()}),
+            "labels",
+        ),
+        (
+            json!({"disruption": {"budgets": vec![json!({"nodes": "1"}); 51]}}),
+            "disruption.budgets",
+        ),
     ];
     for (change, path) in cases {
         let found = errors_of(with(training(), change.clone()), LabelScheme::Cfke);
