@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use common::fixtures::{fleet, node_pool_api};
 use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kubeconfig, repo_root, unique_name};
-use kube::api::{Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 /// The NodePools, by file name: GPU training with minValues, budgets and
@@ -79,6 +79,21 @@ impl Pool {
     }
 }
 
+/// NodePools made behind Terraform's back, deleted when the test ends
+/// however it ends, so a failure leaves the shared cluster clean.
+struct MadeByKubectl(Vec<String>);
+
+impl Drop for MadeByKubectl {
+    fn drop(&mut self) {
+        block_on(async {
+            let api = node_pool_api().await;
+            for name in &self.0 {
+                let _ = api.delete(name, &DeleteParams::default()).await;
+            }
+        });
+    }
+}
+
 /// `kubectl apply` of a YAML stream, as a user would.
 fn kubectl_apply(yaml: &str) {
     let mut child = Command::new(repo_root().join("target/tools/bin/kubectl"))
@@ -135,6 +150,9 @@ fn own_metadata(name: &str) -> Value {
     let mut annotations = object["metadata"]["annotations"].clone();
     if let Some(a) = annotations.as_object_mut() {
         a.remove("kubectl.kubernetes.io/last-applied-configuration");
+        if a.is_empty() {
+            annotations = Value::Null;
+        }
     }
     json!({"labels": object["metadata"]["labels"], "annotations": annotations})
 }
@@ -143,6 +161,7 @@ fn own_metadata(name: &str) -> Value {
 fn real_world_node_pools_round_trip() {
     each_cli(|cli| {
         let pools: Vec<Pool> = POOLS.iter().map(|f| Pool::new(f)).collect();
+        let _cleanup = MadeByKubectl(pools.iter().map(|p| p.from_yaml.clone()).collect());
         kubectl_apply(
             &pools
                 .iter()
