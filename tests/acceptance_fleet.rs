@@ -227,7 +227,7 @@ fn bad_inputs_through_the_cli() {
             "  accelerator_count = { min = 16, max = 8 }",
             "accelerator_count.min (16) is greater than accelerator_count.max (8)",
         ),
-        ("  limits = { gpus = -1 }", "limits.gpus: -1 is outside"),
+        ("  limits = { gpus = -1 }", "\"gpus\": \"-1\" is negative"),
         (r#"  limits = { cpu = "-4" }"#, "is negative"),
     ];
     each_cli(|cli| {

@@ -131,6 +131,23 @@ pub fn annotation_keys() -> Validator {
     })
 }
 
+/// A map of resource names (qualified names such as `nvidia.com/gpu`) to
+/// quantities of zero or more.
+pub fn resource_quantities() -> Validator {
+    Validator::new(
+        "Keys are resource names, values Kubernetes quantities of zero or more, such as `64`, `500m` or `4000Gi`.",
+        |v| {
+            for (name, quantity) in v.entries().into_iter().flatten() {
+                check_qualified_name(name)?;
+                if let Some(q) = quantity.as_str() {
+                    check_non_negative_quantity(q).map_err(|e| format!("{name:?}: {e}"))?;
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
 /// A string that is a Kubernetes resource quantity of zero or more.
 pub fn non_negative_quantity() -> Validator {
     Validator::string_with(

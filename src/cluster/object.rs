@@ -71,6 +71,23 @@ pub trait AppliedObject: Send + Sync + 'static {
     ) -> Result<Self::Model, Diagnostics>;
     /// The state skeleton an import of `name` starts from.
     fn imported(&self, name: &str) -> Self::Model;
+    /// Stored state of an older schema `version` (as JSON) in the current
+    /// schema's shape (see [`Resource::upgrade_state`]); resources that bump
+    /// their schema version implement it.
+    fn upgrade_state(
+        &self,
+        version: i64,
+        _state: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        Err(crate::protocol::Diagnostic::error(
+            "Cannot upgrade resource state",
+            format!(
+                "{} has no upgrade from schema version {version}.",
+                Self::NAME
+            ),
+        )
+        .into())
+    }
 }
 
 /// The resource of an [`AppliedObject`].
@@ -193,5 +210,13 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     fn import(&self, id: &str) -> Result<T::Model, Diagnostics> {
         check_import_name(id, T::IMPORT_ID)?;
         Ok(self.0.imported(id))
+    }
+
+    fn upgrade_state(
+        &self,
+        version: i64,
+        state: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        self.0.upgrade_state(version, state)
     }
 }

@@ -282,6 +282,7 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
                 config: &req.config,
                 prior: &req.prior_state,
                 planned: &mut planned.planned,
+                requires_replace: &mut planned.requires_replace,
             };
             self.operations
                 .modify_plan(client, &mut change, &mut diagnostics);

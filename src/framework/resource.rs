@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use super::model::{Model, Private};
 use super::schema::ObjectSchema;
-use crate::protocol::{Diagnostic, Diagnostics, Value};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// Diagnostics of an operation that succeeded; only warnings.
 pub type Warnings = Diagnostics;
@@ -91,6 +91,9 @@ pub struct PlanChange<'a> {
     pub prior: &'a Value,
     /// The planned state.
     pub planned: &'a mut Value,
+    /// Changed attributes that force replacement: the schema's, and any the
+    /// resource adds for changes its API cannot make in place.
+    pub requires_replace: &'a mut Vec<AttributePath>,
 }
 
 /// A managed resource over its own model.

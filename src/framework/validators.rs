@@ -93,10 +93,13 @@ pub fn integer_between(min: i64, max: i64, why: &'static str) -> Validator {
     })
 }
 
-/// A string, list or set with something in it.
+/// A string, list, set or map with something in it.
 pub fn not_empty() -> Validator {
     Validator::new("Must not be empty.", |v| {
-        if v.as_str() == Some("") || v.elements().is_some_and(<[_]>::is_empty) {
+        if v.as_str() == Some("")
+            || v.elements().is_some_and(<[_]>::is_empty)
+            || v.entries().is_some_and(|m| m.is_empty())
+        {
             Err("must not be empty".into())
         } else {
             Ok(())

@@ -4,16 +4,22 @@
 //! - [`schema`](schema::schema): the attributes.
 //! - `validation`: Karpenter's syntax rules and reserved keys.
 //! - `model`: the state, and the outputs derived from configuration.
-//! - `requirements`: node constraints ↔ label-scheme requirements.
+//! - `requirements`: node constraints → label-scheme requirements, with
+//!   `minValues`; `decompose`: live requirements → constraints; `allowed`:
+//!   whether requirements on one label contradict each other.
 //! - `node_pool`: the NodePool spec and its mapping to state.
+//! - `upgrade`: state written by older schema versions.
 //!
 //! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
 //! and always sent, so they never show as diffs.
 
+mod allowed;
+mod decompose;
 mod model;
 mod node_pool;
 mod requirements;
 mod schema;
+mod upgrade;
 mod validation;
 
 use async_trait::async_trait;
@@ -22,7 +28,8 @@ use kube::api::DynamicObject;
 
 pub use model::Model;
 use node_pool::{
-    NodePoolSpec, effective_scheme, imported_label_scheme, node_pool, node_pool_resource,
+    NodePoolMetadata, NodePoolSpec, effective_scheme, imported_label_scheme, node_pool,
+    node_pool_resource,
 };
 use requirements::Constraints;
 
@@ -31,7 +38,7 @@ use crate::cluster::object::AppliedObject;
 use crate::framework::PlanChange;
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
-use crate::protocol::{Diagnostic, Diagnostics, Value};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
 pub struct Fleet;
@@ -46,6 +53,7 @@ const CONSTRAINT_ATTRS: &[&str] = &[
     "providers",
     "zones",
     "architectures",
+    "min_values",
     "requirements",
 ];
 
@@ -81,13 +89,26 @@ impl AppliedObject for Fleet {
         model.derive();
     }
 
-    /// What the label scheme cannot express fails the plan, not the apply.
+    /// What the label scheme cannot express, and raw requirements that
+    /// contradict attributes, fail the plan, not the apply. Karpenter refuses
+    /// to turn a NodePool static or dynamic in place, so adding or removing
+    /// `replicas` replaces the fleet.
     fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
+        let (prior, planned) = (
+            change.prior.attr("replicas"),
+            change.planned.attr("replicas"),
+        );
+        if !change.prior.is_null() && !planned.is_unknown() && prior.is_null() != planned.is_null()
+        {
+            change
+                .requires_replace
+                .push(AttributePath::attr("replicas"));
+        }
         let config = change.config;
         let known = CONSTRAINT_ATTRS
             .iter()
@@ -113,6 +134,7 @@ impl AppliedObject for Fleet {
     fn to_object(&self, cluster: &Cluster, model: &Model) -> Result<DynamicObject, Diagnostics> {
         Ok(node_pool(
             &model.name,
+            model.metadata(),
             &Self::spec(model, cluster.label_scheme)?,
         ))
     }
@@ -142,9 +164,15 @@ impl AppliedObject for Fleet {
             &spec.template.spec.requirements,
             scheme,
             &prior.constraints,
+            importing,
         );
+        let metadata = NodePoolMetadata {
+            labels: live.metadata.labels,
+            annotations: live.metadata.annotations,
+        };
         Ok(Model::from_spec(
             name,
+            metadata,
             &spec,
             prior,
             importing,
@@ -158,6 +186,14 @@ impl AppliedObject for Fleet {
             name: name.to_string(),
             ..Default::default()
         }
+    }
+
+    fn upgrade_state(
+        &self,
+        version: i64,
+        state: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        upgrade::upgrade(version, state)
     }
 }
 

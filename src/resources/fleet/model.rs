@@ -21,11 +21,22 @@ pub struct Model {
     pub(super) node_class: NodeClass,
     pub(super) taints: Option<Vec<Taint>>,
     pub(super) startup_taints: Option<Vec<Taint>>,
+    /// Node labels: `spec.template.metadata.labels`.
     pub(super) labels: Option<BTreeMap<String, String>>,
-    pub(super) limits: Option<Limits>,
+    /// Node annotations: `spec.template.metadata.annotations`.
+    pub(super) annotations: Option<BTreeMap<String, String>>,
+    /// Resource name (or `gpus`) to quantity.
+    pub(super) limits: Option<BTreeMap<String, String>>,
     pub(super) disruption: Option<Disruption>,
     pub(super) weight: Option<i64>,
+    /// A static fleet's node count.
+    pub(super) replicas: Option<i64>,
     pub(super) expire_after: Option<String>,
+    pub(super) termination_grace_period: Option<String>,
+    /// The NodePool's own `metadata.labels`.
+    pub(super) node_pool_labels: Option<BTreeMap<String, String>>,
+    /// The NodePool's own `metadata.annotations`.
+    pub(super) node_pool_annotations: Option<BTreeMap<String, String>>,
     pub(super) label_scheme: Option<String>,
     pub(super) node_selector: Option<BTreeMap<String, String>>,
     pub(super) tolerations: Option<Vec<Toleration>>,
@@ -46,14 +57,6 @@ pub(super) struct Taint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) value: Option<String>,
     pub(super) effect: String,
-}
-
-/// Caps on what the fleet may launch.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-pub(super) struct Limits {
-    pub(super) gpus: Option<i64>,
-    pub(super) cpu: Option<String>,
-    pub(super) memory: Option<String>,
 }
 
 /// When Karpenter may remove or replace nodes.

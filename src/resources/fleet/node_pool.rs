@@ -7,12 +7,17 @@ use std::collections::BTreeMap;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 
-use super::model::{Budget, Disruption, Limits, Model, NodeClass, Taint};
-use super::requirements::{Constraints, Requirement};
+use super::model::{Budget, Disruption, Model, NodeClass, Taint};
+use super::requirements::{Constraint, Constraints, Requirement};
 use crate::catalog::LabelScheme;
-use crate::cluster::ownership::{owned, owned_whole};
+use crate::cluster::ownership::{owned, owned_map, owned_whole};
 
-const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// The resource `limits.gpus` stands for.
+pub(super) const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// The friendly name of [`GPU_RESOURCE`] in `limits`.
+pub(super) const GPUS_LIMIT: &str = "gpus";
+/// The only limit a static fleet may have.
+pub(super) const NODES_LIMIT: &str = "nodes";
 
 /// The part of a NodePool's `spec` gpufleet writes and reads.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,6 +31,8 @@ pub(super) struct NodePoolSpec {
     pub(super) limits: Option<BTreeMap<String, serde_json::Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) weight: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) replicas: Option<i64>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +46,8 @@ pub(super) struct Template {
 pub(super) struct TemplateMetadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) labels: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) annotations: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +63,8 @@ pub(super) struct TemplateSpec {
     pub(super) startup_taints: Option<Vec<Taint>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) expire_after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) termination_grace_period: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +98,13 @@ impl From<DisruptionSpec> for Disruption {
     }
 }
 
+/// The NodePool's own labels and annotations, as live.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(super) struct NodePoolMetadata {
+    pub(super) labels: Option<BTreeMap<String, String>>,
+    pub(super) annotations: Option<BTreeMap<String, String>>,
+}
+
 pub(super) fn node_pool_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("karpenter.sh", "v1", "NodePool"),
@@ -94,32 +112,67 @@ pub(super) fn node_pool_resource() -> ApiResource {
     )
 }
 
-pub(super) fn node_pool(name: &str, spec: &NodePoolSpec) -> DynamicObject {
+pub(super) fn node_pool(
+    name: &str,
+    metadata: NodePoolMetadata,
+    spec: &NodePoolSpec,
+) -> DynamicObject {
     let mut object = DynamicObject::new(name, &node_pool_resource());
+    object.metadata.labels = metadata.labels;
+    object.metadata.annotations = metadata.annotations;
     object.data = serde_json::json!({ "spec": spec });
     object
+}
+
+/// Annotations tools keep on the objects they write, which an import does
+/// not take into state: kubectl's copy of what it last applied, and
+/// Karpenter's own bookkeeping in its `karpenter.sh` domain.
+fn is_bookkeeping_annotation(key: &str) -> bool {
+    key == "kubectl.kubernetes.io/last-applied-configuration"
+        || key
+            .split_once('/')
+            .is_some_and(|(domain, _)| domain.ends_with("karpenter.sh"))
 }
 
 impl Model {
     /// The NodePool spec this state asks for, with `requirements` from the
     /// requirements engine.
     pub(super) fn spec(&self, requirements: Vec<Requirement>) -> NodePoolSpec {
+        let metadata = TemplateMetadata {
+            labels: self.template_labels(),
+            annotations: self.annotations.clone(),
+        };
         NodePoolSpec {
             template: Template {
-                metadata: self.labels.clone().map(|labels| TemplateMetadata {
-                    labels: Some(labels),
-                }),
+                metadata: (metadata != TemplateMetadata::default()).then_some(metadata),
                 spec: TemplateSpec {
                     node_class_ref: self.node_class.clone(),
                     requirements,
                     taints: self.taints.clone(),
                     startup_taints: self.startup_taints.clone(),
                     expire_after: self.expire_after.clone(),
+                    termination_grace_period: self.termination_grace_period.clone(),
                 },
             },
             disruption: self.disruption.clone().map(DisruptionSpec::from),
-            limits: self.limits.as_ref().map(Limits::to_spec),
+            limits: self.limits.as_ref().map(limits_to_spec),
             weight: self.weight,
+            replicas: self.replicas,
+        }
+    }
+
+    /// `spec.template.metadata.labels`: every label the fleet puts on its
+    /// nodes. The one place they are assembled, so other sources of node
+    /// labels join the user's `labels` here.
+    fn template_labels(&self) -> Option<BTreeMap<String, String>> {
+        self.labels.clone()
+    }
+
+    /// The NodePool's own labels and annotations this state asks for.
+    pub(super) fn metadata(&self) -> NodePoolMetadata {
+        NodePoolMetadata {
+            labels: self.node_pool_labels.clone(),
+            annotations: self.node_pool_annotations.clone(),
         }
     }
 
@@ -127,6 +180,7 @@ impl Model {
     /// ours. Disruption and `expireAfter` are always sent, so always ours.
     pub(super) fn from_spec(
         name: String,
+        metadata: NodePoolMetadata,
         spec: &NodePoolSpec,
         prior: &Model,
         importing: bool,
@@ -134,11 +188,13 @@ impl Model {
         constraints: Constraints,
     ) -> Model {
         let template = &spec.template.spec;
-        let labels = spec
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| m.labels.clone());
+        let template_metadata = spec.template.metadata.clone().unwrap_or_default();
+        let node_pool_annotations = metadata.annotations.map(|annotations| {
+            annotations
+                .into_iter()
+                .filter(|(key, _)| !(importing && is_bookkeeping_annotation(key)))
+                .collect()
+        });
         Model {
             id: None,
             name,
@@ -150,11 +206,24 @@ impl Model {
                 &prior.startup_taints,
                 importing,
             ),
-            labels: owned_whole(labels, &prior.labels, importing),
-            limits: Limits::from_spec(spec.limits.as_ref(), prior.limits.as_ref(), importing),
+            labels: user_labels(template_metadata.labels, prior, importing),
+            annotations: owned_map(template_metadata.annotations, &prior.annotations, importing),
+            limits: limits_from_spec(spec.limits.as_ref(), prior.limits.as_ref(), importing),
             disruption: spec.disruption.clone().map(Disruption::from),
             weight: owned(spec.weight, &prior.weight, importing),
+            replicas: owned(spec.replicas, &prior.replicas, importing),
             expire_after: template.expire_after.clone(),
+            termination_grace_period: owned(
+                template.termination_grace_period.clone(),
+                &prior.termination_grace_period,
+                importing,
+            ),
+            node_pool_labels: owned_map(metadata.labels, &prior.node_pool_labels, importing),
+            node_pool_annotations: owned_map(
+                node_pool_annotations,
+                &prior.node_pool_annotations,
+                importing,
+            ),
             label_scheme,
             node_selector: None,
             tolerations: None,
@@ -162,48 +231,67 @@ impl Model {
     }
 }
 
-impl Limits {
-    /// `spec.limits`, quantities as strings (the API would coerce numbers).
-    fn to_spec(&self) -> BTreeMap<String, serde_json::Value> {
-        [
-            (GPU_RESOURCE, self.gpus.map(|n| n.to_string())),
-            ("cpu", self.cpu.clone()),
-            ("memory", self.memory.clone()),
-        ]
-        .into_iter()
-        .filter_map(|(key, quantity)| Some((key.to_string(), serde_json::Value::String(quantity?))))
-        .collect()
-    }
+/// The user's `labels` in live `spec.template.metadata.labels`: the
+/// counterpart of [`Model::template_labels`], where labels from other
+/// sources are taken out again. The map is atomic in the CRD, so the whole
+/// of it is the fleet's while managed.
+fn user_labels(
+    live: Option<BTreeMap<String, String>>,
+    prior: &Model,
+    importing: bool,
+) -> Option<BTreeMap<String, String>> {
+    owned_whole(live, &prior.labels, importing)
+}
 
-    /// The limits state shows: each while managed, all after an import. A
-    /// GPU limit that is not a plain whole number reads as unset, so the
-    /// plan puts the configured number back.
-    fn from_spec(
-        live: Option<&BTreeMap<String, serde_json::Value>>,
-        prior: Option<&Limits>,
-        importing: bool,
-    ) -> Option<Limits> {
-        let quantity = |key: &str| {
-            live.and_then(|l| l.get(key)).map(|q| match q {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-        };
-        let live = Limits {
-            gpus: quantity(GPU_RESOURCE).and_then(|q| q.parse().ok()),
-            cpu: quantity("cpu"),
-            memory: quantity("memory"),
-        };
-        if importing {
-            return (live != Limits::default()).then_some(live);
-        }
-        let prior = prior?;
-        Some(Limits {
-            gpus: owned(live.gpus, &prior.gpus, false),
-            cpu: owned(live.cpu, &prior.cpu, false),
-            memory: owned(live.memory, &prior.memory, false),
+/// `spec.limits`: `gpus` as the resource it names, quantities as strings
+/// (the API would keep numbers as numbers).
+fn limits_to_spec(limits: &BTreeMap<String, String>) -> BTreeMap<String, serde_json::Value> {
+    limits
+        .iter()
+        .map(|(name, quantity)| {
+            let resource = if name == GPUS_LIMIT {
+                GPU_RESOURCE
+            } else {
+                name
+            };
+            (
+                resource.to_string(),
+                serde_json::Value::String(quantity.clone()),
+            )
         })
-    }
+        .collect()
+}
+
+/// The limits state shows, `nvidia.com/gpu` under the name the user gave it
+/// (`gpus` unless the prior state says otherwise): each managed one while
+/// managed, all after an import.
+fn limits_from_spec(
+    live: Option<&BTreeMap<String, serde_json::Value>>,
+    prior: Option<&BTreeMap<String, String>>,
+    importing: bool,
+) -> Option<BTreeMap<String, String>> {
+    let gpu_name = if prior.is_some_and(|p| p.contains_key(GPU_RESOURCE)) {
+        GPU_RESOURCE
+    } else {
+        GPUS_LIMIT
+    };
+    let live = live.map(|live| {
+        live.iter()
+            .map(|(resource, quantity)| {
+                let name = if resource == GPU_RESOURCE {
+                    gpu_name
+                } else {
+                    resource
+                };
+                let quantity = match quantity {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (name.to_string(), quantity)
+            })
+            .collect()
+    });
+    owned_map(live, &prior.cloned(), importing)
 }
 
 /// The label scheme a fleet uses: its own setting, else the provider's.
@@ -211,15 +299,16 @@ pub(super) fn effective_scheme(setting: Option<&str>, provider: LabelScheme) -> 
     setting.and_then(LabelScheme::parse).unwrap_or(provider)
 }
 
-/// After an import: the label scheme the NodePool's GPU requirements use,
-/// when that is not the provider's.
+/// After an import: the label scheme whose own labels (GPU, instance
+/// family, provider) the NodePool's requirements use, when that is not the
+/// provider's.
 pub(super) fn imported_label_scheme(spec: &NodePoolSpec, provider: LabelScheme) -> Option<String> {
     let uses = |scheme: LabelScheme| {
         spec.template
             .spec
             .requirements
             .iter()
-            .any(|r| scheme.is_gpu_label(&r.key))
+            .any(|r| Constraint::is_scheme_label(&r.key, scheme))
     };
     if uses(provider) {
         return None;

@@ -2,12 +2,17 @@
 //! defaults (Karpenter's own, so they never show as diffs) and plan
 //! behaviour.
 
+use super::requirements::{
+    ARCHITECTURES, CAPACITY_TYPES, MAX_GPU_MEMORY_GIB, MAX_GPUS_PER_NODE, MAX_MIN_VALUES,
+};
+use super::upgrade;
 use super::validation::{
     is_budget_duration, is_budget_nodes, is_cron_schedule, is_karpenter_duration,
+    is_termination_grace_period,
 };
 use crate::catalog::{self, LabelScheme};
 use crate::cluster::names::{
-    dns1123_subdomain, label_value, labels, non_negative_quantity, qualified_name,
+    annotation_keys, dns1123_subdomain, label_value, labels, qualified_name, resource_quantities,
 };
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{
@@ -17,8 +22,6 @@ use crate::protocol::Value;
 use crate::protocol::schema::Nesting;
 use crate::resources::taint::taint_attributes;
 
-const CAPACITY_TYPES: &[&str] = &["on-demand", "spot", "reserved"];
-const ARCHITECTURES: &[&str] = &["amd64", "arm64"];
 const OPERATORS: &[&str] = &[
     "In",
     "NotIn",
@@ -31,7 +34,17 @@ const OPERATORS: &[&str] = &[
 ];
 const CONSOLIDATION_POLICIES: &[&str] = &["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"];
 const DISRUPTION_REASONS: &[&str] = &["Underutilized", "Empty", "Drifted"];
-const MAX_GPUS_PER_NODE: i64 = 1024;
+/// The attributes `min_values` can give a `minValues`.
+const MIN_VALUES_ATTRS: [&str; 8] = [
+    "accelerators",
+    "accelerator_count",
+    "accelerator_memory_min_gib",
+    "capacity_types",
+    "instance_families",
+    "providers",
+    "zones",
+    "architectures",
+];
 
 // Karpenter's defaults (NodePool CRD v1), planned when the configuration
 // leaves them unset.
@@ -48,7 +61,9 @@ pub(super) fn schema() -> ObjectSchema {
             .validate(not_empty())
             .validate(each(validator))
     };
-    ObjectSchema::new(
+    let gpus_per_node = || integer_between(1, MAX_GPUS_PER_NODE.into(), "");
+    let min_values = || integer_between(1, MAX_MIN_VALUES.into(), "");
+    let mut schema = ObjectSchema::new(
         "A GPU fleet: a Karpenter NodePool whose nodes have the GPUs, taints and labels one kind of work needs. Workloads use `node_selector` and `tolerations` to land on it.",
         vec![
             Attr::string("id").derived_from(&["name"]).describe("The NodePool name."),
@@ -63,8 +78,8 @@ pub(super) fn schema() -> ObjectSchema {
                 "accelerator_count",
                 Nesting::Single,
                 vec![
-                    Attr::number("min").optional().validate(integer_between(1, MAX_GPUS_PER_NODE, "")),
-                    Attr::number("max").optional().validate(integer_between(1, MAX_GPUS_PER_NODE, "")),
+                    Attr::number("min").optional().validate(gpus_per_node()),
+                    Attr::number("max").optional().validate(gpus_per_node()),
                 ],
             )
             .optional()
@@ -72,7 +87,7 @@ pub(super) fn schema() -> ObjectSchema {
             .describe("GPUs per node, e.g. `{ min = 8, max = 8 }`."),
             Attr::number("accelerator_memory_min_gib")
                 .optional()
-                .validate(integer_between(1, 10_000, ""))
+                .validate(integer_between(1, MAX_GPU_MEMORY_GIB.into(), ""))
                 .describe("Least memory per GPU in GiB, as NVIDIA states it (an L4 has 24). Not with the azure label scheme."),
             set_of("capacity_types", one_of(CAPACITY_TYPES))
                 .describe("`on-demand`, `spot` and/or `reserved`."),
@@ -83,10 +98,19 @@ pub(super) fn schema() -> ObjectSchema {
             set_of("zones", label_value()).describe("Zones (`topology.kubernetes.io/zone`)."),
             set_of("architectures", one_of(ARCHITECTURES)).describe("`amd64` and/or `arm64`."),
             Attr::nested(
+                "min_values",
+                Nesting::Single,
+                MIN_VALUES_ATTRS.map(|name| Attr::number(name).optional().validate(min_values())).into(),
+            )
+            .optional()
+            .validate_object(at_least_one_of(&MIN_VALUES_ATTRS))
+            .describe("Karpenter's `minValues` for the requirement an attribute above generates: at least this many distinct values of its label among the instance types Karpenter may choose from, e.g. `{ instance_families = 3 }` for flexibility with spot. `accelerator_count` applies to both of its bounds."),
+            Attr::nested(
                 "node_class",
                 Nesting::Single,
                 vec![
                     Attr::string("group").required().requires_replace().validate(not_empty())
+                        .validate(Validator::string("an API group, without `/`", |g| !g.contains('/')))
                         .describe("e.g. `karpenter.k8s.aws`. Immutable in Karpenter: a change replaces the fleet."),
                     Attr::string("kind").required().requires_replace().validate(not_empty())
                         .describe("e.g. `EC2NodeClass`. Immutable in Karpenter: a change replaces the fleet."),
@@ -105,23 +129,15 @@ pub(super) fn schema() -> ObjectSchema {
                 .optional()
                 .validate(labels())
                 .describe("Labels on every node. Karpenter's domains are reserved."),
-            Attr::nested(
-                "limits",
-                Nesting::Single,
-                vec![
-                    Attr::number("gpus")
-                        .optional()
-                        .validate(integer_between(0, i64::from(i32::MAX), " (a limit cannot be negative)"))
-                        .describe("Most GPUs (`nvidia.com/gpu`) across the fleet's nodes."),
-                    Attr::string("cpu").optional().validate(non_negative_quantity())
-                        .describe("Most CPU across the fleet's nodes, a quantity such as `1000`."),
-                    Attr::string("memory").optional().validate(non_negative_quantity())
-                        .describe("Most memory across the fleet's nodes, a quantity such as `4000Gi`."),
-                ],
-            )
-            .optional()
-            .validate_object(at_least_one_of(&["gpus", "cpu", "memory"]))
-            .describe("Caps on the capacity the fleet may launch."),
+            Attr::string_map("annotations")
+                .optional()
+                .validate(annotation_keys())
+                .describe("Annotations on every node."),
+            Attr::string_map("limits")
+                .optional()
+                .validate(not_empty())
+                .validate(resource_quantities())
+                .describe("Caps on the capacity the fleet may launch, by resource: e.g. `{ gpus = 64, cpu = 1000, memory = \"4000Gi\", nodes = 10 }`. `gpus` is `nvidia.com/gpu`; any resource name works (`ephemeral-storage`, `nvidia.com/mig-1g.10gb`, ...). A static fleet may only limit `nodes`."),
             Attr::nested(
                 "disruption",
                 Nesting::Single,
@@ -166,11 +182,19 @@ pub(super) fn schema() -> ObjectSchema {
             Attr::number("weight")
                 .optional()
                 .validate(integer_between(1, 100, ""))
-                .describe("Priority among NodePools that fit a pod, 1 to 100; higher first."),
+                .describe("Priority among NodePools that fit a pod, 1 to 100; higher first. Not on static fleets."),
+            Attr::number("replicas")
+                .optional()
+                .validate(integer_between(0, i64::MAX, ""))
+                .describe("Makes the fleet static: Karpenter keeps this many nodes whatever the pods need (Karpenter's alpha `StaticCapacity` feature). A static fleet has no `weight`, may only limit `nodes`, and ignores consolidation. Karpenter cannot turn a NodePool static or dynamic in place: adding or removing `replicas` replaces the fleet; changing the number scales it."),
             Attr::string("expire_after")
                 .default(Value::string(DEFAULT_EXPIRE_AFTER))
                 .validate(Validator::string("a duration such as \"720h\", or \"Never\"", is_karpenter_duration))
                 .describe("Node lifetime before replacement; default `720h`. A change rolls the fleet's nodes."),
+            Attr::string("termination_grace_period")
+                .optional()
+                .validate(Validator::string("a duration such as \"48h\" or \"1h30m\"", is_termination_grace_period))
+                .describe("Longest a node may drain before Karpenter deletes its pods anyway, overriding disruption budgets of pods and `karpenter.sh/do-not-disrupt`. Unset, draining waits for the pods. A change rolls the fleet's nodes."),
             Attr::nested(
                 "requirements",
                 Nesting::List,
@@ -178,11 +202,19 @@ pub(super) fn schema() -> ObjectSchema {
                     Attr::string("key").required().validate(qualified_name()),
                     Attr::string("operator").required().validate(one_of(OPERATORS)),
                     Attr::string_list("values").optional().validate(each(label_value())),
-                    Attr::number("min_values").optional().validate(integer_between(1, 50, "")),
+                    Attr::number("min_values").optional().validate(min_values()),
                 ],
             )
             .optional()
-            .describe("More node requirements, added after the ones the attributes above generate."),
+            .describe("More node requirements, added after the ones the attributes above generate: any key (other than Karpenter's reserved ones) and operator, with `min_values` if wanted. One is refused only when it contradicts an attribute (no node could meet both)."),
+            Attr::string_map("node_pool_labels")
+                .optional()
+                .validate(labels())
+                .describe("Labels on the NodePool object itself (not its nodes). Others' labels on it are left alone."),
+            Attr::string_map("node_pool_annotations")
+                .optional()
+                .validate(annotation_keys())
+                .describe("Annotations on the NodePool object itself, e.g. `{ \"kubernetes.io/description\" = \"...\" }`. Others' annotations on it are left alone."),
             Attr::string("label_scheme")
                 .optional()
                 .validate(one_of(LabelScheme::NAMES))
@@ -200,7 +232,9 @@ pub(super) fn schema() -> ObjectSchema {
             .derived_from(&["taints"])
             .describe("Tolerations for workloads, one per taint."),
         ],
-    )
+    );
+    schema.version = upgrade::VERSION;
+    schema
 }
 
 fn default_budgets() -> Value {

@@ -1,11 +1,20 @@
 //! What the fleet checks before planning: Karpenter's duration, budget and
 //! cron syntax, the label and requirement keys Karpenter reserves, and the
-//! rules across attributes that the schema's declarative validators cannot
-//! express.
+//! NodePool CRD's rules across fields that the schema's declarative
+//! validators cannot express (static fleets, size limits, taint values).
+//! Rules that depend on the label scheme (what requirements the attributes
+//! generate, and whether raw ones contradict them) are checked at plan by
+//! the requirements engine.
 
+use super::node_pool::{GPU_RESOURCE, GPUS_LIMIT, NODES_LIMIT};
 use super::requirements::CAPACITY_TYPE_LABEL;
 use crate::protocol::{AttributePath, Diagnostics, Value};
 use crate::resources::taint;
+
+/// The CRD's bounds on list and map sizes.
+const MAX_LABELS: usize = 100;
+const MAX_BUDGETS: usize = 50;
+const MAX_REQUIREMENT_KEY: usize = 316;
 
 /// Label domains a NodePool template may not set labels in: Karpenter's own
 /// and those its AWS and Azure providers reserve.
@@ -32,8 +41,12 @@ pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
     check_counts(config, diagnostics);
     // Karpenter allows one taint per key and effect across both lists.
     taint::check_unique(config, &["taints", "startup_taints"], diagnostics);
+    check_taint_values(config, diagnostics);
     check_labels(config, diagnostics);
     check_requirements(config, diagnostics);
+    check_limits(config, diagnostics);
+    check_static(config, diagnostics);
+    check_sizes(config, diagnostics);
 }
 
 /// The unit letters of a duration such as `1h30m` (digits then one of
@@ -56,6 +69,11 @@ fn duration_units(s: &str) -> Option<Vec<char>> {
 
 pub(super) fn is_karpenter_duration(s: &str) -> bool {
     s == "Never" || duration_units(s).is_some()
+}
+
+/// `terminationGracePeriod`: a duration, without `Never`.
+pub(super) fn is_termination_grace_period(s: &str) -> bool {
+    duration_units(s).is_some()
 }
 
 /// Budget durations are hours and/or minutes (`1h`, `30m`, `1h30m`),
@@ -96,9 +114,8 @@ fn reserved_key(key: &str, domains: &[&str]) -> Option<String> {
         return Some("Karpenter reserves `kubernetes.io/hostname`: every node has its own.".into());
     }
     let (domain, _) = key.split_once('/')?;
-    let reserved = domains
-        .iter()
-        .find(|d| domain == **d || domain.ends_with(&format!(".{d}")))?;
+    // As the CRD's rule has it: any domain that ends with the reserved one.
+    let reserved = domains.iter().find(|d| domain.ends_with(**d))?;
     (key != CAPACITY_TYPE_LABEL).then(|| {
         format!(
             "the label domain `{reserved}` is reserved: Karpenter and its cloud providers set these \
@@ -117,6 +134,103 @@ fn check_counts(config: &Value, diagnostics: &mut Diagnostics) {
             AttributePath::attr("accelerator_count").join_attr("min"),
             "Invalid accelerator count",
             format!("accelerator_count.min ({min}) is greater than accelerator_count.max ({max})."),
+        );
+    }
+}
+
+/// The CRD's pattern for template taint values needs at least one character.
+fn check_taint_values(config: &Value, diagnostics: &mut Diagnostics) {
+    for list in ["taints", "startup_taints"] {
+        for (index, taint) in config
+            .attr(list)
+            .elements()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if taint.attr("value").as_str() == Some("") {
+                diagnostics.error_at(
+                    AttributePath::attr(list).join_index(index).join_attr("value"),
+                    "Invalid taint value",
+                    format!("{list}[{index}].value: a NodePool taint value cannot be empty; leave `value` out instead."),
+                );
+            }
+        }
+    }
+}
+
+/// `gpus` is `nvidia.com/gpu`: only one of the two.
+fn check_limits(config: &Value, diagnostics: &mut Diagnostics) {
+    let limits = config.attr("limits");
+    if let Some(entries) = limits.entries()
+        && entries.contains_key(GPUS_LIMIT)
+        && entries.contains_key(GPU_RESOURCE)
+    {
+        diagnostics.error_at(
+            AttributePath::attr("limits").join_key(GPU_RESOURCE),
+            "Conflicting limits",
+            format!("`{GPUS_LIMIT}` and `{GPU_RESOURCE}` are the same limit; keep one."),
+        );
+    }
+}
+
+/// The CRD's rules for static NodePools (`replicas` set): only
+/// `limits.nodes`, and no `weight`.
+fn check_static(config: &Value, diagnostics: &mut Diagnostics) {
+    if config.attr("replicas").is_null() || config.attr("replicas").is_unknown() {
+        return;
+    }
+    for name in config
+        .attr("limits")
+        .entries()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+    {
+        if name != NODES_LIMIT {
+            diagnostics.error_at(
+                AttributePath::attr("limits").join_key(name),
+                "Limit not allowed on a static fleet",
+                format!(
+                    "limits[{name:?}]: a static fleet (with `replicas`) may only limit `{NODES_LIMIT}`; Karpenter refuses other limits."
+                ),
+            );
+        }
+    }
+    let weight = config.attr("weight");
+    if !weight.is_null() && !weight.is_unknown() {
+        diagnostics.error_at(
+            AttributePath::attr("weight"),
+            "Weight not allowed on a static fleet",
+            "A static fleet (with `replicas`) has no `weight`: Karpenter does not choose between static NodePools. Remove one of them.",
+        );
+    }
+}
+
+/// The CRD's bounds: at most 100 node labels and 50 budgets.
+fn check_sizes(config: &Value, diagnostics: &mut Diagnostics) {
+    if let Some(labels) = config.attr("labels").entries()
+        && labels.len() > MAX_LABELS
+    {
+        diagnostics.error_at(
+            AttributePath::attr("labels"),
+            "Too many labels",
+            format!(
+                "{} node labels; Karpenter allows at most {MAX_LABELS}.",
+                labels.len()
+            ),
+        );
+    }
+    if let Some(budgets) = config.attr("disruption").attr("budgets").elements()
+        && budgets.len() > MAX_BUDGETS
+    {
+        diagnostics.error_at(
+            AttributePath::attr("disruption").join_attr("budgets"),
+            "Too many budgets",
+            format!(
+                "{} disruption budgets; Karpenter allows at most {MAX_BUDGETS}.",
+                budgets.len()
+            ),
         );
     }
 }
@@ -143,6 +257,15 @@ fn check_requirements(config: &Value, diagnostics: &mut Diagnostics) {
     let requirements = config.attr("requirements");
     for (index, requirement) in requirements.elements().into_iter().flatten().enumerate() {
         let path = AttributePath::attr("requirements").join_index(index);
+        if let Some(key) = requirement.attr("key").as_str()
+            && key.len() > MAX_REQUIREMENT_KEY
+        {
+            diagnostics.error_at(
+                path.join_attr("key"),
+                "Requirement key too long",
+                format!("{path}: the key has {} characters; Karpenter allows at most {MAX_REQUIREMENT_KEY}.", key.len()),
+            );
+        }
         if let Some(key) = requirement.attr("key").as_str()
             && let Some(why) = reserved_key(key, RESERVED_REQUIREMENT_DOMAINS)
         {
@@ -171,7 +294,7 @@ fn check_requirements(config: &Value, diagnostics: &mut Diagnostics) {
                 Some("`Exists` and `DoesNotExist` take no values.")
             }
             "Gt" | "Lt" | "Gte" | "Lte" => match values.as_slice() {
-                [Some(v)] if v.parse::<u64>().is_ok() => None,
+                [Some(v)] if v.parse::<i64>().is_ok_and(|n| n >= 0) => None,
                 [None] => None,
                 _ => Some("Comparisons take exactly one value, a whole number of zero or more."),
             },
