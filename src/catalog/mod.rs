@@ -30,6 +30,19 @@
 //! serves at most 48 clients per GPU from 7.5 on and 16 below, and MIG is available only on
 //! the parts listed with profiles. The per-column sources are listed in the `models` module.
 
+/// The `as_str` spellings of an enum's `ALL` variants, as a constant array.
+macro_rules! spellings {
+    ($enum:ty) => {{
+        let mut names = [""; <$enum>::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = <$enum>::ALL[i].as_str();
+            i += 1;
+        }
+        names
+    }};
+}
+
 mod labels;
 mod models;
 
@@ -98,15 +111,7 @@ impl Sharing {
     pub const ALL: [Self; 3] = [Self::TimeSlicing, Self::Mps, Self::Mig];
 
     /// Every mode's [`as_str`](Self::as_str) spelling, in [`ALL`](Self::ALL) order.
-    pub const NAMES: &'static [&'static str] = &{
-        let mut names = [""; Self::ALL.len()];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Self::ALL[i].as_str();
-            i += 1;
-        }
-        names
-    };
+    pub const NAMES: &'static [&'static str] = &spellings!(Self);
 
     /// The configuration spelling: `time_slicing`, `mps` or `mig` (the first two are also
     /// Cloudfleet's `gpu_sharing_strategy` values).

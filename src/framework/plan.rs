@@ -125,7 +125,6 @@ pub fn set(object: &mut Value, name: &str, value: Value) {
 mod tests {
     use super::*;
     use crate::framework::schema::Attr;
-    use std::collections::BTreeMap;
 
     fn schema() -> ObjectSchema {
         ObjectSchema::new(
@@ -141,14 +140,7 @@ mod tests {
     }
 
     fn object(pairs: &[(&str, Value)]) -> Value {
-        let mut m: BTreeMap<String, Value> = ["id", "name", "mode", "status", "note"]
-            .iter()
-            .map(|k| (k.to_string(), Value::Null))
-            .collect();
-        for (k, v) in pairs {
-            m.insert(k.to_string(), v.clone());
-        }
-        Value::Object(m)
+        schema().object(pairs)
     }
 
     #[test]
