@@ -266,8 +266,8 @@ fn bad_inputs_through_the_cli() {
 #[test]
 fn a_missing_node_pool_api_is_named() {
     use gpufleet::cluster::Kubernetes;
-    use gpufleet::cluster::connection::Connection;
     use gpufleet::cluster::client::get;
+    use gpufleet::cluster::connection::Connection;
 
     block_on(async {
         let missing: Api<DynamicObject> =

@@ -30,9 +30,14 @@
 //! serves at most 48 clients per GPU from 7.5 on and 16 below, and MIG is available only on
 //! the parts listed with profiles. The per-column sources are listed in the `models` module.
 
+mod advertised;
 mod labels;
 mod models;
 
+pub use advertised::{
+    GPU_RESOURCE, MIG_BALANCED, MIG_DISABLED, MIG_ENABLED, MigLayout, SHARED_SUFFIX,
+    is_known_layout, mig_resource, shared_resource, single_profile_layout,
+};
 pub use labels::{LabelKeys, LabelScheme, MemoryLabel, MemoryUnit, canonical_names, selected_by};
 
 use std::fmt;

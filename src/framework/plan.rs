@@ -99,7 +99,8 @@ fn computed_unset<'a>(attrs: &'a [Attr], config: &'a Value) -> impl Iterator<Ite
 /// Plans the attributes declared `derived_from` with the values `derived`
 /// (the planned state after the resource's `derive`) holds, wherever their
 /// inputs are known. The others, and those `derive` left null (it cannot
-/// tell them before apply), stay as planned: unknown while changing.
+/// tell them before apply) unless they are `exact`, stay as planned:
+/// unknown while changing.
 pub fn derive_planned(schema: &ObjectSchema, planned: &mut Value, derived: Option<&Value>) {
     let Some(derived) = derived else { return };
     for attr in schema.attrs.iter().filter(|a| !a.derived_from.is_empty()) {
@@ -108,7 +109,7 @@ pub fn derive_planned(schema: &ObjectSchema, planned: &mut Value, derived: Optio
             .iter()
             .all(|input| planned.attr(input).is_wholly_known());
         let value = derived.attr(attr.name);
-        if known && !value.is_null() {
+        if known && (!value.is_null() || attr.exact) {
             set(planned, attr.name, value.clone());
         }
     }

@@ -6,6 +6,8 @@
 //! - `model`: the state, and the outputs derived from configuration.
 //! - `requirements`: node constraints ↔ label-scheme requirements.
 //! - `node_pool`: the NodePool spec and its mapping to state.
+//! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
+//!   NodeOverlays written beside the NodePool.
 //!
 //! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
 //! and always sent, so they never show as diffs.
@@ -14,6 +16,7 @@ mod model;
 mod node_pool;
 mod requirements;
 mod schema;
+mod sharing;
 mod validation;
 
 use async_trait::async_trait;
@@ -28,9 +31,9 @@ use requirements::Constraints;
 
 use crate::cluster::Cluster;
 use crate::cluster::object::AppliedObject;
-use crate::framework::PlanChange;
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
+use crate::framework::{PlanChange, Warnings};
 use crate::protocol::{Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
@@ -75,10 +78,12 @@ impl AppliedObject for Fleet {
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
         validation::validate(config, diagnostics);
+        sharing::validate(config, diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
         model.derive();
+        sharing::derive(model);
     }
 
     /// What the label scheme cannot express fails the plan, not the apply.
@@ -88,6 +93,7 @@ impl AppliedObject for Fleet {
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
+        sharing::modify_plan(cluster, change, diagnostics);
         let config = change.config;
         let known = CONSTRAINT_ATTRS
             .iter()
@@ -158,6 +164,35 @@ impl AppliedObject for Fleet {
             name: name.to_string(),
             ..Default::default()
         }
+    }
+
+    async fn write_companions(
+        &self,
+        cluster: &Cluster,
+        prior: Option<&Model>,
+        state: &mut Model,
+    ) -> Result<Warnings, Diagnostics> {
+        let warnings = sharing::write(cluster, prior, state).await?;
+        Ok(Diagnostics(warnings))
+    }
+
+    async fn read_companions(
+        &self,
+        cluster: &Cluster,
+        state: &mut Model,
+        prior: &Model,
+        importing: bool,
+    ) -> Result<(), Diagnostics> {
+        sharing::read(cluster, state, prior, importing).await
+    }
+
+    async fn delete_companions(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+    ) -> Result<Warnings, Diagnostics> {
+        sharing::delete(cluster, prior).await?;
+        Ok(Warnings::default())
     }
 }
 

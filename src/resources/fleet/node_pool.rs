@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Budget, Disruption, Limits, Model, NodeClass, Taint};
 use super::requirements::{Constraints, Requirement};
+use super::sharing::{SharingState, split_labels, template_labels};
 use crate::catalog::LabelScheme;
 use crate::cluster::ownership::{owned, owned_whole};
 
@@ -106,7 +107,7 @@ impl Model {
     pub(super) fn spec(&self, requirements: Vec<Requirement>) -> NodePoolSpec {
         NodePoolSpec {
             template: Template {
-                metadata: self.labels.clone().map(|labels| TemplateMetadata {
+                metadata: template_labels(self).map(|labels| TemplateMetadata {
                     labels: Some(labels),
                 }),
                 spec: TemplateSpec {
@@ -139,6 +140,7 @@ impl Model {
             .metadata
             .as_ref()
             .and_then(|m| m.labels.clone());
+        let (labels, sharing_labels) = split_labels(&name, labels, prior, importing);
         Model {
             id: None,
             name,
@@ -158,6 +160,7 @@ impl Model {
             label_scheme,
             node_selector: None,
             tolerations: None,
+            sharing: SharingState::from_live(prior, sharing_labels),
         }
     }
 }
