@@ -38,6 +38,8 @@ const NODE_OVERLAY_API: &str = "karpenter.sh/v1alpha1 NodeOverlay";
 /// Node GPU counts planned when `accelerator_count` has no maximum.
 const DEFAULT_MAX_GPUS: u32 = 16;
 
+type Labels = BTreeMap<String, String>;
+
 /// The fleet's sharing, as state holds it.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub(super) struct SharingState {
@@ -225,10 +227,7 @@ pub(super) fn split_labels(
     live: Option<BTreeMap<String, String>>,
     prior: &Model,
     importing: bool,
-) -> (
-    Option<BTreeMap<String, String>>,
-    Option<BTreeMap<String, String>>,
-) {
+) -> (Option<Labels>, Option<Labels>) {
     let Some(mut live) = live else {
         return (
             None,
@@ -372,11 +371,10 @@ pub(super) async fn write(
     let mut warnings = Vec::new();
     let key = key(&state.name);
     match config_text(state) {
-        Some(text) => {
-            if key.write(cluster, &text).await? {
-                key.restart_readers(cluster).await?;
-            }
+        Some(text) if key.write(cluster, &text).await? => {
+            key.restart_readers(cluster).await?;
         }
+        Some(_) => {}
         None if prior.is_some_and(|p| p.sharing.gpu_sharing.is_some()) => {
             key.release(cluster).await?;
         }
@@ -449,17 +447,17 @@ pub(super) async fn read(
         return Ok(());
     }
     let live = key.read(cluster).await?;
-    if importing && state.sharing.sharing_labels.is_some() {
-        if let Some(text) = &live
-            && let Ok(parsed) = device_plugin::parse(text)
-        {
-            let layout = state
-                .sharing
-                .sharing_labels
-                .as_ref()
-                .and_then(|l| l.get(MIG_CONFIG_LABEL).cloned());
-            state.sharing.gpu_sharing = Some(sharing::settings_from(&parsed, layout));
-        }
+    if importing
+        && state.sharing.sharing_labels.is_some()
+        && let Some(text) = &live
+        && let Ok(parsed) = device_plugin::parse(text)
+    {
+        let layout = state
+            .sharing
+            .sharing_labels
+            .as_ref()
+            .and_then(|l| l.get(MIG_CONFIG_LABEL).cloned());
+        state.sharing.gpu_sharing = Some(sharing::settings_from(&parsed, layout));
     }
     let expected = config_text(state);
     state.sharing.device_plugin_config = observed_config(live, expected.as_deref());
@@ -561,6 +559,153 @@ pub(super) async fn delete(cluster: &Cluster, prior: &Model) -> Result<(), Diagn
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::LabelScheme;
+    use crate::cluster::object::{AppliedObject, ObjectResource};
+    use crate::framework::model::{decode, encode};
+    use crate::framework::testkit::{Harness, errors};
+    use crate::resources::fleet::Fleet;
+
+    fn harness() -> Harness<Cluster> {
+        Harness::new(ObjectResource(Fleet))
+    }
+
+    fn inference(gpu_sharing: serde_json::Value) -> serde_json::Value {
+        json!({
+            "name": "inference",
+            "accelerators": ["L4"],
+            "accelerator_count": {"min": 1, "max": 4},
+            "node_class": {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"},
+            "gpu_sharing": gpu_sharing,
+        })
+    }
+
+    fn planned(config: serde_json::Value) -> Value {
+        let h = harness();
+        let plan = h.plan(
+            &Cluster::offline(LabelScheme::Cfke),
+            &Value::Null,
+            &h.value(config),
+        );
+        assert!(
+            errors(&plan.diagnostics).is_empty(),
+            "{:?}",
+            plan.diagnostics
+        );
+        plan.planned_state
+    }
+
+    #[test]
+    fn a_shared_fleet_plans_what_it_writes() {
+        let plan = planned(inference(
+            json!({"strategy": "time_slicing", "replicas": 4}),
+        ));
+        assert!(plan.is_wholly_known(), "{plan:?}");
+        assert_eq!(plan.attr("gpu_resource"), &Value::string("nvidia.com/gpu"));
+        assert!(plan.attr("gpus_per_node_advertised").is_null());
+        assert_eq!(
+            plan.attr("sharing_labels").to_json(),
+            json!({CONFIG_LABEL: "fleet-inference"})
+        );
+        let overlays = plan.attr("node_overlays").to_json();
+        assert_eq!(
+            overlays,
+            json!({
+                "inference-1-gpus": {"gpus": 1, "capacity": {"nvidia.com/gpu": "4"}},
+                "inference-2-gpus": {"gpus": 2, "capacity": {"nvidia.com/gpu": "8"}},
+                "inference-4-gpus": {"gpus": 4, "capacity": {"nvidia.com/gpu": "16"}},
+            })
+        );
+        // The NodePool's nodes join with the fleet's key.
+        let model: Model = decode(&plan).unwrap();
+        let object = Fleet
+            .to_object(&Cluster::offline(LabelScheme::Cfke), &model)
+            .unwrap();
+        assert_eq!(
+            object.data["spec"]["template"]["metadata"]["labels"],
+            json!({CONFIG_LABEL: "fleet-inference"})
+        );
+        // Reading the NodePool back gives the same state: the sharing
+        // labels are not taken for configured ones.
+        let live: DynamicObject =
+            serde_json::from_value(serde_json::to_value(&object).unwrap()).unwrap();
+        let mut state = Fleet
+            .state_from(&Cluster::offline(LabelScheme::Cfke), live, &model, false)
+            .unwrap();
+        assert_eq!(state.labels, None);
+        assert_eq!(state.sharing.sharing_labels, model.sharing.sharing_labels);
+        Fleet.derive(&mut state);
+        assert_eq!(state.sharing, model.sharing);
+        let ty = harness().schema().value_type();
+        assert!(
+            encode(&state, &ty)
+                .unwrap()
+                .semantically_eq(&encode(&model, &ty).unwrap())
+        );
+    }
+
+    #[test]
+    fn outputs_for_workloads() {
+        let fixed = |sharing: serde_json::Value| {
+            let mut config = inference(sharing);
+            config["accelerators"] = json!(["H100"]);
+            config["accelerator_count"] = json!({"min": 8, "max": 8});
+            let plan = planned(config);
+            (
+                plan.attr("gpu_resource").as_str().map(str::to_string),
+                plan.attr("gpus_per_node_advertised").as_i64(),
+            )
+        };
+        assert_eq!(
+            fixed(serde_json::Value::Null),
+            (Some("nvidia.com/gpu".into()), Some(8))
+        );
+        assert_eq!(
+            fixed(json!({"strategy": "mps", "replicas": 10, "rename_by_default": true})),
+            (Some("nvidia.com/gpu.shared".into()), Some(80))
+        );
+        assert_eq!(
+            fixed(json!({"strategy": "mig", "mig_layout": "all-1g.10gb"})),
+            (Some("nvidia.com/mig-1g.10gb".into()), Some(56))
+        );
+        assert_eq!(
+            fixed(json!({"strategy": "none"})),
+            (Some("nvidia.com/gpu".into()), Some(8))
+        );
+        let dedicated = planned(inference(json!({"strategy": "none"})));
+        assert_eq!(dedicated.attr("node_overlays").to_json(), json!({}));
+        let unshared = planned(inference(serde_json::Value::Null));
+        assert!(unshared.attr("device_plugin_config").is_null());
+        assert!(unshared.attr("sharing_labels").is_null());
+    }
+
+    #[test]
+    fn sharing_labels_are_left_to_gpu_sharing() {
+        let h = harness();
+        let mut config = inference(json!({"strategy": "time_slicing", "replicas": 2}));
+        config["labels"] = json!({CONFIG_LABEL: "mine"});
+        let found = h.validate(&h.value(config));
+        assert_eq!(found[0].0, format!("labels[\"{CONFIG_LABEL}\"]"));
+    }
+
+    #[test]
+    fn sharing_a_training_fleet_is_a_warning() {
+        let h = harness();
+        let mut config = inference(json!({"strategy": "time_slicing", "replicas": 2}));
+        config["taints"] =
+            json!([{"key": "workload", "value": "training", "effect": "NoSchedule"}]);
+        let plan = h.plan(
+            &Cluster::offline(LabelScheme::Cfke),
+            &Value::Null,
+            &h.value(config),
+        );
+        assert!(!plan.diagnostics.has_errors());
+        assert!(
+            plan.diagnostics
+                .0
+                .iter()
+                .any(|d| d.summary == "GPU sharing on a training fleet")
+        );
+    }
 
     #[test]
     fn one_overlay_per_gpu_count_a_node_can_have() {

@@ -525,7 +525,8 @@ mod tests {
             "../../../tests/fixtures/nvidia/testcases-sharing.yaml"
         ))
         .unwrap();
-        let groups: [(&str, fn(&Value) -> Result<Value, String>); 3] = [
+        type Parser = fn(&Value) -> Result<Value, String>;
+        let groups: [(&str, Parser); 3] = [
             ("replicated_resource", parse_resource),
             ("replicated_resources", parse_replicated),
             ("replicated_devices", parse_devices),
