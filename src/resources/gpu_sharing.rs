@@ -107,6 +107,29 @@ async fn find_cluster_policy(cluster: &Cluster) -> Result<Result<String, Diagnos
     }
 }
 
+/// The ClusterPolicy whose device plugin already reads our ConfigMap, for
+/// an import.
+async fn wired_cluster_policy(cluster: &Cluster) -> Result<Option<String>, Diagnostics> {
+    let kubernetes = &cluster.kubernetes;
+    let api = kubernetes.dynamic_api(&cluster_policies()).await?;
+    match api.list(&Default::default()).await {
+        Ok(list) => Ok(list
+            .items
+            .into_iter()
+            .find(|p| {
+                p.data["spec"]["devicePlugin"]["config"]["name"]
+                    == cluster.device_plugin_config.name
+            })
+            .and_then(|p| p.metadata.name)),
+        Err(e) if api_missing(&e) => Ok(None),
+        Err(e) => Err(kubernetes.api_error(
+            "list the GPU Operator's ClusterPolicies",
+            CLUSTER_POLICY_API,
+            &e,
+        )),
+    }
+}
+
 /// Applies our fields of ClusterPolicy `name`: the ConfigMap, its default
 /// key and, when set, the MIG strategy. Sending none releases them.
 async fn apply_cluster_policy(
@@ -118,6 +141,7 @@ async fn apply_cluster_policy(
     let resource = cluster_policies();
     let api = kubernetes.dynamic_api(&resource).await?;
     let mut object = DynamicObject::new(name, &resource);
+    object.data = json!({});
     if let Some(model) = fields {
         let mut spec = json!({
             "devicePlugin": {"config": {
@@ -303,9 +327,9 @@ impl Resource<Cluster> for GpuSharing {
                 .as_str()
                 .filter(|s| *s != "none")
                 .map(str::to_string);
-            state.manage_cluster_policy = Some(true);
+            state.cluster_policy = wired_cluster_policy(cluster).await?;
+            state.manage_cluster_policy = Some(state.cluster_policy.is_some());
             state.restart_device_plugin = Some(true);
-            state.cluster_policy = find_cluster_policy(cluster).await?.ok();
         }
         let expected = state.config_text();
         state.device_plugin_config = observed_config(Some(live), Some(&expected));
