@@ -940,3 +940,38 @@ fn bad_combinations_fail_at_plan_time() {
         );
     });
 }
+
+/// The catalog data source lists, per model, the MIG layouts with what each
+/// GPU advertises in them, the MPS client cap and the resource names.
+#[test]
+fn accelerators_list_what_sharing_needs() {
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(
+            "data \"gpufleet_accelerators\" \"h200\" {\n  names = [\"H200\"]\n}\n\noutput \"h200\" {\n  value = data.gpufleet_accelerators.h200.accelerators[0]\n}\n",
+        );
+        ws.apply();
+        let h200 = ws.state()["values"]["outputs"]["h200"]["value"].clone();
+        assert_eq!(h200["max_mps_clients"], 48);
+        let layouts = h200["mig_layouts"].as_array().unwrap();
+        assert!(
+            layouts.contains(
+                &json!({"name": "all-1g.18gb", "resources": {"nvidia.com/mig-1g.18gb": 7}})
+            ),
+            "{layouts:?}"
+        );
+        assert!(layouts.contains(&json!({"name": "all-balanced", "resources": {
+            "nvidia.com/mig-1g.18gb": 2, "nvidia.com/mig-2g.35gb": 1, "nvidia.com/mig-3g.71gb": 1}})));
+        assert!(!layouts.iter().any(|l| l["name"] == "all-1g.10gb"));
+        assert!(
+            h200["resource_names"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("nvidia.com/gpu.shared"))
+        );
+        assert_eq!(
+            h200["mig_profiles"][0]["resource"],
+            "nvidia.com/mig-1g.18gb"
+        );
+    });
+}
