@@ -850,29 +850,11 @@ fn device_plugin_restarted_exactly_when_its_config_changed() {
     each_cli(restart_test);
 }
 
-/// `validate` of `body` fails with `message` (Terraform wraps long lines,
-/// so whitespace is compared loosely) and quotes `line`.
-fn assert_rejected(cli: &Cli, body: &str, message: &str, line: &str) {
-    let mut ws = Workspace::new(cli);
-    ws.config(body);
-    let out = ws.validate_fails();
-    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(
-        flat.contains(message),
-        "{}: expected {message:?} in:\n{out}",
-        cli.name
-    );
-    assert!(
-        out.contains(line),
-        "{}: not placed at {line:?}:\n{out}",
-        cli.name
-    );
-}
-
 /// Every combination the device plugin or the GPU cannot run fails
-/// `validate` (no cluster needed), naming the attribute and the model.
-/// Terraform cannot point inside an object expression, so a fleet's
-/// `gpu_sharing` errors quote the resource and name the path themselves.
+/// `validate` (no cluster needed), naming the attribute and the model, each
+/// error on its resource. Terraform cannot point inside an object
+/// expression, so a fleet's `gpu_sharing` errors quote the resource and
+/// name the path themselves; top-level attributes are quoted at their line.
 #[test]
 fn bad_combinations_fail_at_plan_time() {
     let cases = [
@@ -917,26 +899,55 @@ fn bad_combinations_fail_at_plan_time() {
             "`gpu_sharing.strategy`: MIG depends on the GPU model, and the fleet sets no `accelerators`",
         ),
     ];
-    each_cli(|cli| {
-        for (accelerators, sharing, message) in cases {
-            let body = fleet(
-                "f",
-                "f",
-                &format!("  accelerators = {accelerators}\n  gpu_sharing  = {sharing}\n"),
-            );
-            assert_rejected(cli, &body, message, "resource \"gpufleet_fleet\" \"f\"");
-        }
-        assert_rejected(
-            cli,
-            &cluster_sharing("  strategy = \"mps\"\n  replicas = 49\n"),
-            "49 is outside 2..=48",
-            "replicas = 49",
+    let mut body = String::new();
+    for (i, (accelerators, sharing, _)) in cases.iter().enumerate() {
+        body += &fleet(
+            &format!("f{i}"),
+            &format!("f{i}"),
+            &format!("  accelerators = {accelerators}\n  gpu_sharing  = {sharing}\n"),
         );
-        assert_rejected(
-            cli,
-            &cluster_sharing("  strategy = \"mig\"\n"),
+    }
+    body +=
+        "resource \"gpufleet_gpu_sharing\" \"many\" {\n  strategy = \"mps\"\n  replicas = 49\n}\n";
+    body += "resource \"gpufleet_gpu_sharing\" \"mig\" {\n  strategy = \"mig\"\n}\n";
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(&body);
+        let out = ws.validate_fails();
+        let blocks: Vec<String> = out
+            .split("Error: ")
+            .skip(1)
+            .map(|b| b.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        let find = |resource: &str, message: &str| {
+            blocks
+                .iter()
+                .find(|b| b.contains(&format!("with {resource},")) && b.contains(message))
+                .unwrap_or_else(|| {
+                    panic!("{}: no error {message:?} on {resource}:\n{out}", cli.name)
+                })
+                .clone()
+        };
+        for (i, (_, _, message)) in cases.iter().enumerate() {
+            let block = find(&format!("gpufleet_fleet.f{i}"), message);
+            assert!(
+                block.contains(&format!("resource \"gpufleet_fleet\" \"f{i}\"")),
+                "{block}"
+            );
+        }
+        assert!(
+            find("gpufleet_gpu_sharing.many", "49 is outside 2..=48").contains("replicas = 49")
+        );
+        let block = find(
+            "gpufleet_gpu_sharing.mig",
             "\"mig\" is not one of \"none\", \"time_slicing\", \"mps\"",
-            "strategy = \"mig\"",
+        );
+        assert!(block.contains("strategy = \"mig\""), "{block}");
+        assert_eq!(
+            blocks.len(),
+            cases.len() + 2,
+            "{}: unexpected errors:\n{out}",
+            cli.name
         );
     });
 }
