@@ -235,6 +235,46 @@ mod tests {
     }
 
     #[test]
+    fn exact_derived_attributes_plan_null_as_null() {
+        let schema = ObjectSchema::new(
+            "test",
+            vec![
+                Attr::string("name").required(),
+                Attr::string("maybe").derived_from(&["name"]),
+                Attr::string("exactly").derived_from(&["name"]).exact(),
+            ],
+        );
+        let unknown = Value::Object(
+            [
+                ("name", Value::string("a")),
+                ("maybe", Value::UNKNOWN),
+                ("exactly", Value::UNKNOWN),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into(),
+        );
+        let derived = Value::Object(
+            [
+                ("name", Value::string("a")),
+                ("maybe", Value::Null),
+                ("exactly", Value::Null),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into(),
+        );
+        let mut planned = unknown.clone();
+        derive_planned(&schema, &mut planned, Some(&derived));
+        // "Cannot tell before apply" stays unknown; an exact null is null.
+        assert!(planned.attr("maybe").is_unknown());
+        assert!(planned.attr("exactly").is_null());
+        // With its input unknown, even an exact one stays unknown.
+        let mut planned = unknown;
+        set(&mut planned, "name", Value::UNKNOWN);
+        derive_planned(&schema, &mut planned, Some(&derived));
+        assert!(planned.attr("exactly").is_unknown());
+    }
+
+    #[test]
     fn nested_defaults_and_replacement() {
         let config = class("g", "a", Value::Null);
         let created = plan(&nested_schema(), &Value::Null, &config, &config);

@@ -705,6 +705,110 @@ mod tests {
         }
     }
 
+    /// `reported` is read back from "the cluster"; `derive` sets it from `id`.
+    struct Observing;
+
+    #[derive(Default, Serialize, Deserialize)]
+    struct ObservingModel {
+        id: Option<String>,
+        reported: Option<String>,
+    }
+
+    #[async_trait]
+    impl Resource<()> for Observing {
+        type Model = ObservingModel;
+        fn name(&self) -> &'static str {
+            "observing"
+        }
+        fn schema(&self) -> ObjectSchema {
+            ObjectSchema::new(
+                "test",
+                vec![
+                    Attr::string("id").required(),
+                    Attr::string("reported").derived_from(&["id"]).observed(),
+                ],
+            )
+        }
+        fn derive(&self, model: &mut ObservingModel) {
+            model.reported = model.id.clone();
+        }
+        async fn create(
+            &self,
+            _: &(),
+            planned: ObservingModel,
+        ) -> Result<Stored<ObservingModel>, Failed<ObservingModel>> {
+            Ok(ObservingModel {
+                reported: None,
+                ..planned
+            }
+            .into())
+        }
+        async fn read(
+            &self,
+            _: &(),
+            current: ObservingModel,
+            _: &Private,
+        ) -> Result<Option<Stored<ObservingModel>>, Diagnostics> {
+            Ok(Some(
+                ObservingModel {
+                    reported: Some("drifted".into()),
+                    ..current
+                }
+                .into(),
+            ))
+        }
+        async fn update(
+            &self,
+            _: &(),
+            _: ObservingModel,
+            planned: ObservingModel,
+            _: &Private,
+        ) -> Result<Stored<ObservingModel>, Failed<ObservingModel>> {
+            Ok(planned.into())
+        }
+        async fn delete(
+            &self,
+            _: &(),
+            _: ObservingModel,
+            _: &Private,
+        ) -> Result<Warnings, Diagnostics> {
+            Ok(Diagnostics::default())
+        }
+        fn import(&self, _: &str) -> Result<ObservingModel, Diagnostics> {
+            Ok(ObservingModel::default())
+        }
+    }
+
+    #[test]
+    fn observed_attributes_keep_what_reads_report() {
+        let registered = register_resource(Observing);
+        assert_eq!(registered.observed, ["reported"]);
+        let state = registered
+            .schema
+            .object(&[("id", Value::string("a")), ("reported", Value::string("a"))]);
+        let read = futures::executor::block_on(registered.operations.read(
+            &(),
+            &registered.ty,
+            &registered.observed,
+            &state,
+            &Private::default(),
+        ));
+        let (value, _) = read.state.unwrap();
+        assert_eq!(value.attr("reported"), &Value::string("drifted"));
+        // What an apply wrote is what the plan derived.
+        let applied = futures::executor::block_on(registered.operations.apply(
+            &(),
+            &registered.ty,
+            &Value::Null,
+            &state,
+            &Private::default(),
+        ));
+        assert_eq!(
+            applied.state.unwrap().0.attr("reported"),
+            &Value::string("a")
+        );
+    }
+
     fn upgrade(version: i64, json: &str) -> Result<Value, Diagnostics> {
         upgrade_state(&register_resource(Renamed), version, json.as_bytes())
     }

@@ -10,6 +10,10 @@
 //! owners are untouched, a node is never re-created by a write that races
 //! its deletion, and releasing removes only labels this resource still owns.
 //!
+//! When the configuration under the key changes, the device-plugin pods on
+//! the labelled nodes restart so they read it (the GPU Operator does not
+//! notice a changed ConfigMap); newly labelled nodes switch by themselves.
+//!
 //! A read reports `labels` as applied where every targeted node carries
 //! them, and otherwise a marker such as `(missing on node gpu-7)`, which no
 //! configuration holds, so the plan shows the labels being put back.

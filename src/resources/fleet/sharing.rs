@@ -5,6 +5,12 @@
 //! they will advertise (it ignores time-slicing replicas otherwise and
 //! launches one node per pod).
 //!
+//! When the configuration under the fleet's key changes, the device-plugin
+//! pods on the fleet's nodes restart (the GPU Operator does not notice a
+//! changed ConfigMap); nodes that join later start with it. Removing
+//! `gpu_sharing` removes the key and the template labels: Karpenter then
+//! replaces the labelled nodes, which have drifted from the NodePool.
+//!
 //! An overlay's capacity overwrites the instance type's value of a resource
 //! rather than adding to it, and overlays select instance types by their
 //! requirements, so there is one overlay per number of GPUs a node of the
@@ -63,7 +69,7 @@ pub(super) fn attributes() -> Vec<Attr> {
     vec![
         Attr::nested("gpu_sharing", Nesting::Single, sharing::attributes(Strategy::NODES, true))
             .optional()
-            .describe("This fleet's own GPU sharing, checked against every model in `accelerators`: written to key `fleet-NAME` of the device-plugin ConfigMap and selected by the NodePool's template labels, so nodes join with it. Without it, nodes take the cluster-wide `gpufleet_gpu_sharing`; `{ strategy = \"none\" }` keeps them dedicated."),
+            .describe("This fleet's own GPU sharing, checked against every model in `accelerators`: written to key `fleet-NAME` of the device-plugin ConfigMap and selected by the NodePool's template labels, so nodes join with it; when it changes, the device-plugin pods on the fleet's nodes restart. Without it, nodes take the cluster-wide `gpufleet_gpu_sharing`; `{ strategy = \"none\" }` keeps them dedicated."),
         Attr::string("gpu_resource")
             .derived_from(&["gpu_sharing", "accelerators"])
             .exact()
