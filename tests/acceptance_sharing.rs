@@ -608,7 +608,16 @@ fn owners_keep_their_own_keys() {
                 .unwrap();
         });
         ws.assert_plan_changes("sharing_labels");
+        block_on(async {
+            let patch = json!({"metadata": {"labels": { CONFIG_LABEL: null }}});
+            Api::<Node>::all(kube_client().await)
+                .patch(&server, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .unwrap();
+        });
+        ws.assert_plan_changes("(missing on node");
         ws.apply();
+        assert_eq!(Nodes::labels(&server)[CONFIG_LABEL], "node-dgx");
         assert_eq!(
             sharing_config(&ws, "gpufleet_fleet.shared")["sharing"]["timeSlicing"]["resources"][0]
                 ["replicas"],
