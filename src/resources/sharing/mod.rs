@@ -598,8 +598,9 @@ pub fn field_manager(owner: &str) -> String {
 }
 
 /// Settings read back from a configuration the plugin accepts (as
-/// [`device_plugin::parse`] gives it), for an import: what this resource's
-/// attributes would have to be to write it. `None` when no settings write it.
+/// [`device_plugin::parse`] gives it) and the node's MIG layout label, for
+/// an import: the attributes that write such a configuration. Whatever they
+/// cannot express shows as a difference in `device_plugin_config`.
 pub fn settings_from(parsed: &Json, mig_layout: Option<String>) -> Settings {
     let sharing = &parsed["sharing"];
     let (block, by) = if sharing["mps"].is_object() {
