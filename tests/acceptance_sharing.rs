@@ -995,3 +995,46 @@ fn accelerators_list_what_sharing_needs() {
         );
     });
 }
+
+/// Planning warns, not fails, where sharing meets training: a fleet with
+/// no `gpu_sharing` next to a cluster-wide default that shares (Terraform
+/// plans the two separately; whichever comes second tells), and a fleet
+/// tainted for training that shares its GPUs.
+#[test]
+fn training_caveats_are_plan_warnings() {
+    each_cli(|cli| {
+        let ns = TestNamespace::new("sharing-caveats");
+        let body = cluster_sharing("  strategy = \"time_slicing\"\n  replicas = 4\n")
+            + &fleet(
+                "training",
+                &unique_name("training"),
+                common::fixtures::TRAINING,
+            )
+            + &fleet(
+                "shared_training",
+                &unique_name("shared-training"),
+                "  accelerators = [\"H100\"]\n  taints       = [{ key = \"workload\", value = \"training\", effect = \"NoSchedule\" }]\n  gpu_sharing  = { strategy = \"mps\", replicas = 4 }\n",
+            );
+        let mut ws = Workspace::new(cli);
+        ws.config_with_provider(&ns.provider(), &body);
+        let (changes, out) = ws.plan_has_changes();
+        assert!(changes);
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("Warning: Fleet gets the cluster-wide GPU sharing"),
+            "{}:\n{out}",
+            cli.name
+        );
+        assert!(flat.contains("sets no `gpu_sharing`, so its nodes take the cluster-wide default of gpufleet_gpu_sharing (time_slicing × 4)"), "{out}");
+        assert_eq!(
+            flat.matches("Warning: Fleet gets the cluster-wide GPU sharing")
+                .count(),
+            1,
+            "{out}"
+        );
+        assert!(
+            flat.contains("Warning: GPU sharing on a training fleet"),
+            "{out}"
+        );
+    });
+}
