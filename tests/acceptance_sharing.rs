@@ -672,7 +672,18 @@ impl Kwok {
 
     fn start(value: &str) -> Self {
         let root = repo_root();
-        let out = Command::new("go")
+        // The Go toolchain build.sh used: $GO, `go` on PATH, or the usual place.
+        let go = std::env::var_os("GO")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("PATH").and_then(|paths| {
+                    std::env::split_paths(&paths)
+                        .map(|d| d.join("go"))
+                        .find(|p| p.is_file())
+                })
+            })
+            .unwrap_or_else(|| PathBuf::from("/usr/local/go/bin/go"));
+        let out = Command::new(go)
             .args(["mod", "download", "-json", "sigs.k8s.io/kwok"])
             .current_dir(root.join("tests/controlplane/kwok"))
             .env("GOTOOLCHAIN", "local")
