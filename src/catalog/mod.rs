@@ -43,9 +43,14 @@ macro_rules! spellings {
     }};
 }
 
+mod advertised;
 mod labels;
 mod models;
 
+pub use advertised::{
+    GPU_RESOURCE, MIG_BALANCED, MIG_DISABLED, MIG_ENABLED, MigLayout, SHARED_SUFFIX,
+    is_known_layout, mig_resource, shared_resource, single_profile_layout,
+};
 pub use labels::{LabelKeys, LabelScheme, MemoryLabel, MemoryUnit, canonical_names, selected_by};
 
 use std::fmt;
