@@ -10,6 +10,7 @@ output "training" {
     priority_class_name = gpufleet_priority_class.training.name
     gpu_resource        = "nvidia.com/gpu"
     gpus_per_node       = var.training_gpus_per_node
+    gpu_limit           = var.training_gpu_limit
   }
 }
 
