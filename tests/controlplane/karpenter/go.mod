@@ -1,12 +1,15 @@
 // Wrapper module that builds Karpenter's kwok cloud provider (upstream's own
 // sigs.k8s.io/karpenter/kwok main package, unpatched) at a pinned release.
-// v1.15.0 declares go 1.26.9, newer than the machine's Go, so build.sh builds
-// this one module with GOTOOLCHAIN=go1.27.3 (served by the Go module proxy).
+// v1.15.0 declares go 1.26.9, newer than the machine's Go: build.sh and
+// cluster.sh run go with GOTOOLCHAIN set to the toolchain line below (the Go
+// module proxy serves it), for this module only.
 // Kept apart from the other wrappers: Karpenter pins its own client-go and
 // controller-runtime.
 module gpufleet.test/controlplane/karpenter
 
 go 1.26.9
+
+toolchain go1.27.3
 
 tool sigs.k8s.io/karpenter/kwok
 
