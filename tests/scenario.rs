@@ -61,7 +61,7 @@ fn training_and_inference_side_by_side() {
 
 async fn full_scenario(client: &Client, cli: &Cli) {
     let mut clock = Phases::new(cli);
-    let _cleanup = Leftovers;
+    let _cleanup = Leftovers::scenario();
     reset(client).await;
     create_server(client).await;
     let mut cluster = apply_cluster(cli);
@@ -126,7 +126,7 @@ async fn full_scenario(client: &Client, cli: &Cli) {
         "placement: Karpenter created 1 H100 training node, 3 L4 inference nodes, 1 CPU node",
     );
 
-    // 2. finetune-llm succeeds (kwok ends its pod after the time it declares).
+    // 2. finetune-llm succeeds (kwok ends its pod after the 8 s it declares).
     wait_for(client, "finetune-llm to succeed", 120, async || {
         let job = Api::<Job>::namespaced(client.clone(), NAMESPACE)
             .get("finetune-llm")
@@ -255,8 +255,7 @@ async fn full_scenario(client: &Client, cli: &Cli) {
 
     // 7. Every job finishes and every pod goes: Karpenter removes the empty
     //    nodes of all three fleets.
-    delete_namespace(client).await;
-    clock.phase("workloads deleted");
+    start_deleting_namespace(client).await;
     wait_for(
         client,
         "Karpenter to remove every empty fleet node",
@@ -270,7 +269,8 @@ async fn full_scenario(client: &Client, cli: &Cli) {
         },
     )
     .await;
-    clock.phase("consolidated: no fleet node left");
+    clock.phase("workloads deleted; Karpenter removed every fleet node");
+    wait_namespace_gone(client).await;
 
     // 8. Destroy leaves nothing behind but what was there before.
     cluster.destroy();
@@ -284,7 +284,7 @@ async fn full_scenario(client: &Client, cli: &Cli) {
 /// fleets and with them their nodes.
 async fn short_scenario(client: &Client, cli: &Cli) {
     let mut clock = Phases::new(cli);
-    let _cleanup = Leftovers;
+    let _cleanup = Leftovers::scenario();
     reset(client).await;
     create_server(client).await;
     let mut cluster = apply_cluster(cli);
@@ -337,10 +337,11 @@ fn apply_cluster(cli: &Cli) -> Workspace {
 /// manifests of each step, by output name.
 fn workload_steps(cli: &Cli, cluster: &Workspace) -> BTreeMap<String, String> {
     let mut workloads = Workspace::new(cli);
+    // finetune-llm runs 8 s: long enough to be seen, short enough to wait for.
     workloads.config_from(&format!("{EXAMPLE}/workloads")).file(
         "terraform.tfvars",
         &format!(
-            "cluster_state = \"{}\"\n",
+            "cluster_state = \"{}\"\nfinetune_runs_for = \"8s\"\n",
             cluster.path().join("terraform.tfstate").display()
         ),
     );
@@ -380,6 +381,7 @@ fn gpu_requirements_select_instance_types() {
             ws.apply();
             ws.assert_plan_empty();
 
+            let _cleanup = Leftovers(vec![("namespace", name.clone())]);
             let namespace = Api::<Namespace>::all(client.clone());
             namespace
                 .create(
@@ -604,18 +606,27 @@ async fn assert_destroyed(client: &Client) {
 
 // ------------------------------------------------------------------ setup
 
-/// What a failed run leaves behind goes before the next run, and at the end
-/// of this one (through kubectl: no async runtime is needed in `drop`).
-struct Leftovers;
+/// Objects (kind, name) a test created outside Terraform, deleted when the
+/// test ends, failed or not (through kubectl: no async runtime is needed in
+/// `drop`). The scenario also removes its own before it starts.
+struct Leftovers(Vec<(&'static str, String)>);
+
+impl Leftovers {
+    fn scenario() -> Self {
+        Self(vec![
+            ("namespace", NAMESPACE.to_string()),
+            ("node", SERVER.to_string()),
+        ])
+    }
+}
 
 impl Drop for Leftovers {
     fn drop(&mut self) {
         let kubectl = repo_root().join("target/tools/bin/kubectl");
-        for what in [["namespace", NAMESPACE], ["node", SERVER]] {
+        for (kind, name) in &self.0 {
             let _ = std::process::Command::new(&kubectl)
                 .arg(format!("--kubeconfig={}", kubeconfig()))
-                .args(["delete", "--ignore-not-found", "--wait=false"])
-                .args(what)
+                .args(["delete", "--ignore-not-found", "--wait=false", kind, name])
                 .output();
         }
     }
@@ -693,10 +704,19 @@ async fn apply_list(client: &Client, list: &str) {
 }
 
 async fn delete_namespace(client: &Client) {
+    start_deleting_namespace(client).await;
+    wait_namespace_gone(client).await;
+}
+
+async fn start_deleting_namespace(client: &Client) {
     let namespaces = Api::<Namespace>::all(client.clone());
     if namespaces.get_opt(NAMESPACE).await.unwrap().is_some() {
         let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
     }
+}
+
+async fn wait_namespace_gone(client: &Client) {
+    let namespaces = Api::<Namespace>::all(client.clone());
     wait_for(client, "namespace ml to go", 120, async || {
         namespaces
             .get_opt(NAMESPACE)
