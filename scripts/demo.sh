@@ -15,6 +15,8 @@ t0=$SECONDS
 
 bash scripts/install.sh
 bash tests/controlplane/cluster.sh up --karpenter
+echo "==> provider built and control plane up in ${SECONDS}s; the scenario's clock starts now"
+t0=$SECONDS
 
 cli=$(command -v terraform || true)
 [ -n "$cli" ] || cli=$repo/target/tools/bin/tofu
@@ -81,6 +83,10 @@ karpenter_refused() {
     --field-selector "involvedObject.name=$1,reason=FailedScheduling,source=karpenter" 2>/dev/null)" ]
 }
 preempted() { [ -n "$(kubectl get events -n "$namespace" --field-selector reason=Preempted -o name 2>/dev/null)" ]; }
+# The preempted training pod's replacement, waiting for GPUs.
+training_waits() {
+  [ -n "$(kubectl get pods -n "$namespace" -l 'app in (pretrain-70b,sweep-lr)' --field-selector=status.phase=Pending -o name 2>/dev/null)" ]
+}
 fleets_empty() { [ -z "$(kubectl get nodes -l karpenter.sh/nodepool -o name 2>/dev/null | head -1)" ]; }
 job_succeeded() { [ "$(kubectl get job -n "$namespace" "$1" -o jsonpath='{.status.succeeded}' 2>/dev/null)" = 1 ]; }
 plan_is_empty() { # plan_is_empty <dir>: fails the demo if a second plan would change anything
@@ -168,8 +174,10 @@ say "6. chat-api-overflow (inference allowed onto training GPUs) arrives at the 
 step overflow
 wait_until "chat-api-overflow running" 60 running chat-api-overflow 1
 wait_until "the preemption" 60 preempted
+wait_until "the preempted Job's replacement pod" 90 training_waits
 sleep 3
 running chat-api-overflow 1 || fail "a training pod preempted inference"
+training_waits || fail "the replacement training pod found GPUs it should not have"
 
 # --- summary -----------------------------------------------------------------------------
 
@@ -196,11 +204,16 @@ plan_is_empty "$work"
 plan_is_empty "$work/workloads"
 
 say "7. all work ends: the pods go, and Karpenter removes the empty nodes"
+kubectl get nodes -l karpenter.sh/nodepool -o name | sed 's|^node/||' >"$work/nodes-of-this-run"
 kubectl delete namespace "$namespace" --wait=false >/dev/null
 wait_until "the fleets to empty" 180 fleets_empty
 echo
 echo "Karpenter's disruption decisions:"
-kubectl get events -A --field-selector reason=DisruptionTerminating,involvedObject.kind=Node -o custom-columns='NODE:.involvedObject.name,MESSAGE:.message' 2>/dev/null | head -20
+# awk reads everything (no early close: a SIGPIPE would fail the demo).
+kubectl get events -A --field-selector reason=DisruptionTerminating --no-headers \
+  -o custom-columns='KIND:.involvedObject.kind,NODE:.involvedObject.name,MESSAGE:.message' 2>/dev/null |
+  awk -v nodes="$work/nodes-of-this-run" 'BEGIN { while ((getline n < nodes) > 0) mine[n] = 1 }
+    $1 == "Node" && ($2 in mine) { $1 = ""; print "   " $0 }'
 plan_is_empty "$work"
 
 say "done in $((SECONDS - t0))s. The fleets stay declared (KUBECONFIG=$KUBECONFIG); \`make demo-down\` removes everything."
