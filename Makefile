@@ -1,8 +1,9 @@
 # gpufleet: two commands on a fresh machine.
-#   make demo   builds the provider, starts a local control plane, applies examples/
-#   make test   every test: unit, protocol and acceptance (terraform and tofu)
+#   make demo   builds the provider, starts a local control plane with Karpenter,
+#               applies examples/training-and-inference and runs its workloads
+#   make test   every test: unit, protocol, acceptance and the scenario (terraform and tofu)
 
-.PHONY: all build install controlplane cluster cluster-down demo test unit lint bench clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test unit lint bench clean
 
 all: build
 
@@ -20,11 +21,18 @@ controlplane:
 cluster:
 	bash tests/controlplane/cluster.sh up
 
+# The same plus Karpenter's kwok provider and kwok: fleets get nodes.
+cluster-karpenter:
+	bash tests/controlplane/cluster.sh up --karpenter
+
 cluster-down:
 	bash tests/controlplane/cluster.sh down
 
 demo:
 	bash scripts/demo.sh
+
+demo-down:
+	bash scripts/demo-down.sh
 
 test:
 	bash scripts/test.sh

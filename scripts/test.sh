@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: lint, unit tests, then the control plane (built once per machine,
-# cached in ~/.cache/gpufleet) and the protocol and acceptance tests with
-# terraform and tofu, on a cluster of their own.
+# cached in ~/.cache/gpufleet) and the protocol, acceptance and scenario tests
+# with terraform and tofu, on a cluster of their own, where Karpenter's kwok
+# provider turns fleets into nodes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -20,8 +21,8 @@ bash tests/controlplane/build.sh
 # names) never meets the tests. Stopped again at the end.
 export GPUFLEET_CLUSTER_DIR=$PWD/target/test-cluster
 export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
-step "starting the test control plane in target/test-cluster"
-bash tests/controlplane/cluster.sh up
+step "starting the test control plane with Karpenter in target/test-cluster"
+bash tests/controlplane/cluster.sh up --karpenter
 cleanup() { bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
@@ -33,7 +34,7 @@ step "protocol and acceptance tests with: $required (and terraform 1.5.7, tofu 1
 first_line() { "$@" 2>/dev/null | sed -n 1p; }
 if command -v terraform >/dev/null; then first_line terraform version; fi
 for cli in tofu terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
-echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p')"
+echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p'), kwok $(target/tools/bin/kwok --version | awk 'NR == 1 { print $3 }'), Karpenter $(sed -n 's/^\tsigs.k8s.io\/karpenter \(v[^ ]*\).*/\1/p' tests/controlplane/karpenter/go.mod)"
 GPUFLEET_REQUIRE_CLIS=$required GPUFLEET_REQUIRE_OLDER_CLIS=1 cargo test --test '*' -- --test-threads=2
 
 step "all tests passed in $(( $(date +%s) - start ))s"

@@ -118,6 +118,9 @@ pub fn provider_block_for(kubeconfig: &str, extra: &str) -> String {
 pub struct Workspace {
     pub cli: Cli,
     dir: tempfile::TempDir,
+    /// Extra environment for every CLI run (e.g. KUBECONFIG for a
+    /// configuration whose provider block reads it).
+    env: Vec<(String, String)>,
     initialized: bool,
     /// Something may exist in the cluster that this workspace's state owns.
     applied: bool,
@@ -149,6 +152,7 @@ impl Workspace {
                 .prefix(&format!("gpufleet-{}-", cli.name))
                 .tempdir()
                 .unwrap(),
+            env: Vec::new(),
             initialized: false,
             applied: false,
         }
@@ -166,6 +170,36 @@ impl Workspace {
     /// Writes `main.tf` exactly as given (preamble included).
     pub fn config_raw(&mut self, content: &str) -> &mut Self {
         std::fs::write(self.dir.path().join("main.tf"), content).unwrap();
+        self
+    }
+
+    /// Copies the `.tf` files of a configuration in the repository (and of
+    /// its subdirectories, e.g. a local module), leaving out its tests.
+    pub fn config_from(&mut self, dir_in_repo: &str) -> &mut Self {
+        fn copy(from: &Path, to: &Path) {
+            std::fs::create_dir_all(to).unwrap();
+            for entry in std::fs::read_dir(from).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap();
+                if path.is_dir() && name != "tests" && name != ".terraform" {
+                    copy(&path, &to.join(name));
+                } else if path.extension().is_some_and(|e| e == "tf") {
+                    std::fs::copy(&path, to.join(name)).unwrap();
+                }
+            }
+        }
+        copy(&repo_root().join(dir_in_repo), self.dir.path());
+        self
+    }
+
+    /// Writes another file into the workspace (e.g. `terraform.tfvars`).
+    pub fn file(&mut self, name: &str, content: &str) -> &mut Self {
+        std::fs::write(self.dir.path().join(name), content).unwrap();
+        self
+    }
+
+    pub fn env(&mut self, key: &str, value: &str) -> &mut Self {
+        self.env.push((key.to_string(), value.to_string()));
         self
     }
 
@@ -187,6 +221,7 @@ impl Workspace {
             .env("TF_IN_AUTOMATION", "1")
             .env("TF_INPUT", "0")
             .env_remove("TF_LOG")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.cli.path.display()));
         Run::from(out)
@@ -300,6 +335,12 @@ impl Workspace {
     /// objects another workspace owns).
     pub fn forget(&mut self) {
         self.applied = false;
+    }
+
+    /// The root module's outputs, as `output -json` prints them.
+    pub fn outputs(&self) -> serde_json::Value {
+        let run = self.ok(&["output", "-json", "-no-color"]);
+        serde_json::from_str(&run.stdout).unwrap()
     }
 
     /// `show -json` of the state: the values Terraform stored.

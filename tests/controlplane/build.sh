@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager, kubectl, kwok) and the OpenTofu CLI from Go modules,
-# with no container images or release tarballs.
+# kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider) and
+# the OpenTofu CLI from Go modules, with no container images or release tarballs.
 #
 #   tests/controlplane/build.sh [name...]   # default: all of them
 #
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok tofu terraform-1.5.7 tofu-1.8.11)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.5.7 tofu-1.8.11)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -25,7 +25,8 @@ die() { log "ERROR: $*"; exit 1; }
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 [ -x "$GO" ] || die "no Go toolchain found (put go on PATH or set GO=/path/to/go)"
 # Never let go fetch a different toolchain behind our back; a too-old Go
-# should fail here with a clear message instead.
+# should fail here with a clear message instead. The one exception is pinned
+# per wrapper module below (toolchain).
 export GOTOOLCHAIN=local CGO_ENABLED=0
 goversion=$("$GO" env GOVERSION)
 case $goversion in
@@ -39,6 +40,7 @@ module_dir() {
     etcd) echo etcd ;;
     kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo k8s ;;
     kwok) echo kwok ;;
+    karpenter-kwok) echo karpenter ;;
     tofu) echo tofu ;;
     # Older CLIs, extra compatibility evidence (tests/compat.rs); the version
     # is part of the name so they sit next to terraform and tofu in bin/.
@@ -52,6 +54,7 @@ version_module() {
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     k8s) echo k8s.io/kubernetes ;;
     kwok) echo sigs.k8s.io/kwok ;;
+    karpenter) echo sigs.k8s.io/karpenter ;;
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.5) echo github.com/hashicorp/terraform ;;
   esac
@@ -60,6 +63,7 @@ package() {
   case $1 in
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
+    karpenter-kwok) echo sigs.k8s.io/karpenter/kwok ;;
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
@@ -90,9 +94,19 @@ ldflags() {
       done
       ;;
     tofu | tofu-1.8) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
+    # What Karpenter's release build stamps; it shows in its logs and user agent.
+    karpenter) flags+=" -X sigs.k8s.io/karpenter/pkg/operator.Version=$v" ;;
     # terraform v1.5.7's version package has no dev flag (Prerelease is "").
   esac
   echo "$flags"
+}
+
+# The Go toolchain a wrapper module builds with: the `toolchain` line of its
+# go.mod, else the local Go. Karpenter v1.15.0 declares go 1.26.9, above the
+# machine's Go; the module proxy serves Go 1.27.3 as a module, and `go`
+# fetches it (about 76 MB, once) for that module only.
+toolchain() {
+  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$here/$1/go.mod"
 }
 
 # Prints a line every minute while a long build runs, so CI logs show life.
@@ -124,7 +138,7 @@ build() {
   tick=$!
   local ok=0
   # nice: a developer machine has other compilers running; keep them responsive.
-  if (cd "$here/$dir" && nice -n 10 "$GO" build -trimpath -buildvcs=false \
+  if (cd "$here/$dir" && GOTOOLCHAIN=$(toolchain "$dir") nice -n 10 "$GO" build -trimpath -buildvcs=false \
     -ldflags "$(ldflags "$dir" "$v")" -o "$tmp/" "${pkgs[@]}"); then ok=1; fi
   kill "$tick" 2>/dev/null || true
   wait "$tick" 2>/dev/null || true
@@ -157,7 +171,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok tofu terraform-1.5 tofu-1.8; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.5 tofu-1.8; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue
