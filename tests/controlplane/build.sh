@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager, kubectl, kwok) and the OpenTofu CLI from Go modules,
-# with no container images or release tarballs.
+# kube-controller-manager, kubectl, kwok), the OpenTofu CLI and HashiCorp's
+# docs generator (tfplugindocs, for `make docs`) from Go modules, with no
+# container images or release tarballs.
 #
 #   tests/controlplane/build.sh [name...]   # default: all of them
 #
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok tofu terraform-1.5.7 tofu-1.8.11)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok tofu terraform-1.5.7 tofu-1.8.11 tfplugindocs)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -44,6 +45,7 @@ module_dir() {
     # is part of the name so they sit next to terraform and tofu in bin/.
     terraform-1.5.*) echo terraform-1.5 ;;
     tofu-1.8.*) echo tofu-1.8 ;;
+    tfplugindocs) echo tfplugindocs ;;
     *) return 1 ;;
   esac
 }
@@ -54,6 +56,7 @@ version_module() {
     kwok) echo sigs.k8s.io/kwok ;;
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.5) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
   esac
 }
 package() {
@@ -62,6 +65,7 @@ package() {
     kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.5.*) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -91,6 +95,8 @@ ldflags() {
       ;;
     tofu | tofu-1.8) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
     # terraform v1.5.7's version package has no dev flag (Prerelease is "").
+    # What upstream's release build stamps; otherwise --version says "dev".
+    tfplugindocs) flags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=${v#v}" ;;
   esac
   echo "$flags"
 }
@@ -157,7 +163,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok tofu terraform-1.5 tofu-1.8; do
+for dir in etcd k8s kwok tofu terraform-1.5 tofu-1.8 tfplugindocs; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue
