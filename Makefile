@@ -2,7 +2,7 @@
 #   make demo   builds the provider, starts a local control plane, applies examples/
 #   make test   every test: unit, protocol and acceptance (terraform and tofu)
 
-.PHONY: all build install controlplane cluster cluster-down demo test unit lint bench clean
+.PHONY: all build install controlplane cluster cluster-down demo test unit lint bench docs clean
 
 all: build
 
@@ -38,6 +38,10 @@ lint:
 
 bench:
 	bash scripts/bench-startup.sh
+
+# docs/ from the provider's schema, templates/ and examples/ (tfplugindocs).
+docs:
+	bash scripts/docs.sh
 
 clean: cluster-down
 	cargo clean
