@@ -2,7 +2,7 @@
 #   make demo   builds the provider, starts a local control plane, applies examples/
 #   make test   every test: unit, protocol and acceptance (terraform and tofu)
 
-.PHONY: all build install controlplane cluster cluster-down demo test unit lint bench docs clean
+.PHONY: all build install controlplane cluster cluster-down demo test test-long unit lint bench docs release clean
 
 all: build
 
@@ -29,6 +29,11 @@ demo:
 test:
 	bash scripts/test.sh
 
+# Longer than make test allows: the release built twice from scratch must be
+# byte for byte the same, and install with both CLIs.
+test-long:
+	bash scripts/release-check.sh
+
 unit:
 	cargo test --lib
 
@@ -42,6 +47,11 @@ bench:
 # docs/ from the provider's schema, templates/ and examples/ (tfplugindocs).
 docs:
 	bash scripts/docs.sh
+
+# Registry release files for this machine's platform in target/release/dist/
+# (scripts/release.sh TRIPLE for another; GPUFLEET_SIGNING_KEY to sign).
+release:
+	bash scripts/release.sh
 
 clean: cluster-down
 	cargo clean
