@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::repo_root;
-use common::terraform::{Workspace, clis, each_cli, run_in};
+use common::terraform::{Cli, Workspace, clis, each_cli, run_in};
 
 /// Every directory under `root` holding a `.tf` file, relative to `root`,
 /// skipping what `init` leaves behind.
@@ -54,6 +54,29 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// `fmt -check`, `init` and `validate` in `at` (a copy of examples/`dir`):
+/// what failed first, if anything.
+fn check_example(cli: &Cli, dir: &Path, at: &Path) -> Option<String> {
+    let steps: [&[&str]; 3] = [
+        &["fmt", "-check", "-diff", "-no-color"],
+        &["init", "-backend=false", "-input=false", "-no-color"],
+        &["validate", "-no-color"],
+    ];
+    steps.into_iter().find_map(|args| {
+        let run = run_in(cli, at, args);
+        (!run.success).then(|| {
+            format!(
+                "examples/{}: {} {} failed:\n{}{}",
+                dir.display(),
+                cli.name,
+                args[0],
+                run.stdout,
+                run.stderr
+            )
+        })
+    })
+}
+
 #[test]
 fn every_example_is_formatted_and_valid() {
     let examples = repo_root().join("examples");
@@ -65,29 +88,21 @@ fn every_example_is_formatted_and_valid() {
     each_cli(|cli| {
         let copy = tempfile::tempdir().unwrap();
         copy_tree(&examples, copy.path());
-        let mut failures = Vec::new();
-        for dir in &dirs {
-            let at = copy.path().join(dir);
-            let steps: [&[&str]; 3] = [
-                &["fmt", "-check", "-diff", "-no-color"],
-                &["init", "-backend=false", "-input=false", "-no-color"],
-                &["validate", "-no-color"],
-            ];
-            for args in steps {
-                let run = run_in(cli, &at, args);
-                if !run.success {
-                    failures.push(format!(
-                        "examples/{}: {} {} failed:\n{}{}",
-                        dir.display(),
-                        cli.name,
-                        args[0],
-                        run.stdout,
-                        run.stderr
-                    ));
-                    break;
-                }
-            }
-        }
+        // One thread per directory: the time goes into starting CLIs and
+        // providers, not into computing.
+        let failures: Vec<String> = std::thread::scope(|scope| {
+            let checks: Vec<_> = dirs
+                .iter()
+                .map(|dir| {
+                    let at = copy.path().join(dir);
+                    scope.spawn(move || check_example(cli, dir, &at))
+                })
+                .collect();
+            checks
+                .into_iter()
+                .filter_map(|check| check.join().unwrap())
+                .collect()
+        });
         assert!(
             failures.is_empty(),
             "{} of {} example directories fail with {} {}:\n\n{}",
