@@ -158,6 +158,27 @@ for name in "${names[@]}"; do
 done
 
 mkdir -p "$cache" "$bindir"
+link_all() {
+  for name in "${names[@]}"; do
+    ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
+  done
+  log "ready in $bindir: ${names[*]}"
+}
+# Everything cached: no need to wait for the lock while another checkout
+# builds (a binary enters the cache whole, by rename).
+cached=0
+if [ "${GPUFLEET_REBUILD:-0}" != 1 ]; then
+  cached=1
+  for name in "${names[@]}"; do
+    v=$(version "$name")
+    [ -n "$v" ] && [ -x "$cache/$name-$v" ] || cached=0
+  done
+fi
+if [ $cached = 1 ]; then
+  link_all
+  exit 0
+fi
+
 # Serialise concurrent callers (parallel make targets) on one machine.
 exec 9>"$cache/.lock"
 flock 9
@@ -178,7 +199,4 @@ for dir in etcd k8s kwok tofu terraform-1.5 tofu-1.8 tfplugindocs; do
   [ ${#todo[@]} -eq 0 ] || build "$dir" "${todo[@]}"
 done
 
-for name in "${names[@]}"; do
-  ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
-done
-log "ready in $bindir: ${names[*]}"
+link_all
