@@ -3,7 +3,7 @@
 #               applies examples/training-and-inference and runs its workloads
 #   make test   every test: unit, protocol, acceptance and the scenario (terraform and tofu)
 
-.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test unit lint bench clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long unit lint bench docs release clean
 
 all: build
 
@@ -37,6 +37,11 @@ demo-down:
 test:
 	bash scripts/test.sh
 
+# Longer than make test allows: the release built twice from scratch must be
+# byte for byte the same, and install with both CLIs.
+test-long:
+	bash scripts/release-check.sh
+
 unit:
 	cargo test --lib
 
@@ -45,6 +50,15 @@ lint:
 
 bench:
 	bash scripts/bench-startup.sh
+
+# docs/ from the provider's schema, templates/ and examples/ (tfplugindocs).
+docs:
+	bash scripts/docs.sh
+
+# Registry release files for this machine's platform in target/release/dist/
+# (scripts/release.sh TRIPLE for another; GPUFLEET_SIGNING_KEY to sign).
+release:
+	bash scripts/release.sh
 
 clean: cluster-down
 	cargo clean

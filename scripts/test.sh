@@ -14,7 +14,7 @@ bash scripts/lint.sh
 step "unit tests"
 cargo test --lib
 
-step "control plane and tofu (cold build takes a while; cached afterwards)"
+step "control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
 bash tests/controlplane/build.sh
 
 # A cluster of its own, so a `make demo` cluster (with the seed's fixed
@@ -29,11 +29,12 @@ trap cleanup EXIT
 # terraform comes from PATH where present; tofu is always built above.
 required=tofu
 command -v terraform >/dev/null && required=terraform,tofu
-step "protocol and acceptance tests with: $required (and terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
+step "protocol, acceptance, docs, examples and release tests with: $required (and terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
 # sed reads all of it: `head` would close the pipe early (SIGPIPE under pipefail).
 first_line() { "$@" 2>/dev/null | sed -n 1p; }
 if command -v terraform >/dev/null; then first_line terraform version; fi
 for cli in tofu terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
+first_line target/tools/bin/tfplugindocs --version
 echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p'), kwok $(target/tools/bin/kwok --version | awk 'NR == 1 { print $3 }'), Karpenter $(sed -n 's/^\tsigs.k8s.io\/karpenter \(v[^ ]*\).*/\1/p' tests/controlplane/karpenter/go.mod)"
 GPUFLEET_REQUIRE_CLIS=$required GPUFLEET_REQUIRE_OLDER_CLIS=1 cargo test --test '*' -- --test-threads=2
 

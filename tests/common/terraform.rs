@@ -102,6 +102,38 @@ fn provider_mirror() -> &'static Path {
     })
 }
 
+/// `cli` with `args` in `dir`, installing gpufleet from the test mirror and
+/// never prompting.
+pub fn cli_command(cli: &Cli, dir: &Path, args: &[&str]) -> Command {
+    cli_command_with_config(cli, dir, &provider_mirror().join("cli.tfrc"), args)
+}
+
+/// As [`cli_command`], with another CLI configuration file (other
+/// provider installation methods).
+pub fn cli_command_with_config(cli: &Cli, dir: &Path, config: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(&cli.path);
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("TF_CLI_CONFIG_FILE", config)
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .env("TF_INPUT", "0")
+        .env_remove("TF_LOG");
+    command
+}
+
+pub fn run_in(cli: &Cli, dir: &Path, args: &[&str]) -> Run {
+    run_command(cli, cli_command(cli, dir, args))
+}
+
+pub fn run_command(cli: &Cli, mut command: Command) -> Run {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli.path.display()));
+    Run::from(out)
+}
+
 /// The preamble every configuration gets: provider requirement and a
 /// provider block pointing at the cluster under test.
 pub fn provider_block(extra: &str) -> String {
@@ -213,18 +245,9 @@ impl Workspace {
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
-        let out = Command::new(&self.cli.path)
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("TF_CLI_CONFIG_FILE", provider_mirror().join("cli.tfrc"))
-            .env("CHECKPOINT_DISABLE", "1")
-            .env("TF_IN_AUTOMATION", "1")
-            .env("TF_INPUT", "0")
-            .env_remove("TF_LOG")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.cli.path.display()));
-        Run::from(out)
+        let mut command = cli_command(&self.cli, self.dir.path(), args);
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        run_command(&self.cli, command)
     }
 
     fn ok(&self, args: &[&str]) -> Run {

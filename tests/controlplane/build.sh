@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider) and
-# the OpenTofu CLI from Go modules, with no container images or release tarballs.
+# kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
+# the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
+# `make docs`) from Go modules, with no container images or release tarballs.
 #
 #   tests/controlplane/build.sh [name...]   # default: all of them
 #
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.5.7 tofu-1.8.11)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.5.7 tofu-1.8.11 tfplugindocs)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -46,6 +47,7 @@ module_dir() {
     # is part of the name so they sit next to terraform and tofu in bin/.
     terraform-1.5.*) echo terraform-1.5 ;;
     tofu-1.8.*) echo tofu-1.8 ;;
+    tfplugindocs) echo tfplugindocs ;;
     *) return 1 ;;
   esac
 }
@@ -57,6 +59,7 @@ version_module() {
     karpenter) echo sigs.k8s.io/karpenter ;;
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.5) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
   esac
 }
 package() {
@@ -66,6 +69,7 @@ package() {
     karpenter-kwok) echo sigs.k8s.io/karpenter/kwok ;;
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.5.*) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -97,6 +101,8 @@ ldflags() {
     # What Karpenter's release build stamps; it shows in its logs and user agent.
     karpenter) flags+=" -X sigs.k8s.io/karpenter/pkg/operator.Version=$v" ;;
     # terraform v1.5.7's version package has no dev flag (Prerelease is "").
+    # What upstream's release build stamps; otherwise --version says "dev".
+    tfplugindocs) flags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=${v#v}" ;;
   esac
   echo "$flags"
 }
@@ -166,12 +172,33 @@ for name in "${names[@]}"; do
 done
 
 mkdir -p "$cache" "$bindir"
+link_all() {
+  for name in "${names[@]}"; do
+    ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
+  done
+  log "ready in $bindir: ${names[*]}"
+}
+# Everything cached: no need to wait for the lock while another checkout
+# builds (a binary enters the cache whole, by rename).
+cached=0
+if [ "${GPUFLEET_REBUILD:-0}" != 1 ]; then
+  cached=1
+  for name in "${names[@]}"; do
+    v=$(version "$name")
+    [ -n "$v" ] && [ -x "$cache/$name-$v" ] || cached=0
+  done
+fi
+if [ $cached = 1 ]; then
+  link_all
+  exit 0
+fi
+
 # Serialise concurrent callers (parallel make targets) on one machine.
 exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter tofu terraform-1.5 tofu-1.8; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.5 tofu-1.8 tfplugindocs; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue
@@ -186,7 +213,4 @@ for dir in etcd k8s kwok karpenter tofu terraform-1.5 tofu-1.8; do
   [ ${#todo[@]} -eq 0 ] || build "$dir" "${todo[@]}"
 done
 
-for name in "${names[@]}"; do
-  ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
-done
-log "ready in $bindir: ${names[*]}"
+link_all

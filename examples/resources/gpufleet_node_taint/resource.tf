@@ -1,18 +1,6 @@
 # Keeps general workloads off GPU nodes and reserves one node for inference,
 # without touching the taints kubelet, Karpenter or other tools put on them.
 
-terraform {
-  required_providers {
-    gpufleet = {
-      source = "gpufleet/gpufleet"
-    }
-  }
-}
-
-provider "gpufleet" {
-  config_path = "~/.kube/config"
-}
-
 # Every node labelled as a GPU node at apply time; nodes that join later show
 # up in the next plan.
 resource "gpufleet_node_taint" "gpu_nodes" {
