@@ -626,11 +626,14 @@ where
         "{network}: {CALLS} sequential calls: median {median:.3} ms, p99 {:.3} ms, max {max:.3} ms, {stalled} over 30 ms",
         millis[CALLS * 99 / 100]
     );
-    assert!(median < 1.0, "{network}: median call took {median:.3} ms");
-    // A slow call or two can be other processes taking the CPU; a stall
-    // hits every call.
+    // A stalled call takes ~44 ms. Unstalled, this debug build takes
+    // 0.5-0.9 ms on a busy 2-core machine and up to 2 ms while other tests
+    // run beside it; the release binary ~0.1 ms (`make bench`).
+    assert!(median < 5.0, "{network}: median call took {median:.3} ms");
+    // Other processes taking the CPU delay a few calls past 30 ms on a busy
+    // machine; the stall delays every one.
     assert!(
-        stalled <= 2,
+        stalled <= CALLS / 20,
         "{network}: {stalled} of {CALLS} calls took over 30 ms (max {max:.1} ms)"
     );
 }
@@ -640,4 +643,33 @@ fn pb_health_request(service: &str) -> Vec<u8> {
     let mut message = vec![0x0a, service.len() as u8];
     message.extend_from_slice(service.as_bytes());
     message
+}
+
+/// A unix socket where one can be made, as go-plugin servers do; TCP otherwise.
+#[tokio::test]
+async fn serves_on_a_unix_socket_and_falls_back_to_tcp() {
+    let env = |dir: Option<&std::path::Path>| Environment {
+        client_cert: None,
+        min_port: 0,
+        max_port: 0,
+        unix_socket_dir: dir.map(Into::into),
+        unix_socket_group: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = PluginServer::bind(&env(Some(dir.path()))).await.unwrap();
+    assert_eq!(server.network(), Network::Unix);
+    let line = server.handshake_line().unwrap();
+    let address = line.split('|').nth(3).unwrap();
+    assert!(line.starts_with("1|6|unix|"), "{line}");
+    assert!(std::path::Path::new(address).starts_with(dir.path()));
+
+    let nowhere = dir.path().join("missing");
+    let server = PluginServer::bind(&env(Some(&nowhere))).await.unwrap();
+    assert_eq!(server.network(), Network::Tcp);
+    assert!(
+        server
+            .handshake_line()
+            .unwrap()
+            .starts_with("1|6|tcp|127.0.0.1:")
+    );
 }
