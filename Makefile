@@ -36,8 +36,9 @@ lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 
+# Benchmarks on a control plane of their own; see docs/benchmarks.md.
 bench:
-	bash scripts/bench-startup.sh
+	bash scripts/bench.sh
 
 clean: cluster-down
 	cargo clean
