@@ -312,7 +312,7 @@ fn provider_mirror(
     versions: &Versions<'_>,
 ) -> PathBuf {
     let _ = std::fs::remove_dir_all(mirror);
-    let mut place = |source: &str, kind: &str, version: &str, from: &Path| {
+    let place = |source: &str, kind: &str, version: &str, from: &Path| {
         let dir = mirror.join(format!(
             "registry.terraform.io/{source}/{version}/linux_amd64"
         ));
