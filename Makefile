@@ -48,8 +48,9 @@ unit:
 lint:
 	bash scripts/lint.sh
 
+# Benchmarks on a control plane of their own; see docs/benchmarks.md.
 bench:
-	bash scripts/bench-startup.sh
+	bash scripts/bench.sh
 
 # docs/ from the provider's schema, templates/ and examples/ (tfplugindocs).
 docs:

@@ -44,8 +44,9 @@ async fn run(env: Environment) -> Result<(), gpufleet::protocol::server::ServeEr
     ignore_interrupts();
     let server = PluginServer::bind(&env).await?;
     tracing::debug!(
-        "terraform-provider-gpufleet {VERSION} serving plugin protocol {PROTOCOL_VERSION} on {}",
-        server.local_addr()?
+        "terraform-provider-gpufleet {VERSION} serving plugin protocol {PROTOCOL_VERSION} on {} {}",
+        server.network().as_str(),
+        server.address()?
     );
     // The handshake line must be the first and only thing on stdout.
     println!("{}", server.handshake_line()?);

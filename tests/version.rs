@@ -40,7 +40,7 @@ fn version_flag_prints_the_release_without_the_plugin_handshake() {
 #[test]
 fn the_handshake_debug_log_names_the_release() {
     let expected = format!(
-        "[DEBUG] gpufleet: terraform-provider-gpufleet {} serving plugin protocol 6 on 127.0.0.1:",
+        "[DEBUG] gpufleet: terraform-provider-gpufleet {} serving plugin protocol 6 on unix /",
         cargo_toml_version()
     );
     each_cli(|cli| {

@@ -1,7 +1,9 @@
 //! Shared by the integration tests: where the cluster is, unique names.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod apiserver_metrics;
 pub mod fixtures;
+pub mod pinging_client;
 pub mod terraform;
 
 use std::path::PathBuf;
