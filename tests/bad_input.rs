@@ -196,8 +196,8 @@ impl Case {
         let mut rest = self.path.as_str();
         while !rest.is_empty() {
             if let Some(inner) = rest.strip_prefix('[') {
-                let end = if inner.starts_with('"') {
-                    inner[1..].find('"').map_or(inner.len(), |i| i + 2)
+                let end = if let Some(quoted) = inner.strip_prefix('"') {
+                    quoted.find('"').map_or(inner.len(), |i| i + 2)
                 } else {
                     inner.find(']').unwrap_or(inner.len())
                 };
