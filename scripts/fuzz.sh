@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Fuzzes the decoders of what Terraform sends (fuzz/fuzz_targets) with
+# cargo-fuzz on the nightly toolchain.
+#
+#   scripts/fuzz.sh smoke [SECONDS]   each target SECONDS (default 5) from the committed corpus: make test
+#   scripts/fuzz.sh long [RUNS]       each target at least RUNS executions (default 1000000): make test-long
+#   scripts/fuzz.sh merge             folds what the last long run found into fuzz/corpus, minimized
+#
+# New inputs go to target/fuzz-corpus/, so runs never change the committed
+# corpus; `merge` is the deliberate step that does. A panic, timeout or
+# out-of-memory stops the run, fails the script and leaves the input in
+# fuzz/artifacts/<target>/ (reproduce: cargo +nightly fuzz run <target> <file>).
+# cargo-fuzz is built once per machine and cached as
+# ~/.cache/gpufleet/bin/cargo-fuzz-<version>, like the control plane's binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+CARGO_FUZZ_VERSION=0.13.2
+TARGETS=(msgpack_decode json_decode dynamic_value value_round_trip handshake_env)
+cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
+bindir=$repo/target/tools/bin
+scratch=$repo/target/fuzz-corpus
+logs=$repo/target/fuzz-logs
+
+log() { printf '[fuzz.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+rustup run nightly rustc --version >/dev/null 2>&1 ||
+  die "the nightly toolchain is missing: rustup toolchain install nightly --profile minimal"
+
+cached=$cache/cargo-fuzz-$CARGO_FUZZ_VERSION
+if [ ! -x "$cached" ]; then
+  log "building cargo-fuzz $CARGO_FUZZ_VERSION (once per machine)"
+  mkdir -p "$cache"
+  root=$(mktemp -d "$cache/.cargo-fuzz.XXXXXX")
+  cargo install --quiet --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION" --root "$root"
+  mv "$root/bin/cargo-fuzz" "$cached"
+  rm -rf "$root"
+fi
+mkdir -p "$bindir"
+ln -sf "$cached" "$bindir/cargo-fuzz"
+export PATH=$bindir:$PATH
+
+fuzz() { nice -n 10 cargo +nightly fuzz "$@" --fuzz-dir fuzz; }
+
+# Runs one target with libFuzzer options; prints its executions and time.
+run() {
+  local target=$1; shift
+  mkdir -p "$scratch/$target" "fuzz/corpus/$target" "$logs"
+  local out=$logs/$target.log
+  local start=$SECONDS
+  if ! fuzz run "$target" "$scratch/$target" "fuzz/corpus/$target" -- "$@" >"$out" 2>&1; then
+    tail -40 "$out" >&2
+    die "$target failed (full log: $out); the input is in fuzz/artifacts/$target/"
+  fi
+  # libFuzzer's last word: "Done 1000000 runs in 52 second(s)".
+  local done
+  done=$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$out" | tail -1)
+  printf '%-18s %s (%ss with start-up), corpus %s inputs\n' "$target" "${done:-no summary}" \
+    "$((SECONDS - start))" "$(find "fuzz/corpus/$target" "$scratch/$target" -type f | wc -l)"
+}
+
+mode=${1:-smoke}
+case $mode in
+  smoke)
+    seconds=${2:-5}
+    fuzz build
+    for t in "${TARGETS[@]}"; do run "$t" -max_total_time="$seconds"; done
+    ;;
+  long)
+    runs=${2:-1000000}
+    fuzz build
+    for t in "${TARGETS[@]}"; do run "$t" -runs="$runs"; done
+    ;;
+  merge)
+    fuzz build
+    mkdir -p "$logs"
+    for t in "${TARGETS[@]}"; do
+      mkdir -p "$scratch/$t" "fuzz/corpus/$t"
+      # -merge=1 adds to the first directory only inputs that reach new
+      # code; cmin then drops those that later ones made redundant.
+      fuzz run "$t" "fuzz/corpus/$t" "$scratch/$t" -- -merge=1 >"$logs/$t-merge.log" 2>&1
+      fuzz cmin "$t" "fuzz/corpus/$t" >>"$logs/$t-merge.log" 2>&1
+      log "$t: $(find "fuzz/corpus/$t" -type f | wc -l) inputs in fuzz/corpus/$t"
+    done
+    ;;
+  *) die "unknown mode $mode (smoke, long or merge)" ;;
+esac
