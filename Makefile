@@ -1,8 +1,9 @@
 # gpufleet: two commands on a fresh machine.
 #   make demo   builds the provider, starts a local control plane, applies examples/
 #   make test   every test: unit, protocol and acceptance (terraform and tofu)
+#   make test-long   the long runs (fuzzing a million executions per target)
 
-.PHONY: all build install controlplane cluster cluster-down demo test unit lint bench clean
+.PHONY: all build install controlplane cluster cluster-down demo test test-long fuzz unit lint bench clean
 
 all: build
 
@@ -28,6 +29,13 @@ demo:
 
 test:
 	bash scripts/test.sh
+
+test-long:
+	bash scripts/test-long.sh
+
+# A few seconds per fuzz target; `scripts/fuzz.sh long` for the long run.
+fuzz:
+	bash scripts/fuzz.sh smoke
 
 unit:
 	cargo test --lib
