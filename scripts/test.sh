@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every test: lint, unit tests, then the control plane (built once per machine,
-# cached in ~/.cache/gpufleet) and the protocol and acceptance tests with
-# terraform and tofu, on a cluster of their own.
+# Every test: lint, unit tests, a short fuzz run, then the control plane
+# (built once per machine, cached in ~/.cache/gpufleet) and the protocol,
+# bad-input and acceptance tests with terraform and tofu, on a cluster of
+# their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -9,10 +10,16 @@ step() { printf '\n==> [%4ss] %s\n' "$(( $(date +%s) - start ))" "$*"; }
 
 step "lint: cargo fmt --check, cargo clippy"
 cargo fmt --check
+cargo fmt --check --manifest-path fuzz/Cargo.toml
 cargo clippy --quiet --all-targets -- -D warnings
 
 step "unit tests"
 cargo test --lib
+
+# Seconds per target from the committed corpus; make test-long runs a
+# million executions each.
+step "fuzz smoke: ${FUZZ_SECONDS:-5}s per target (scripts/fuzz.sh)"
+bash scripts/fuzz.sh smoke "${FUZZ_SECONDS:-5}"
 
 step "control plane and tofu (cold build takes a while; cached afterwards)"
 bash tests/controlplane/build.sh
