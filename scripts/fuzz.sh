@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh long [RUNS]       each target at least RUNS executions (default 1000000): make test-long
 #   scripts/fuzz.sh merge             folds what the last long run found into fuzz/corpus, minimized
 #
-# New inputs go to target/fuzz-corpus/, so runs never change the committed
+# Inputs are at most 8 KiB (-max_len), far beyond any value a test sends,
+# which keeps executions fast. New inputs go to target/fuzz-corpus/, so runs never change the committed
 # corpus; `merge` is the deliberate step that does. A panic, timeout or
 # out-of-memory stops the run, fails the script and leaves the input in
 # fuzz/artifacts/<target>/ (reproduce: cargo +nightly fuzz run <target> <file>).
@@ -66,12 +67,12 @@ case $mode in
   smoke)
     seconds=${2:-5}
     fuzz build
-    for t in "${TARGETS[@]}"; do run "$t" -max_total_time="$seconds"; done
+    for t in "${TARGETS[@]}"; do run "$t" -max_total_time="$seconds" -max_len=8192; done
     ;;
   long)
     runs=${2:-1000000}
     fuzz build
-    for t in "${TARGETS[@]}"; do run "$t" -runs="$runs"; done
+    for t in "${TARGETS[@]}"; do run "$t" -runs="$runs" -max_len=8192; done
     ;;
   merge)
     fuzz build

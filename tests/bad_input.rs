@@ -47,12 +47,16 @@ use gpufleet::protocol::schema::{Attribute, AttributeType};
 
 const MARKER: &str = "# <- diagnostic";
 const CHECKS: &[&str] = &["caught", "message", "line", "names-attribute"];
-/// Text in CLI output that means the plugin (or the CLI) crashed.
+/// Text in CLI output that means the plugin (or the CLI) crashed: a panic
+/// in a request handler drops the gRPC stream, which the CLIs report as an
+/// RPC error or a plugin that did not respond.
 const CRASH_SIGNS: &[&str] = &[
     "panicked at",
     "plugin crashed",
     "Plugin did not respond",
     "The plugin encountered an error",
+    "Plugin error",
+    "rpc error",
     "CRASH",
 ];
 

@@ -15,6 +15,9 @@ use gpufleet::protocol::{Type, Value};
 
 /// Nesting depth of generated types; real schemas are far shallower.
 const MAX_TYPE_DEPTH: usize = 5;
+/// Dynamic values nested in dynamic values, each with a type of its own:
+/// deep enough to exercise nesting, within the decoder's depth limit.
+const MAX_DYNAMIC_NESTING: usize = 3;
 /// Elements per generated list, set, map or tuple.
 const MAX_ELEMENTS: usize = 4;
 
@@ -141,6 +144,11 @@ fn arbitrary_number(u: &mut Unstructured) -> Result<Value> {
 
 /// An arbitrary value that conforms to `ty`: null and unknown anywhere.
 pub fn arbitrary_value(u: &mut Unstructured, ty: &Type) -> Result<Value> {
+    value_nested(u, ty, 0)
+}
+
+/// `dynamic_depth`: how many dynamic values enclose this one.
+fn value_nested(u: &mut Unstructured, ty: &Type, dynamic_depth: usize) -> Result<Value> {
     match u.int_in_range(0u8..=15)? {
         0 => return Ok(Value::Null),
         1 => return Ok(Value::UNKNOWN),
@@ -148,7 +156,7 @@ pub fn arbitrary_value(u: &mut Unstructured, ty: &Type) -> Result<Value> {
     }
     let elements = |u: &mut Unstructured, ty: &Type| -> Result<Vec<Value>> {
         (0..u.int_in_range(0..=MAX_ELEMENTS)?)
-            .map(|_| arbitrary_value(u, ty))
+            .map(|_| value_nested(u, ty, dynamic_depth))
             .collect()
     };
     Ok(match ty {
@@ -159,24 +167,30 @@ pub fn arbitrary_value(u: &mut Unstructured, ty: &Type) -> Result<Value> {
         Type::Set(e) => Value::Set(elements(u, e)?),
         Type::Map(e) => Value::Map(
             (0..u.int_in_range(0..=MAX_ELEMENTS)?)
-                .map(|_| Ok((u.arbitrary()?, arbitrary_value(u, e)?)))
+                .map(|_| Ok((u.arbitrary()?, value_nested(u, e, dynamic_depth)?)))
                 .collect::<Result<_>>()?,
         ),
         Type::Tuple(types) => Value::Tuple(
             types
                 .iter()
-                .map(|t| arbitrary_value(u, t))
+                .map(|t| value_nested(u, t, dynamic_depth))
                 .collect::<Result<_>>()?,
         ),
         Type::Object { attributes, .. } => Value::Object(
             attributes
                 .iter()
-                .map(|(k, t)| Ok((k.clone(), arbitrary_value(u, t)?)))
+                .map(|(k, t)| Ok((k.clone(), value_nested(u, t, dynamic_depth)?)))
                 .collect::<Result<_>>()?,
         ),
         Type::Dynamic => {
-            let concrete = arbitrary_type(u, MAX_TYPE_DEPTH - 1)?;
-            let inner = arbitrary_value(u, &concrete)?;
+            // A known value has a concrete type, never `dynamic` itself (as
+            // in Terraform's type system); deeper down, only primitives.
+            let concrete = match arbitrary_type(u, MAX_TYPE_DEPTH - 1)? {
+                _ if dynamic_depth >= MAX_DYNAMIC_NESTING => Type::String,
+                Type::Dynamic => Type::Number,
+                concrete => concrete,
+            };
+            let inner = value_nested(u, &concrete, dynamic_depth + 1)?;
             Value::Dynamic(Box::new(concrete), Box::new(inner))
         }
     })
