@@ -43,7 +43,11 @@ mkdir -p "$bindir"
 ln -sf "$cached" "$bindir/cargo-fuzz"
 export PATH=$bindir:$PATH
 
-fuzz() { nice -n 10 cargo +nightly fuzz "$@" --fuzz-dir fuzz; }
+# cargo fuzz SUBCOMMAND, on fuzz/; what follows `--` goes to libFuzzer.
+fuzz() {
+  local subcommand=$1; shift
+  nice -n 10 cargo +nightly fuzz "$subcommand" --fuzz-dir fuzz "$@"
+}
 
 # Runs one target with libFuzzer options; prints its executions and time.
 run() {
