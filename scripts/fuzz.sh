@@ -2,9 +2,11 @@
 # Fuzzes the decoders of what Terraform sends (fuzz/fuzz_targets) with
 # cargo-fuzz on the nightly toolchain.
 #
-#   scripts/fuzz.sh smoke [SECONDS]   each target SECONDS (default 5) from the committed corpus: make test
-#   scripts/fuzz.sh long [RUNS]       each target at least RUNS executions (default 1000000): make test-long
-#   scripts/fuzz.sh merge             folds what the last long run found into fuzz/corpus, minimized
+#   scripts/fuzz.sh smoke [SECONDS [TARGET...]]   each target SECONDS (default 5) from the committed corpus: make test
+#   scripts/fuzz.sh long [RUNS [TARGET...]]       each target at least RUNS executions (default 1000000): make test-long
+#   scripts/fuzz.sh merge [TARGET...]             folds what the last long run found into fuzz/corpus, minimized
+#
+# TARGETs default to all of them.
 #
 # Inputs are at most 8 KiB (-max_len), far beyond any value a test sends,
 # which keeps executions fast. New inputs go to target/fuzz-corpus/, so runs never change the committed
@@ -67,14 +69,20 @@ run() {
 }
 
 mode=${1:-smoke}
+[ $# -gt 0 ] && shift
+if [ "$mode" != merge ]; then
+  amount=${1:-}
+  [ $# -gt 0 ] && shift
+fi
+[ $# -gt 0 ] && TARGETS=("$@")
 case $mode in
   smoke)
-    seconds=${2:-5}
+    seconds=${amount:-5}
     fuzz build
     for t in "${TARGETS[@]}"; do run "$t" -max_total_time="$seconds" -max_len=8192; done
     ;;
   long)
-    runs=${2:-1000000}
+    runs=${amount:-1000000}
     fuzz build
     for t in "${TARGETS[@]}"; do run "$t" -runs="$runs" -max_len=8192; done
     ;;
