@@ -51,21 +51,26 @@ fuzz() {
   nice -n 10 cargo +nightly fuzz "$subcommand" --fuzz-dir fuzz "$@"
 }
 
-# Runs one target with libFuzzer options; prints its executions and time.
+# The fuzz binaries `fuzz build` makes (release, with sanitizers).
+bin=$repo/fuzz/target/$(rustup run nightly rustc -vV | sed -n 's/^host: //p')/release
+
+# Runs one built target with libFuzzer options, new inputs going to
+# $1/<target>; prints its executions and time.
 run() {
-  local target=$1; shift
-  mkdir -p "$scratch/$target" "fuzz/corpus/$target" "$logs"
+  local out_dir=$1 target=$2; shift 2
+  mkdir -p "$out_dir/$target" "fuzz/corpus/$target" "fuzz/artifacts/$target" "$logs"
   local out=$logs/$target.log
   local start=$SECONDS
-  if ! fuzz run "$target" "$scratch/$target" "fuzz/corpus/$target" -- "$@" >"$out" 2>&1; then
+  if ! nice -n 10 "$bin/$target" -artifact_prefix="fuzz/artifacts/$target/" "$@" \
+    "$out_dir/$target" "fuzz/corpus/$target" >"$out" 2>&1; then
     tail -40 "$out" >&2
-    die "$target failed (full log: $out); the input is in fuzz/artifacts/$target/"
+    die "$target failed (full log: $out); the input is in fuzz/artifacts/$target/ (reproduce: $bin/$target FILE)"
   fi
   # libFuzzer's last word: "Done 1000000 runs in 52 second(s)".
   local done
   done=$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$out" | tail -1)
-  printf '%-18s %s (%ss with start-up), corpus %s inputs\n' "$target" "${done:-no summary}" \
-    "$((SECONDS - start))" "$(find "fuzz/corpus/$target" "$scratch/$target" -type f | wc -l)"
+  printf '%-18s %s (%ss with start-up), committed corpus %s inputs\n' "$target" \
+    "${done:-no summary}" "$((SECONDS - start))" "$(find "fuzz/corpus/$target" -type f | wc -l)"
 }
 
 mode=${1:-smoke}
@@ -79,12 +84,15 @@ case $mode in
   smoke)
     seconds=${amount:-5}
     fuzz build
-    for t in "${TARGETS[@]}"; do run "$t" -max_total_time="$seconds" -max_len=8192; done
+    # From the committed corpus only, into a fresh directory: the replay of
+    # a long run's finds would take longer than the run itself.
+    rm -rf "$scratch-smoke"
+    for t in "${TARGETS[@]}"; do run "$scratch-smoke" "$t" -max_total_time="$seconds" -max_len=8192; done
     ;;
   long)
     runs=${amount:-1000000}
     fuzz build
-    for t in "${TARGETS[@]}"; do run "$t" -runs="$runs" -max_len=8192; done
+    for t in "${TARGETS[@]}"; do run "$scratch" "$t" -runs="$runs" -max_len=8192; done
     ;;
   merge)
     fuzz build
