@@ -2,8 +2,9 @@
 #   make demo   builds the provider, starts a local control plane with Karpenter,
 #               applies examples/training-and-inference and runs its workloads
 #   make test   every test: unit, protocol, acceptance and the scenario (terraform and tofu)
+#   make test-long   the long runs: fuzzing, the reproducible release
 
-.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long unit lint bench docs release clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long fuzz unit lint bench docs release clean
 
 all: build
 
@@ -37,10 +38,14 @@ demo-down:
 test:
 	bash scripts/test.sh
 
-# Longer than make test allows: the release built twice from scratch must be
-# byte for byte the same, and install with both CLIs.
+# Longer than make test allows: a million fuzz executions per target, and
+# the release built twice from scratch, byte for byte the same.
 test-long:
-	bash scripts/release-check.sh
+	bash scripts/test-long.sh
+
+# A few seconds per fuzz target; `scripts/fuzz.sh long` for the long run.
+fuzz:
+	bash scripts/fuzz.sh smoke
 
 unit:
 	cargo test --lib

@@ -277,7 +277,13 @@ struct ProviderService {
     stop: Mutex<CancellationToken>,
 }
 
-fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+/// A request's `DynamicValue` as a value of `ty` (msgpack when present, else
+/// JSON; absent is null). Public so the fuzz targets reach the same path.
+pub fn decode(
+    value: Option<&pb::DynamicValue>,
+    ty: &Type,
+    what: &str,
+) -> Result<Value, Diagnostics> {
     let Some(dv) = value else {
         return Ok(Value::Null);
     };
