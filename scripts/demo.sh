@@ -60,7 +60,15 @@ kubectl get node simulated-8xh100-server -o custom-columns='NODE:.metadata.name,
 echo "    (the maintenance-window taint was there before and is still there)"
 echo
 echo "==> a second plan is empty:"
-"$cli" plan -detailed-exitcode -input=false -no-color >/dev/null && echo "    no changes"
+# -detailed-exitcode: 0 no changes, 2 changes, 1 error. Anything but 0 fails the demo.
+second_plan=0
+"$cli" plan -detailed-exitcode -input=false -no-color >"$work/second-plan.txt" 2>&1 || second_plan=$?
+if [ "$second_plan" != 0 ]; then
+  cat "$work/second-plan.txt" >&2
+  [ "$second_plan" = 2 ] && echo "ERROR: the plan after apply is not empty" >&2
+  exit 1
+fi
+echo "    no changes"
 echo
 echo "Done. Inspect with: KUBECONFIG=$KUBECONFIG target/tools/bin/kubectl get priorityclasses,nodepools,nodes"
 echo "Tear down with: (cd target/demo && $cli destroy -auto-approve) && make cluster-down"
