@@ -347,3 +347,40 @@ fn plan_of_new_resources_needs_no_reachable_cluster() {
         );
     });
 }
+
+/// The harness's own cleanup never fails silently: when the destroy on drop
+/// fails (here the cluster became unreachable), it names what the state
+/// still holds and keeps the workspace to destroy it from.
+#[test]
+fn a_failed_cleanup_names_what_it_left_and_where() {
+    let cli = &common::terraform::clis()[0];
+    let name = unique_name("pc-left");
+    let _guard = Guard::of::<PriorityClass>(&[&name]);
+    let mut ws = Workspace::new(cli);
+    ws.config(&class("c", &name, 11, ""));
+    ws.apply();
+    let dir = ws.path().to_path_buf();
+    let unreachable = dir.join("unreachable.kubeconfig");
+    std::fs::write(&unreachable, common::unreachable_kubeconfig()).unwrap();
+    ws.config_raw(
+        &(common::terraform::provider_block_for(unreachable.to_str().unwrap(), "")
+            + &class("c", &name, 11, "")),
+    );
+    let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(ws)))
+        .expect_err("a failed destroy on drop passed silently");
+    let message = failure
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("gpufleet_priority_class.c")
+            && message.contains(&dir.display().to_string()),
+        "{message}"
+    );
+    assert!(
+        dir.join("terraform.tfstate").exists(),
+        "the workspace was not kept"
+    );
+    assert!(live_priority_class(&name).is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
