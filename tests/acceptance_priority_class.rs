@@ -384,3 +384,37 @@ fn a_failed_cleanup_names_what_it_left_and_where() {
     assert!(live_priority_class(&name).is_some());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A value known only at apply time is checked too: `terraform validate`
+/// cannot see it, and 3000000000 does not fit a PriorityClass's int32. The
+/// apply must refuse it naming `value` and create no class (above all not
+/// one whose value wrapped around to a negative priority). The CLIs validate
+/// the configuration again during apply, once the value is known.
+#[test]
+fn a_value_known_only_at_apply_time_is_still_checked() {
+    each_cli(|cli| {
+        let name = unique_name("pc-late");
+        let _guard = Guard::of::<PriorityClass>(&[&name]);
+        let mut ws = Workspace::new(cli);
+        ws.config(
+            &("resource \"terraform_data\" \"v\" {\n  input = 3000000000\n}\n\n".to_string()
+                + &class("c", &name, 0, "")
+                    .replace("value = 0", "value = terraform_data.v.output")),
+        );
+        let out = ws.apply_fails();
+        assert!(
+            out.contains("value") && out.contains("3000000000"),
+            "{}: {out}",
+            cli.name
+        );
+        assert_eq!(
+            live_priority_class(&name).map(|c| c.value),
+            None,
+            "{}: a class was created",
+            cli.name
+        );
+        // The invalid configuration cannot even be destroyed; without it,
+        // the destroy on drop removes terraform_data.v.
+        ws.config("");
+    });
+}
