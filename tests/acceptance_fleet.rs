@@ -52,8 +52,8 @@ fn requirement_keys(spec: &Value) -> Vec<(String, String, Value)> {
 }
 
 /// The seed's training and inference fleets: the API server accepts their
-/// NodePools, a second plan is empty, an import of each (by command and by
-/// block) gives an empty plan and the applied state, and destroy removes them.
+/// NodePools, a second plan is empty, an import of each gives an empty plan
+/// and the applied state, and destroy removes them.
 #[test]
 fn seed_fleets_apply_import_and_destroy() {
     each_cli(|cli| {
@@ -107,16 +107,14 @@ fn seed_fleets_apply_import_and_destroy() {
             json!([{"key": "workload", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}])
         );
 
-        for by in [ImportBy::Command, ImportBy::Block] {
-            ws.assert_import_verifies(
-                &[
-                    ("gpufleet_fleet.training", &training),
-                    ("gpufleet_fleet.inference", &inference),
-                ],
-                by,
-                &[],
-            );
-        }
+        ws.assert_import_verifies(
+            &[
+                ("gpufleet_fleet.training", &training),
+                ("gpufleet_fleet.inference", &inference),
+            ],
+            ImportBy::Command,
+            &[],
+        );
 
         ws.destroy();
         assert!(
