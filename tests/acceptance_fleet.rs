@@ -5,7 +5,7 @@ mod common;
 
 use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api, node_pools};
 use common::terraform::{
-    At, ImportBy, Workspace, assert_invalid, assert_plan_invalid, each_cli, nested_attribute,
+    At, ImportBy, NESTED_ATTRIBUTE, Workspace, assert_invalid, assert_plan_invalid, each_cli,
 };
 use common::{block_on, kube_client, unique_name};
 use kube::Api;
@@ -249,9 +249,9 @@ fn node_class_kind_change_replaces() {
 
 /// Bad inputs fail `validate` (or, where the label scheme matters, `plan`)
 /// before anything reaches the cluster, each with one error that names the
-/// attribute path and is placed where each CLI places that path: a
+/// attribute path and is placed where the CLIs place that path: a
 /// top-level attribute on its line, a map entry on its line, a path into a
-/// nested attribute as [`nested_attribute`] says.
+/// nested attribute as [`NESTED_ATTRIBUTE`] says.
 #[test]
 fn bad_inputs_through_the_cli() {
     each_cli(|cli| {
@@ -269,22 +269,22 @@ fn bad_inputs_through_the_cli() {
             (
                 r#"  taints = [{ key = "workload", effect = "NoScheduled" }]"#,
                 "taints[0].effect: \"NoScheduled\" is not one of",
-                nested_attribute(cli, "taints = ["),
+                NESTED_ATTRIBUTE,
             ),
             (
                 "  accelerator_count = { min = 16, max = 8 }",
                 "accelerator_count.min (16) is greater than accelerator_count.max (8)",
-                nested_attribute(cli, "accelerator_count = {"),
+                NESTED_ATTRIBUTE,
             ),
             (
                 "  limits = { gpus = -1 }",
                 "limits.gpus: -1 is outside",
-                nested_attribute(cli, "limits = {"),
+                NESTED_ATTRIBUTE,
             ),
             (
                 r#"  limits = { cpu = "-4" }"#,
                 "limits.cpu: \"-4\" is negative",
-                nested_attribute(cli, "limits = {"),
+                NESTED_ATTRIBUTE,
             ),
         ];
         for (body, message, at) in cases {
@@ -297,7 +297,7 @@ fn bad_inputs_through_the_cli() {
         }
         // node_class.name: the CLIs look `name` up at the top level of the
         // resource and so quote the fleet's own `name` line (see
-        // `nested_attribute`); the detail names the right attribute.
+        // [`NESTED_ATTRIBUTE`]); the detail names the right attribute.
         assert_invalid(
             cli,
             &fleet("f", "fleet-bad", "").replace("name = \"default\"", "name = \"\""),

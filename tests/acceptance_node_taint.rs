@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::fixtures::Guard;
-use common::terraform::{At, ImportBy, Workspace, assert_invalid, each_cli, nested_attribute};
+use common::terraform::{At, ImportBy, NESTED_ATTRIBUTE, Workspace, assert_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -712,32 +712,31 @@ fn import_takes_the_workload_taints_and_leaves_the_system_ones() {
 }
 
 /// Each bad input fails `validate` with one error that names the attribute
-/// path, placed where each CLI places that path (see `nested_attribute`).
+/// path, placed where the CLIs place that path (see `NESTED_ATTRIBUTE`).
 #[test]
 fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
     each_cli(|cli| {
         let one = [("gpu", "", "NoSchedule")];
-        let taints = nested_attribute(cli, "taints = [");
         let cases = [
             (
                 on_node("n", &[("gpu", "", "NoSchedule"), ("gpu", "", "Sometimes")]),
                 "taints[1].effect: \"Sometimes\" is not one of",
-                taints,
+                NESTED_ATTRIBUTE,
             ),
             (
                 on_node("n", &[("", "", "NoSchedule")]),
                 "taints[0].key: the key must not be empty",
-                taints,
+                NESTED_ATTRIBUTE,
             ),
             (
                 on_node("n", &[("bad key", "", "NoSchedule")]),
                 "taints[0].key: \"bad key\" is not a valid key",
-                taints,
+                NESTED_ATTRIBUTE,
             ),
             (
                 on_node("n", &[("gpu", "bad value!", "NoSchedule")]),
                 "taints[0].value: \"bad value!\" is not a valid label value",
-                taints,
+                NESTED_ATTRIBUTE,
             ),
             // A list element (no attribute inside it) is placed on its line.
             (
