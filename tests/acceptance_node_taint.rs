@@ -422,6 +422,18 @@ fn writers_on(node: &Node) -> Vec<String> {
         .collect()
 }
 
+/// What the other writer finds missing of its `last` round when it reads
+/// `node` for `round`.
+fn lost_round(node: &Node, round: u32, last: &[String]) -> Option<String> {
+    let found = writers_on(node);
+    (found != last).then(|| {
+        format!(
+            "{}, reading for round {round}: expected {last:?}, found {found:?}",
+            node.metadata.name.as_deref().unwrap_or_default()
+        )
+    })
+}
+
 /// Another tool that keeps rewriting its own taints on every node of
 /// `nodes` at once, one round after another on each, until `stop` is set.
 /// It writes as a careful client does, with PUT (the provider patches, so
@@ -442,19 +454,11 @@ fn start_writer(
                     let (mut rounds, mut conflicts) = (0, 0);
                     let mut last: Vec<String> = Vec::new();
                     let mut lost = Vec::new();
-                    let check = |node: &Node, round: u32, last: &Vec<String>, lost: &mut Vec<String>| {
-                        let found = writers_on(node);
-                        if found != *last {
-                            lost.push(format!(
-                                "{name}, reading for round {round}: expected {last:?}, found {found:?}"
-                            ));
-                        }
-                    };
                     while !stop.load(Ordering::Relaxed) {
                         let own = writer_taints(rounds);
                         loop {
                             let mut node = api.get(name).await.unwrap();
-                            check(&node, rounds, &last, &mut lost);
+                            lost.extend(lost_round(&node, rounds, &last));
                             let taints = node
                                 .spec
                                 .get_or_insert_default()
@@ -474,7 +478,7 @@ fn start_writer(
                         rounds += 1;
                         tokio::time::sleep(Duration::from_millis(1)).await;
                     }
-                    check(&api.get(name).await.unwrap(), rounds, &last, &mut lost);
+                    lost.extend(lost_round(&api.get(name).await.unwrap(), rounds, &last));
                     (name.clone(), rounds, conflicts, last, lost)
                 }
             });
