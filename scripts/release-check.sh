@@ -43,9 +43,7 @@ else
 fi
 
 bash tests/controlplane/build.sh tofu
-required=tofu
-command -v terraform >/dev/null && required=terraform,tofu
-log "release tests against ${dists[0]} with: $required"
-GPUFLEET_RELEASE_DIST=${dists[0]} GPUFLEET_REQUIRE_CLIS=$required cargo test --test release -- --test-threads=2
+log "release tests against ${dists[0]} with terraform and tofu"
+GPUFLEET_RELEASE_DIST=${dists[0]} GPUFLEET_REQUIRE_ALL=1 cargo test --test release -- --test-threads=2
 # Two release target directories are 1.5 GB; after a failure they stay for a look.
 rm -rf "$work"

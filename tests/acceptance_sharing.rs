@@ -597,7 +597,8 @@ fn owners_keep_their_own_keys() {
             &ns.0,
             json!({ shared_key.clone(): "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 3\n" }),
         );
-        ws.assert_plan_changes("device_plugin_config");
+        ws.assert_plan_changes()
+            .assert_updates("gpufleet_fleet.shared", "device_plugin_config");
         block_on(async {
             let patch =
                 json!({"spec": {"template": {"metadata": {"labels": { CONFIG_LABEL: null }}}}});
@@ -607,7 +608,8 @@ fn owners_keep_their_own_keys() {
                 .await
                 .unwrap();
         });
-        ws.assert_plan_changes("sharing_labels");
+        ws.assert_plan_changes()
+            .assert_updates("gpufleet_fleet.mig", "sharing_labels");
         block_on(async {
             let patch = json!({"metadata": {"labels": { CONFIG_LABEL: null }}});
             Api::<Node>::all(kube_client().await)
@@ -615,7 +617,14 @@ fn owners_keep_their_own_keys() {
                 .await
                 .unwrap();
         });
-        ws.assert_plan_changes("(missing on node");
+        let before = ws
+            .assert_plan_changes()
+            .assert_updates("gpufleet_node_sharing.dgx", "labels");
+        assert!(
+            before.to_string().contains("(missing on node"),
+            "{}: {before}",
+            cli.name
+        );
         ws.apply();
         assert_eq!(Nodes::labels(&server)[CONFIG_LABEL], "node-dgx");
         assert_eq!(
@@ -1028,8 +1037,9 @@ fn training_caveats_are_plan_warnings() {
             );
         let mut ws = Workspace::new(cli);
         ws.config_with_provider(&ns.provider(), &body);
-        let (changes, out) = ws.plan_has_changes();
-        assert!(changes);
+        let plan = ws.plan();
+        assert!(plan.has_changes);
+        let out = plan.text;
         let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             flat.contains("Warning: Fleet gets the cluster-wide GPU sharing"),

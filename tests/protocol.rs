@@ -9,6 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use common::fixtures::Guard;
 use common::pinging_client::{self, PingingClient};
 use gpufleet::framework::FrameworkProvider;
 use gpufleet::protocol::codec::{decode_msgpack, encode_msgpack};
@@ -19,6 +20,10 @@ use gpufleet::protocol::proto::tfplugin6::provider_client::ProviderClient;
 use gpufleet::protocol::server::PluginServer;
 use gpufleet::protocol::{Type, Value};
 use gpufleet::provider::Gpufleet;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::Api;
+use kube::api::PostParams;
+use tokio::net::{TcpListener, TcpStream};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
 
 const PRIORITY_CLASS: &str = "gpufleet_priority_class";
@@ -426,6 +431,8 @@ async fn full_lifecycle_against_the_cluster() {
     assert_eq!(tf.configure(&kubeconfig).await, Vec::<String>::new());
     let ty = tf.class_type.clone();
     let name = common::unique_name("pc-grpc");
+    // Whatever step fails, the class does not outlive the test.
+    let _guard = Guard::of::<PriorityClass>(&[&name]);
 
     // Create.
     let config = object(
@@ -493,24 +500,84 @@ async fn full_lifecycle_against_the_cluster() {
     assert_eq!(after, Value::Null);
 }
 
+/// A TCP front for the API server: until [`Front::answer`] it accepts every
+/// connection and never answers (an API server that hangs); from then on it
+/// forwards new connections to the real one.
+struct Front {
+    address: String,
+    forwarding: Arc<std::sync::atomic::AtomicBool>,
+    held: Arc<std::sync::Mutex<Vec<TcpStream>>>,
+}
+
+impl Front {
+    async fn start(upstream: String) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let front = Front {
+            address: listener.local_addr().unwrap().to_string(),
+            forwarding: Default::default(),
+            held: Default::default(),
+        };
+        let (forwarding, held) = (front.forwarding.clone(), front.held.clone());
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                if !forwarding.load(std::sync::atomic::Ordering::SeqCst) {
+                    held.lock().unwrap().push(conn);
+                    continue;
+                }
+                let upstream = upstream.clone();
+                tokio::spawn(async move {
+                    let mut api = TcpStream::connect(&upstream).await.unwrap();
+                    let _ = tokio::io::copy_bidirectional(&mut conn, &mut api).await;
+                });
+            }
+        });
+        front
+    }
+
+    /// Forwards from now on; the connections held so far are closed.
+    fn answer(&self) {
+        self.forwarding
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.held.lock().unwrap().clear();
+    }
+}
+
 /// A read against an API server that accepts connections and never answers
-/// hangs; StopProvider must cut it short with a diagnostic, and the server
-/// must keep serving afterwards.
+/// hangs; StopProvider must cut it short with a diagnostic, and the same
+/// plugin process must then serve a new read against the API server.
 #[tokio::test]
 async fn stop_provider_cancels_work_in_flight() {
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = silent.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((conn, _)) = silent.accept().await {
-            held.push(conn); // accept, never answer
-        }
-    });
+    // A class to read, made behind the provider's back.
+    let name = common::unique_name("pc-stop");
+    let _guard = Guard::of::<PriorityClass>(&[&name]);
+    let class = PriorityClass {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.clone()),
+            ..Default::default()
+        },
+        value: 77,
+        ..Default::default()
+    };
+    Api::<PriorityClass>::all(common::kube_client().await)
+        .create(&PostParams::default(), &class)
+        .await
+        .unwrap();
+
+    // The plugin's kubeconfig is the cluster's, with the front as its server.
+    let kubeconfig_text = std::fs::read_to_string(common::kubeconfig()).unwrap();
+    let parsed = kube::config::Kubeconfig::from_yaml(&kubeconfig_text).unwrap();
+    let server = parsed.clusters[0]
+        .cluster
+        .as_ref()
+        .and_then(|c| c.server.clone())
+        .unwrap();
+    let upstream = server.strip_prefix("https://").unwrap().to_string();
+    let front = Front::start(upstream).await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(
         &kubeconfig,
-        common::unreachable_kubeconfig().replace("127.0.0.1:1", &format!("127.0.0.1:{port}")),
+        kubeconfig_text.replace(&server, &format!("https://{}", front.address)),
     )
     .unwrap();
 
@@ -521,18 +588,19 @@ async fn stop_provider_cancels_work_in_flight() {
     let state = object(
         &ty,
         &[
-            ("id", Value::string("pc-hangs")),
-            ("name", Value::string("pc-hangs")),
-            ("value", Value::int(1)),
+            ("id", Value::string(&name)),
+            ("name", Value::string(&name)),
+            ("value", Value::int(77)),
         ],
     );
 
     let mut reader = tf.client.clone();
+    let (hanging_state, hanging_ty) = (state.clone(), ty.clone());
     let read = tokio::spawn(async move {
         reader
             .read_resource(pb::read_resource::Request {
                 type_name: PRIORITY_CLASS.into(),
-                current_state: dynamic(&state, &ty),
+                current_state: dynamic(&hanging_state, &hanging_ty),
                 ..Default::default()
             })
             .await
@@ -560,12 +628,30 @@ async fn stop_provider_cancels_work_in_flight() {
         "{errs:?}"
     );
     // The prior state is handed back: nothing Terraform knew is lost.
-    assert!(response.new_state.is_some());
-    // Terraform still saves state afterwards, so calls keep working.
-    tf.client
-        .get_provider_schema(pb::get_provider_schema::Request {})
-        .await
-        .unwrap();
+    let handed_back = decode_msgpack(&response.new_state.unwrap().msgpack, &ty).unwrap();
+    assert_eq!(handed_back, state);
+
+    // The API server answers now: a new read on the same plugin process,
+    // through the same cancellable path, reaches it and reads the class.
+    front.answer();
+    let read_again = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        tf.read(&state, Vec::new()),
+    )
+    .await
+    .expect("the read after StopProvider hung");
+    let (after_stop, errs) = read_again;
+    assert!(
+        errs.is_empty(),
+        "the read after StopProvider failed: {errs:?}"
+    );
+    assert_eq!(after_stop.attr("id"), &Value::string(&name));
+    assert_eq!(after_stop.attr("value").as_i64(), Some(77));
+    assert_eq!(
+        after_stop.attr("preemption_policy"),
+        &Value::string("PreemptLowerPriority"),
+        "not read from the API server"
+    );
 }
 
 /// Sequential calls over AutoMTLS, with the writes grpc-go makes (each

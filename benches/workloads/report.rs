@@ -23,10 +23,10 @@ pub fn rpc_latencies(log: &str) -> RpcLatencies {
                 .find_map(|w| w.strip_prefix(name))
                 .map(|v| v.trim_matches('"').to_string())
         };
-        if let (Some(rpc), Some(micros)) = (field("rpc="), field("micros=")) {
-            if let Ok(us) = micros.parse() {
-                rpcs.entry(rpc).or_default().push(us);
-            }
+        if let (Some(rpc), Some(micros)) = (field("rpc="), field("micros="))
+            && let Ok(us) = micros.parse()
+        {
+            rpcs.entry(rpc).or_default().push(us);
         }
     }
     rpcs
