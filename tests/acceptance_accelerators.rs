@@ -49,7 +49,16 @@ fn entry(a: &Accelerator) -> Value {
         "mps": a.supports(Sharing::Mps),
         "mig": a.supports(Sharing::Mig),
         "max_mps_clients": a.max_mps_clients(),
-        "mig_profiles": a.mig_profiles.iter().map(|p| json!({"name": p.name, "max_instances": p.max_instances})).collect::<Vec<_>>(),
+        "mig_profiles": a.mig_profiles.iter().map(|p| json!({
+            "name": p.name,
+            "max_instances": p.max_instances,
+            "resource": catalog::mig_resource(p.name),
+        })).collect::<Vec<_>>(),
+        "mig_layouts": a.mig_layouts().into_iter().map(|l| json!({
+            "name": l.name,
+            "resources": l.resources().into_iter().map(|(k, v)| (k, json!(v))).collect::<serde_json::Map<_, _>>(),
+        })).collect::<Vec<_>>(),
+        "resource_names": a.resource_names(),
     })
 }
 
@@ -112,7 +121,7 @@ fn filters_select_exactly_the_matching_models() {
             h100["mig_profiles"]
                 .as_array()
                 .unwrap()
-                .contains(&json!({"name": "1g.10gb", "max_instances": 7})),
+                .contains(&json!({"name": "1g.10gb", "max_instances": 7, "resource": "nvidia.com/mig-1g.10gb"})),
             "{h100}"
         );
     });
