@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Every test: lint, unit tests, a short fuzz run, then the control plane
-# (built once per machine, cached in ~/.cache/gpufleet) and the protocol,
+# Every test: lint, unit tests, then the control plane (built once per
+# machine, cached in ~/.cache/gpufleet) and the protocol, fuzz-corpus,
 # bad-input, acceptance and scenario tests with terraform and tofu, on a
 # cluster of their own, where Karpenter's kwok provider turns fleets into
-# nodes.
+# nodes. The fuzzing itself (nightly, a million executions per target) is
+# make test-long; make test replays the committed corpus (tests/fuzz_corpus.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -15,11 +16,6 @@ cargo fmt --check --manifest-path fuzz/Cargo.toml
 
 step "unit tests"
 cargo test --lib
-
-# Seconds per target from the committed corpus; make test-long runs a
-# million executions each.
-step "fuzz smoke: ${FUZZ_SECONDS:-5}s per target (scripts/fuzz.sh)"
-bash scripts/fuzz.sh smoke "${FUZZ_SECONDS:-5}"
 
 step "control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
 bash tests/controlplane/build.sh

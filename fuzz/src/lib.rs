@@ -6,12 +6,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use arbitrary::{Result, Unstructured};
+use arbitrary::{Arbitrary, Result, Unstructured};
 use gpufleet::framework::FrameworkProvider;
-use gpufleet::protocol::codec::{decode_msgpack, encode_msgpack};
+use gpufleet::protocol::codec::{decode_json, decode_msgpack, encode_msgpack, from_json};
+use gpufleet::protocol::handshake::{
+    Environment, HandshakeError, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE,
+};
+use gpufleet::protocol::proto::tfplugin6::DynamicValue;
 use gpufleet::protocol::provider::Provider;
 use gpufleet::protocol::schema::{Attribute, AttributeType, Flags, Nesting, Schema};
+use gpufleet::protocol::server::decode;
 use gpufleet::protocol::{Type, Value};
+use prost::Message;
 
 /// Nesting depth of generated types; real schemas are far shallower.
 const MAX_TYPE_DEPTH: usize = 5;
@@ -229,4 +235,141 @@ pub fn assert_msgpack_round_trip(value: &Value, ty: &Type) {
         without_refinements(value),
         "msgpack round trip as {ty}"
     );
+}
+
+// ------------------------------------------------------------- the targets
+// Each fuzz target is one of these, so `tests/fuzz_corpus.rs` in the
+// provider replays the committed corpus through exactly the same checks.
+
+/// Raw bytes as msgpack, the encoding Terraform sends every value in, decoded
+/// against `dynamic` (the bytes then carry their own type) or one of the
+/// provider's schemas. Decoding may fail, never panic; what decodes must
+/// encode back to itself.
+pub fn msgpack_decode(input: &[u8]) {
+    let Some((&selector, bytes)) = input.split_first() else {
+        return;
+    };
+    let ty = chosen_type(selector);
+    if let Ok(value) = decode_msgpack(bytes, &ty) {
+        assert_msgpack_round_trip(&value, &ty);
+    }
+}
+
+/// Raw bytes as JSON, the encoding of stored state and of `DynamicValue.json`,
+/// decoded against `dynamic` or one of the provider's schemas. Decoding may
+/// fail, never panic; a value read from state must be one we can send to
+/// Terraform in msgpack, and it must convert back to JSON.
+pub fn json_decode(input: &[u8]) {
+    let Some((&selector, bytes)) = input.split_first() else {
+        return;
+    };
+    let ty = chosen_type(selector);
+    if let Ok(value) = decode_json(bytes, &ty) {
+        assert_msgpack_round_trip(&value, &ty);
+        let _ = value.to_json();
+    }
+}
+
+/// A `DynamicValue` message as it arrives over gRPC (protobuf bytes holding
+/// msgpack or JSON), decoded the way every request's values are, against a
+/// schema: the provider's own, or one made up from the input with nested
+/// attributes of every nesting mode, so types derive the way real schemas
+/// derive them.
+pub fn dynamic_value(input: &[u8]) {
+    let mut u = Unstructured::new(input);
+    let ty = match u8::arbitrary(&mut u) {
+        Ok(i) if usize::from(i) < schema_types().len() => schema_types()[usize::from(i)].clone(),
+        _ => match arbitrary_schema(&mut u) {
+            Ok(schema) => schema.value_type(),
+            Err(_) => return,
+        },
+    };
+    let Ok(message) = DynamicValue::decode(u.take_rest()) else {
+        return;
+    };
+    if let Ok(value) = decode(Some(&message), &ty, "configuration") {
+        assert_msgpack_round_trip(&value, &ty);
+    }
+}
+
+fn has_dynamic(ty: &Type) -> bool {
+    match ty {
+        Type::Dynamic => true,
+        Type::List(e) | Type::Set(e) | Type::Map(e) => has_dynamic(e),
+        Type::Tuple(types) => types.iter().any(has_dynamic),
+        Type::Object { attributes, .. } => attributes.values().any(has_dynamic),
+        Type::Bool | Type::Number | Type::String => false,
+    }
+}
+
+/// Any type, any value of it (unknowns and nulls anywhere, `dynamic` values
+/// carrying their own types, numbers beyond float64): msgpack must carry it
+/// to the decoder and back unchanged, and a wholly known value must survive
+/// JSON (stored state) as well.
+pub fn value_round_trip(input: &[u8]) {
+    let mut u = Unstructured::new(input);
+    let Ok(ty) = arbitrary_type(&mut u, 0) else {
+        return;
+    };
+    let Ok(value) = arbitrary_value(&mut u, &ty) else {
+        return;
+    };
+    assert_msgpack_round_trip(&value, &ty);
+    // State JSON holds no unknowns, and `Value::to_json` writes a dynamic
+    // value's inner value only (Terraform stores its type beside it).
+    if value.is_wholly_known() && !has_dynamic(&ty) {
+        let json = value.to_json();
+        let back = from_json(&json, &ty, "")
+            .unwrap_or_else(|e| panic!("cannot read back {json} as {ty}: {e}"));
+        assert_eq!(back, value, "JSON round trip as {ty}");
+    }
+}
+
+/// The environment variables go-plugin starts a plugin with, as the fuzzer
+/// chooses them.
+#[derive(Arbitrary, Debug)]
+struct Vars {
+    /// Most inputs should get past the cookie check to reach the rest.
+    right_cookie: bool,
+    cookie: Option<String>,
+    protocol_versions: Option<String>,
+    min_port: Option<String>,
+    max_port: Option<String>,
+    client_cert: Option<String>,
+}
+
+/// The go-plugin start-up contract read from arbitrary environment values:
+/// every outcome is an environment or an error, never a panic, and an
+/// accepted environment is usable (a port range that is not empty, a
+/// certificate that is not blank).
+pub fn handshake_env(input: &[u8]) {
+    let Ok(vars) = Vars::arbitrary_take_rest(Unstructured::new(input)) else {
+        return;
+    };
+    let lookup = |name: &str| -> Option<String> {
+        match name {
+            MAGIC_COOKIE_KEY if vars.right_cookie => Some(MAGIC_COOKIE_VALUE.to_string()),
+            MAGIC_COOKIE_KEY => vars.cookie.clone(),
+            "PLUGIN_PROTOCOL_VERSIONS" => vars.protocol_versions.clone(),
+            "PLUGIN_MIN_PORT" => vars.min_port.clone(),
+            "PLUGIN_MAX_PORT" => vars.max_port.clone(),
+            "PLUGIN_CLIENT_CERT" => vars.client_cert.clone(),
+            _ => None,
+        }
+    };
+    let cookie_ok = vars.right_cookie || vars.cookie.as_deref() == Some(MAGIC_COOKIE_VALUE);
+    match Environment::from_vars(lookup) {
+        Ok(env) => {
+            assert!(cookie_ok, "started without the magic cookie");
+            assert!(env.min_port <= env.max_port, "{env:?}");
+            assert!(
+                env.client_cert
+                    .as_deref()
+                    .is_none_or(|c| !c.trim().is_empty()),
+                "{env:?}"
+            );
+        }
+        Err(HandshakeError::NotAPlugin) => assert!(!cookie_ok, "refused the right cookie"),
+        Err(e) => assert!(cookie_ok && !e.to_string().is_empty(), "{e:?}"),
+    }
 }
