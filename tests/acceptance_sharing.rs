@@ -117,51 +117,65 @@ fn with_defaults(mut config: Value) -> Value {
     config
 }
 
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(repo_root().join("tests/fixtures/nvidia").join(name)).unwrap()
-}
-
 fn cluster_sharing(body: &str) -> String {
     format!("resource \"gpufleet_gpu_sharing\" \"default\" {{\n{body}}}\n")
 }
 
-/// Configured like NVIDIA's own examples, the key `default` holds what the
-/// example holds, once both are parsed as YAML with the plugin's defaults
-/// written out; updates rewrite it, a second plan is empty, an import gives
-/// an empty plan, and destroy leaves nothing behind.
+/// Configured like the sharing the device plugin's README documents (ten
+/// replicas of `nvidia.com/gpu` by time slicing or MPS, with and without
+/// `renameByDefault`, written here as we read it) and like the GPU
+/// Operator's own e2e time-slicing configuration (read from its Go module),
+/// the key `default` holds what the example holds, once both are parsed as
+/// YAML with the plugin's defaults written out; updates rewrite it, a second
+/// plan is empty, an import gives an empty plan, and destroy leaves nothing
+/// behind.
 #[test]
 fn configured_like_nvidias_examples() {
-    let examples = [
+    let ten_gpus = json!([{"name": "nvidia.com/gpu", "replicas": 10}]);
+    let mut examples = vec![
         (
-            "readme-time-slicing.yaml",
+            "time slicing",
+            json!({"version": "v1", "sharing": {"timeSlicing": {"resources": ten_gpus}}}),
             "  strategy = \"time_slicing\"\n  replicas = 10\n",
         ),
         (
-            "readme-time-slicing-rename.yaml",
+            "time slicing, renamed",
+            json!({"version": "v1", "sharing": {"timeSlicing": {
+                "renameByDefault": true, "resources": ten_gpus}}}),
             "  strategy          = \"time_slicing\"\n  replicas          = 10\n  rename_by_default = true\n",
         ),
-        ("readme-mps.yaml", "  strategy = \"mps\"\n  replicas = 10\n"),
         (
-            "readme-mps-rename.yaml",
+            "MPS",
+            json!({"version": "v1", "sharing": {"mps": {"resources": ten_gpus}}}),
+            "  strategy = \"mps\"\n  replicas = 10\n",
+        ),
+        (
+            "MPS, renamed",
+            json!({"version": "v1", "sharing": {"mps": {
+                "renameByDefault": true, "resources": ten_gpus}}}),
             "  strategy          = \"mps\"\n  replicas          = 10\n  rename_by_default = true\n",
         ),
-        (
-            "time-slicing-plugin-config.yaml",
-            "  strategy          = \"time_slicing\"\n  replicas          = 10\n  rename_by_default = false\n",
-        ),
     ];
+    let e2e = "the GPU Operator's tests/plugin-config.yaml";
+    if let Some(text) = common::go_module::gpu_operator_file(e2e, "tests/plugin-config.yaml") {
+        examples.push((
+            e2e,
+            yaml(&text),
+            "  strategy          = \"time_slicing\"\n  replicas          = 10\n  rename_by_default = false\n",
+        ));
+    }
     each_cli(|cli| {
         let ns = TestNamespace::new("sharing-examples");
         let mut ws = Workspace::new(cli);
         let mut last = String::new();
-        for (example, settings) in examples {
+        for (example, documented, settings) in &examples {
             let body = cluster_sharing(&format!("{settings}  manage_cluster_policy = false\n"));
             ws.config_with_provider(&ns.provider(), &body);
             ws.apply();
             let live = keys(&ns.0).expect("the ConfigMap exists")["default"].clone();
             assert_eq!(
                 with_defaults(yaml(&live)),
-                with_defaults(yaml(&fixture(example))),
+                with_defaults(documented.clone()),
                 "{}: {example}",
                 cli.name
             );

@@ -3,6 +3,7 @@
 
 pub mod apiserver_metrics;
 pub mod fixtures;
+pub mod go_module;
 pub mod pinging_client;
 pub mod terraform;
 

@@ -477,98 +477,314 @@ mod tests {
         );
     }
 
-    /// NVIDIA's own examples behave exactly like the configuration gpufleet
-    /// writes for the same settings.
+    /// The sharing the device plugin's README documents: ten replicas of
+    /// `nvidia.com/gpu` by time slicing or MPS, each with and without
+    /// `renameByDefault`, written as we read the README. gpufleet's file for
+    /// the same settings behaves exactly like each, and like no other.
     #[test]
-    fn equals_nvidias_examples() {
-        let fixtures = [
+    fn behaves_like_the_documented_examples() {
+        let ten_gpus = json!([{"name": "nvidia.com/gpu", "replicas": 10}]);
+        let documented = [
             (
-                include_str!("../../../tests/fixtures/nvidia/readme-time-slicing.yaml"),
+                json!({"version": "v1", "sharing": {"timeSlicing": {"resources": ten_gpus}}}),
                 gpu_shared(SharedBy::TimeSlicing, 10, false),
             ),
             (
-                include_str!("../../../tests/fixtures/nvidia/readme-time-slicing-rename.yaml"),
+                json!({"version": "v1", "sharing": {"timeSlicing": {
+                    "renameByDefault": true, "resources": ten_gpus}}}),
                 gpu_shared(SharedBy::TimeSlicing, 10, true),
             ),
             (
-                include_str!("../../../tests/fixtures/nvidia/readme-mps.yaml"),
+                json!({"version": "v1", "sharing": {"mps": {"resources": ten_gpus}}}),
                 gpu_shared(SharedBy::Mps, 10, false),
             ),
             (
-                include_str!("../../../tests/fixtures/nvidia/readme-mps-rename.yaml"),
+                json!({"version": "v1", "sharing": {"mps": {
+                    "renameByDefault": true, "resources": ten_gpus}}}),
                 gpu_shared(SharedBy::Mps, 10, true),
             ),
-            (
-                include_str!("../../../tests/fixtures/nvidia/time-slicing-plugin-config.yaml"),
-                gpu_shared(SharedBy::TimeSlicing, 10, false),
-            ),
         ];
-        for (example, ours) in fixtures {
-            assert!(
-                same_behaviour(example, &ours.to_yaml()),
-                "{example}\nvs\n{}",
-                ours.to_yaml()
-            );
-        }
-        assert!(!same_behaviour(
-            include_str!("../../../tests/fixtures/nvidia/readme-mps.yaml"),
-            &gpu_shared(SharedBy::TimeSlicing, 10, false).to_yaml()
-        ));
-    }
-
-    /// Every valid and invalid case of the plugin's own unit tests is
-    /// classified as the plugin classifies it, and valid ones decode to
-    /// what the plugin decodes.
-    #[test]
-    fn classifies_the_plugins_test_cases_alike() {
-        let cases: Value = serde_saphyr::from_str(include_str!(
-            "../../../tests/fixtures/nvidia/testcases-sharing.yaml"
-        ))
-        .unwrap();
-        type Parser = fn(&Value) -> Result<Value, String>;
-        let groups: [(&str, Parser); 3] = [
-            ("replicated_resource", parse_resource),
-            ("replicated_resources", parse_replicated),
-            ("replicated_devices", parse_devices),
-        ];
-        let mut checked = 0;
-        for (group, parse_one) in groups {
-            for case in cases[group].as_array().unwrap() {
-                let input = case["input"].as_str().unwrap();
-                // The plugin's unit tests feed these to Go's JSON decoder.
-                let outcome = serde_json::from_str::<Value>(input)
-                    .map_err(|e| e.to_string())
-                    .and_then(|v| parse_one(&v));
-                let line = &case["line"];
-                match case["expect"].as_str().unwrap() {
-                    "ok" => {
-                        let decoded =
-                            outcome.unwrap_or_else(|e| panic!("{group} line {line}: {e}"));
-                        // The upstream assertion leaves out the default `false`.
-                        let mut expected = case["decoded"].clone();
-                        if group == "replicated_resources" {
-                            expected["renameByDefault"] = json!(false);
-                        }
-                        assert_eq!(decoded, expected, "{group} line {line}");
-                    }
-                    _ => assert!(
-                        outcome.is_err(),
-                        "{group} line {line} accepted: {outcome:?}"
-                    ),
-                }
-                checked += 1;
+        for (i, (example, _)) in documented.iter().enumerate() {
+            // JSON is YAML, and the plugin reads either.
+            let example = example.to_string();
+            for (j, (_, ours)) in documented.iter().enumerate() {
+                assert_eq!(
+                    same_behaviour(&example, &ours.to_yaml()),
+                    i == j,
+                    "{example}\nvs\n{}",
+                    ours.to_yaml()
+                );
             }
         }
-        for case in cases["full_config_files"].as_array().unwrap() {
-            let parsed = honoured(&parse(case["input"].as_str().unwrap()).unwrap());
-            let asserted = &case["asserted"]["sharing"]["mps"]["failRequestsGreaterThanOne"];
-            assert_eq!(
-                &parsed["sharing"]["mps"]["failRequestsGreaterThanOne"],
-                asserted
-            );
-            checked += 1;
+        // What the plugin makes of the last one: every GPU shared, renamed,
+        // and MPS refusing requests for more than one device.
+        assert_eq!(
+            honoured(&parse(&documented[3].0.to_string()).unwrap()),
+            json!({
+                "version": "v1",
+                "flags": {"migStrategy": "none"},
+                "sharing": {"mps": {
+                    "renameByDefault": true,
+                    "resources": [{
+                        "name": "nvidia.com/gpu",
+                        "devices": "all",
+                        "replicas": 10,
+                        "rename": "nvidia.com/gpu.shared",
+                    }],
+                    "failRequestsGreaterThanOne": true,
+                }},
+            })
+        );
+    }
+
+    /// The part of a configuration file a case is decoded as.
+    #[derive(Debug, Clone, Copy)]
+    enum Part {
+        /// One entry of a block's `resources`.
+        Resource,
+        /// A whole `timeSlicing` or `mps` block.
+        Block,
+        /// A resource's `devices`.
+        Devices,
+    }
+
+    /// Accepted, decoded to this value; or refused, with an error saying
+    /// this.
+    enum Outcome {
+        Decodes(Value),
+        Refused(&'static str),
+    }
+    use Outcome::{Decodes, Refused};
+
+    /// Not JSON at all.
+    const EMPTY: &str = "EOF while parsing";
+    /// A comma before the closing brace: Go's decoder refuses these
+    /// before any rule of the plugin sees them.
+    const TRAILING_COMMA: &str = "trailing comma";
+    const BAD_NAME: &str = "incorrect format for resource name";
+    const NO_RESOURCES: &str = "no resources specified";
+
+    /// The cases of the device plugin's own unit tests for decoding sharing
+    /// settings (NVIDIA/k8s-device-plugin v0.20.0, api/config/v1/replicas_test.go),
+    /// one row each: the part, the JSON it is given, the outcome the plugin
+    /// asserts.
+    fn plugin_cases() -> Vec<(Part, &'static str, Outcome)> {
+        use Part::{Block, Devices, Resource};
+        let gpu_uuid = "GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c";
+        let listed = |ids: &[&str]| Decodes(json!({ "list": ids }));
+        let one = |name: &str| json!({"name": name, "devices": "all", "replicas": 2});
+        let renamed = json!({
+            "name": "nvidia.com/valid", "devices": "all", "replicas": 2,
+            "rename": "nvidia.com/valid-shared",
+        });
+        vec![
+            (Resource, "", Refused(EMPTY)),
+            (Resource, "{}", Refused("no resource name specified")),
+            (Resource, r#"{"name": "valid",}"#, Refused(TRAILING_COMMA)),
+            (
+                Resource,
+                r#"{"name": "valid", "devices": "all",}"#,
+                Refused(TRAILING_COMMA),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "devices": "all", "rename": "valid-shared",}"#,
+                Refused(TRAILING_COMMA),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "devices": "all", "replicas": 2}"#,
+                Decodes(one("nvidia.com/valid")),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "devices": "all", "replicas": 2, "rename": "valid-shared"}"#,
+                Decodes(renamed.clone()),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "replicas": -1,}"#,
+                Refused(TRAILING_COMMA),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "replicas": 0,}"#,
+                Refused(TRAILING_COMMA),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "replicas": 2}"#,
+                Decodes(one("nvidia.com/valid")),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "replicas": 2, "rename": "valid-shared"}"#,
+                Decodes(renamed),
+            ),
+            (
+                Resource,
+                r#"{"name": "$invalid$", "replicas": 2, "rename": "valid-shared"}"#,
+                Refused(BAD_NAME),
+            ),
+            (
+                Resource,
+                r#"{"name": "valid", "replicas": 2, "rename": "$invalid$"}"#,
+                Refused(BAD_NAME),
+            ),
+            (Block, "", Refused(EMPTY)),
+            (Block, "{}", Refused(NO_RESOURCES)),
+            (Block, r#"{"resources": []}"#, Refused(NO_RESOURCES)),
+            (
+                Block,
+                r#"{"resources": [{"name": "valid", "replicas": 2}]}"#,
+                Decodes(json!({
+                    "renameByDefault": false,
+                    "resources": [one("nvidia.com/valid")],
+                })),
+            ),
+            (
+                Block,
+                r#"{"resources": [{"name": "valid1", "replicas": 2}, {"name": "valid2", "replicas": 2}]}"#,
+                Decodes(json!({
+                    "renameByDefault": false,
+                    "resources": [one("nvidia.com/valid1"), one("nvidia.com/valid2")],
+                })),
+            ),
+            (
+                Block,
+                r#"{"resources": [{"name": "$invalid$", "replicas": 2}]}"#,
+                Refused(BAD_NAME),
+            ),
+            (Devices, "", Refused(EMPTY)),
+            (
+                Devices,
+                r#""not-all""#,
+                Refused("is not \"all\", a count or a list"),
+            ),
+            (Devices, "-2", Refused("is not a count of one or more")),
+            (Devices, "2.0", Refused("is not a count of one or more")),
+            (Devices, "[-1]", Refused("devices: -1 is not a GPU index")),
+            (Devices, r#"["-1"]"#, Refused("is not a GPU index or UUID")),
+            (
+                Devices,
+                r#"["invalid-UUID"]"#,
+                Refused("is not a GPU index or UUID"),
+            ),
+            (
+                Devices,
+                r#"["GPU-UUID"]"#,
+                Refused("is not a GPU index or UUID"),
+            ),
+            (
+                Devices,
+                r#"["MIG-UUID"]"#,
+                Refused("is not a GPU index or UUID"),
+            ),
+            // A MIG-GPU- UUID names a MIG device only with its GI and CI.
+            (
+                Devices,
+                r#"["MIG-GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c"]"#,
+                Refused("is not a GPU index or UUID"),
+            ),
+            (Devices, r#""all""#, Decodes(json!("all"))),
+            (Devices, "2", Decodes(json!({"count": 2}))),
+            (Devices, "[0]", listed(&["0"])),
+            (Devices, r#"["0"]"#, listed(&["0"])),
+            (Devices, r#"["0:0"]"#, listed(&["0:0"])),
+            (
+                Devices,
+                r#"["GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c"]"#,
+                listed(&[gpu_uuid]),
+            ),
+            (
+                Devices,
+                r#"["MIG-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c"]"#,
+                listed(&["MIG-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c"]),
+            ),
+            (
+                Devices,
+                r#"["MIG-GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c/0/0"]"#,
+                listed(&["MIG-GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c/0/0"]),
+            ),
+            (
+                Devices,
+                r#"[0, "0:0", "GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c"]"#,
+                listed(&["0", "0:0", gpu_uuid]),
+            ),
+            (
+                Devices,
+                r#"["0", "0:0", "GPU-4cf8db2d-06c0-7d70-1a51-e59b25b2c16c"]"#,
+                listed(&["0", "0:0", gpu_uuid]),
+            ),
+        ]
+    }
+
+    /// Every case of the plugin's own unit tests is accepted or refused as
+    /// the plugin does, accepted ones decode to what it decodes, refused
+    /// ones for the reason it has.
+    #[test]
+    fn classifies_the_plugins_test_cases_alike() {
+        let cases = plugin_cases();
+        for (part, input, expected) in &cases {
+            // The plugin's unit tests feed these to Go's JSON decoder.
+            let outcome = serde_json::from_str::<Value>(input)
+                .map_err(|e| e.to_string())
+                .and_then(|v| match part {
+                    Part::Resource => parse_resource(&v),
+                    Part::Block => parse_replicated(&v),
+                    Part::Devices => parse_devices(&v),
+                });
+            match (expected, outcome) {
+                (Decodes(value), Ok(decoded)) => assert_eq!(&decoded, value, "{part:?} {input}"),
+                (Refused(why), Err(e)) => assert!(e.contains(why), "{part:?} {input}: {e}"),
+                (Decodes(_), Err(e)) => panic!("{part:?} {input} refused: {e}"),
+                (Refused(_), Ok(v)) => panic!("{part:?} {input} accepted: {v}"),
+            }
         }
-        assert_eq!(checked, 41);
+        let count = |p: fn(&Part) -> bool| cases.iter().filter(|(part, ..)| p(part)).count();
+        assert_eq!(
+            (
+                count(|p| matches!(p, Part::Resource)),
+                count(|p| matches!(p, Part::Block)),
+                count(|p| matches!(p, Part::Devices)),
+            ),
+            (13, 6, 20),
+            "one row per upstream case"
+        );
+    }
+
+    /// The two whole files of the plugin's config_test.go (same release):
+    /// MPS refuses requests for more than one device unless the file says
+    /// `failRequestsGreaterThanOne: false`.
+    #[test]
+    fn mps_fails_larger_requests_unless_told_not_to() {
+        for (setting, fails) in [("", true), ("failRequestsGreaterThanOne: false, ", false)] {
+            let file = format!(
+                "version: v1\nsharing:\n  mps: {{{setting}resources: [{{name: nvidia.com/gpu, replicas: 2}}]}}\n"
+            );
+            let read = honoured(&parse(&file).unwrap());
+            assert_eq!(
+                read["sharing"]["mps"]["failRequestsGreaterThanOne"],
+                json!(fails),
+                "{file}"
+            );
+        }
+    }
+
+    /// The rules the trailing-comma cases above were meant to reach.
+    #[test]
+    fn replicas_are_required_and_two_or_more() {
+        for (replicas, why) in [
+            ("", "no replicas specified"),
+            (r#", "replicas": -1"#, "must be >= 2"),
+            (r#", "replicas": 0"#, "must be >= 2"),
+            (r#", "replicas": 1"#, "must be >= 2"),
+        ] {
+            let input: Value =
+                serde_json::from_str(&format!(r#"{{"name": "valid"{replicas}}}"#)).unwrap();
+            let e = parse_resource(&input).unwrap_err();
+            assert!(e.contains(why), "{input}: {e}");
+        }
     }
 
     #[test]
