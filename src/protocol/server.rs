@@ -89,7 +89,7 @@ impl PluginServer {
     }
 
     /// The line to print on stdout so the client connects (see
-    /// [`handshake_line`](super::handshake::handshake_line)).
+    /// [`handshake_line`]).
     pub fn handshake_line(&self) -> Result<String, ServeError> {
         Ok(handshake_line(
             self.listener.network(),
