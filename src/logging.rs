@@ -4,6 +4,8 @@
 
 use tracing_subscriber::EnvFilter;
 
+/// Installs the stderr logger at the level `TF_LOG_PROVIDER` or `TF_LOG`
+/// asks for (`warn` otherwise); a second call does nothing.
 pub fn init() {
     let level = std::env::var("TF_LOG_PROVIDER")
         .or_else(|_| std::env::var("TF_LOG"))

@@ -5,14 +5,14 @@
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Provider {
+pub(crate) enum Provider {
     Gpufleet,
     Floor,
     Peer,
 }
 
 impl Provider {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Provider::Gpufleet => "gpufleet",
             Provider::Floor => "floor",
@@ -22,7 +22,7 @@ impl Provider {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
+pub(crate) enum Workload {
     PriorityClasses(usize),
     Fleets(usize),
     Taints(usize),
@@ -39,14 +39,14 @@ impl fmt::Display for Workload {
 }
 
 impl Workload {
-    pub fn count(self) -> usize {
+    pub(crate) fn count(self) -> usize {
         match self {
             Workload::PriorityClasses(n) | Workload::Fleets(n) | Workload::Taints(n) => n,
         }
     }
 
     /// The API resources (`apiserver_request_total`'s `resource`) its objects live in.
-    pub fn api_resource(self) -> &'static str {
+    pub(crate) fn api_resource(self) -> &'static str {
         match self {
             Workload::PriorityClasses(_) => "priorityclasses",
             Workload::Fleets(_) => "nodepools",
@@ -54,7 +54,7 @@ impl Workload {
         }
     }
 
-    pub fn slug(self) -> String {
+    pub(crate) fn slug(self) -> String {
         match self {
             Workload::PriorityClasses(n) => format!("priority-classes-{n}"),
             Workload::Fleets(n) => format!("fleets-{n}"),
@@ -64,15 +64,15 @@ impl Workload {
 }
 
 /// Names of the nodes the taint workload needs (`bench-node-0`, ...); the bench creates them.
-pub const NODE_PREFIX: &str = "bench-node-";
+pub(crate) const NODE_PREFIX: &str = "bench-node-";
 
-pub struct Versions<'a> {
-    pub gpufleet: &'a str,
-    pub peer: Option<&'a str>,
+pub(crate) struct Versions<'a> {
+    pub(crate) gpufleet: &'a str,
+    pub(crate) peer: Option<&'a str>,
 }
 
 /// `main.tf` for one provider and workload against `kubeconfig`.
-pub fn main_tf(
+pub(crate) fn main_tf(
     provider: Provider,
     workload: Workload,
     kubeconfig: &str,

@@ -35,17 +35,17 @@ const PHASES: [&str; 3] = ["apply", "plan", "destroy"];
 const NODES: usize = 50;
 
 #[derive(Serialize, Clone)]
-pub struct Sample {
-    pub workload: String,
-    pub count: usize,
-    pub provider: &'static str,
-    pub phase: &'static str,
-    pub wall_s: f64,
-    pub provider_peak_kib: u64,
-    pub provider_cpu_s: f64,
-    pub provider_launches: usize,
+pub(crate) struct Sample {
+    pub(crate) workload: String,
+    pub(crate) count: usize,
+    pub(crate) provider: &'static str,
+    pub(crate) phase: &'static str,
+    pub(crate) wall_s: f64,
+    pub(crate) provider_peak_kib: u64,
+    pub(crate) provider_cpu_s: f64,
+    pub(crate) provider_launches: usize,
     /// Requests to the workload's resource, by verb; plus discovery.
-    pub requests: BTreeMap<String, u64>,
+    pub(crate) requests: BTreeMap<String, u64>,
 }
 
 #[derive(Clone)]
@@ -347,7 +347,7 @@ fn provider_mirror(
 }
 
 /// Median, minimum and maximum.
-pub fn spread(values: &mut [f64]) -> (f64, f64, f64) {
+pub(crate) fn spread(values: &mut [f64]) -> (f64, f64, f64) {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     let median = if n % 2 == 1 {

@@ -13,9 +13,9 @@ use crate::transport::Latency;
 use crate::{PHASES, Sample, spread};
 
 /// Per RPC name: server-side latencies in µs, from `rpc served` TRACE lines.
-pub type RpcLatencies = BTreeMap<String, Vec<f64>>;
+pub(crate) type RpcLatencies = BTreeMap<String, Vec<f64>>;
 
-pub fn rpc_latencies(log: &str) -> RpcLatencies {
+pub(crate) fn rpc_latencies(log: &str) -> RpcLatencies {
     let mut rpcs = RpcLatencies::new();
     for line in log.lines().filter(|l| l.contains("rpc served")) {
         let field = |name: &str| {
@@ -33,16 +33,16 @@ pub fn rpc_latencies(log: &str) -> RpcLatencies {
 }
 
 #[derive(Serialize)]
-pub struct Facts {
-    pub date: String,
-    pub machine: String,
-    pub load_average: String,
-    pub cli: String,
-    pub kubernetes: String,
-    pub gpufleet: String,
-    pub gpufleet_binary_bytes: u64,
-    pub peer: Option<String>,
-    pub rustc: String,
+pub(crate) struct Facts {
+    pub(crate) date: String,
+    pub(crate) machine: String,
+    pub(crate) load_average: String,
+    pub(crate) cli: String,
+    pub(crate) kubernetes: String,
+    pub(crate) gpufleet: String,
+    pub(crate) gpufleet_binary_bytes: u64,
+    pub(crate) peer: Option<String>,
+    pub(crate) rustc: String,
 }
 
 fn output(program: &str, args: &[&str]) -> String {
@@ -54,7 +54,7 @@ fn output(program: &str, args: &[&str]) -> String {
 }
 
 impl Facts {
-    pub fn gather(
+    pub(crate) fn gather(
         cli: &Path,
         binary: &Path,
         peer: Option<&Path>,
@@ -208,7 +208,7 @@ fn percentile(values: &mut [f64], q: f64) -> f64 {
     values[((values.len() as f64 * q) as usize).min(values.len() - 1)]
 }
 
-pub fn write(
+pub(crate) fn write(
     out: &Path,
     facts: &Facts,
     samples: &[Sample],

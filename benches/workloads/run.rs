@@ -11,16 +11,16 @@ use std::time::{Duration, Instant};
 /// How often /proc is read while a command runs.
 const POLL: Duration = Duration::from_millis(5);
 
-pub struct Outcome {
-    pub wall: Duration,
-    pub exit_code: i32,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Outcome {
+    pub(crate) wall: Duration,
+    pub(crate) exit_code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     /// Largest VmHWM of any plugin process the command started, KiB.
-    pub provider_peak_kib: u64,
+    pub(crate) provider_peak_kib: u64,
     /// CPU time (user + system) of all plugin processes, as last seen.
-    pub provider_cpu: Duration,
-    pub provider_launches: usize,
+    pub(crate) provider_cpu: Duration,
+    pub(crate) provider_launches: usize,
 }
 
 #[derive(Default)]
@@ -31,7 +31,7 @@ struct Seen {
 
 /// Runs `cli args` in `dir` with `env`, polling the children whose
 /// executable is a `terraform-provider-*` plugin.
-pub fn run(cli: &Path, args: &[&str], dir: &Path, env: &[(&str, String)]) -> Outcome {
+pub(crate) fn run(cli: &Path, args: &[&str], dir: &Path, env: &[(&str, String)]) -> Outcome {
     let mut command = Command::new(cli);
     command
         .args(args)

@@ -15,15 +15,15 @@ use serde::Serialize;
 use crate::pinging_client::{self, PingingClient};
 
 #[derive(Serialize, Clone)]
-pub struct Latency {
-    pub network: &'static str,
-    pub calls: usize,
-    pub median_us: f64,
-    pub p90_us: f64,
-    pub p99_us: f64,
+pub(crate) struct Latency {
+    pub(crate) network: &'static str,
+    pub(crate) calls: usize,
+    pub(crate) median_us: f64,
+    pub(crate) p90_us: f64,
+    pub(crate) p99_us: f64,
 }
 
-pub async fn compare(calls: usize) -> Vec<Latency> {
+pub(crate) async fn compare(calls: usize) -> Vec<Latency> {
     let mut results = Vec::new();
     // Alternate so that a busy moment does not favour one network.
     for round in 0..4 {

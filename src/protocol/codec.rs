@@ -17,10 +17,13 @@ const EXT_REFINED_UNKNOWN: i8 = 12;
 /// Deepest nesting we accept; far beyond any real schema, low enough to keep the stack safe.
 const MAX_DEPTH: usize = 256;
 
+/// A value that does not decode or encode as its type.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{message} (at {path})")]
 pub struct CodecError {
+    /// Where in the value, e.g. `.taints[0].effect`; `the value` at the top.
     pub path: String,
+    /// What is wrong there.
     pub message: String,
 }
 
@@ -37,6 +40,8 @@ fn err(path: &str, message: impl Into<String>) -> CodecError {
 
 // ---------------------------------------------------------------- msgpack in
 
+/// Decodes one msgpack value of type `ty` (a `DynamicValue.msgpack`);
+/// trailing bytes are an error.
 pub fn decode_msgpack(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
     let mut reader = bytes;
     let mp = rmpv::decode::read_value_with_max_depth(&mut reader, MAX_DEPTH)
@@ -241,6 +246,7 @@ fn msgpack_map<'a>(mp: &'a Mp, path: &str) -> Result<Vec<(&'a str, &'a Mp)>, Cod
 
 // --------------------------------------------------------------- msgpack out
 
+/// Encodes a value of type `ty` as msgpack, the form of every answer.
 pub fn encode_msgpack(value: &Value, ty: &Type) -> Result<Vec<u8>, CodecError> {
     let mp = to_msgpack(value, ty, "")?;
     let mut out = Vec::new();
@@ -332,6 +338,7 @@ fn number_to_msgpack(n: &Number) -> Mp {
 
 // ------------------------------------------------------------------ JSON in
 
+/// Decodes JSON text as a value of type `ty` (stored state, `DynamicValue.json`).
 pub fn decode_json(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
     let json: Json =
         serde_json::from_slice(bytes).map_err(|e| err("", format!("malformed JSON: {e}")))?;

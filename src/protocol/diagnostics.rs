@@ -3,10 +3,14 @@
 
 use super::proto::tfplugin6 as pb;
 
+/// One step of an [`AttributePath`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PathStep {
+    /// Into an attribute of an object, by name.
     Attribute(String),
+    /// Into an element of a map, by key.
     Key(String),
+    /// Into an element of a list or tuple, by position.
     Index(i64),
 }
 
@@ -15,18 +19,23 @@ pub enum PathStep {
 pub struct AttributePath(pub Vec<PathStep>);
 
 impl AttributePath {
+    /// The whole configuration block; no step taken.
     pub fn root() -> Self {
         Self::default()
     }
+    /// A top-level attribute of the block.
     pub fn attr(name: &str) -> Self {
         Self::root().join_attr(name)
     }
+    /// This path, then into the attribute `name` of the object here.
     pub fn join_attr(&self, name: &str) -> Self {
         self.with(PathStep::Attribute(name.to_string()))
     }
+    /// This path, then into the element `key` of the map here.
     pub fn join_key(&self, key: &str) -> Self {
         self.with(PathStep::Key(key.to_string()))
     }
+    /// This path, then into element `index` of the list here.
     pub fn join_index(&self, index: usize) -> Self {
         self.with(PathStep::Index(index as i64))
     }
@@ -36,6 +45,7 @@ impl AttributePath {
         Self(steps)
     }
 
+    /// The wire form, with which Terraform points at the configuration line.
     pub fn to_proto(&self) -> pb::AttributePath {
         use pb::attribute_path::step::Selector;
         pb::AttributePath {
@@ -53,6 +63,7 @@ impl AttributePath {
         }
     }
 
+    /// Reads a path from the wire; steps without a selector are skipped.
     pub fn from_proto(path: &pb::AttributePath) -> Self {
         use pb::attribute_path::step::Selector;
         Self(
@@ -84,21 +95,30 @@ impl std::fmt::Display for AttributePath {
     }
 }
 
+/// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Severity {
+    /// The operation failed; Terraform stops.
     Error,
+    /// Shown to the user; the operation goes on.
     Warning,
 }
 
+/// One error or warning, as Terraform prints it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Error or warning.
     pub severity: Severity,
+    /// The headline, printed after `Error:` or `Warning:`.
     pub summary: String,
+    /// The explanation printed below the configuration excerpt.
     pub detail: String,
+    /// The attribute at fault; Terraform then shows its line of configuration.
     pub path: Option<AttributePath>,
 }
 
 impl Diagnostic {
+    /// An error not tied to an attribute.
     pub fn error(summary: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
             severity: Severity::Error,
@@ -107,17 +127,20 @@ impl Diagnostic {
             path: None,
         }
     }
+    /// A warning not tied to an attribute.
     pub fn warning(summary: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
             severity: Severity::Warning,
             ..Self::error(summary, detail)
         }
     }
+    /// The same diagnostic, pointed at the attribute `path`.
     pub fn at(mut self, path: AttributePath) -> Self {
         self.path = Some(path);
         self
     }
 
+    /// The wire form returned in every response's diagnostics.
     pub fn to_proto(&self) -> pb::Diagnostic {
         pb::Diagnostic {
             severity: match self.severity {
@@ -136,12 +159,15 @@ impl Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
+    /// Adds one diagnostic.
     pub fn push(&mut self, d: Diagnostic) {
         self.0.push(d);
     }
+    /// Adds an error not tied to an attribute.
     pub fn error(&mut self, summary: impl Into<String>, detail: impl Into<String>) {
         self.push(Diagnostic::error(summary, detail));
     }
+    /// Adds an error pointed at the attribute `path`.
     pub fn error_at(
         &mut self,
         path: AttributePath,
@@ -150,12 +176,15 @@ impl Diagnostics {
     ) {
         self.push(Diagnostic::error(summary, detail).at(path));
     }
+    /// Adds all of `other`'s diagnostics, in order.
     pub fn extend(&mut self, other: Diagnostics) {
         self.0.extend(other.0);
     }
+    /// Whether the operation failed: any diagnostic is an error.
     pub fn has_errors(&self) -> bool {
         self.0.iter().any(|d| d.severity == Severity::Error)
     }
+    /// The wire form, in order.
     pub fn to_proto(&self) -> Vec<pb::Diagnostic> {
         self.0.iter().map(Diagnostic::to_proto).collect()
     }

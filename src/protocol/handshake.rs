@@ -8,7 +8,9 @@ use base64::engine::general_purpose::STANDARD_NO_PAD;
 
 use super::listener::Network;
 
+/// The variable a go-plugin client sets to show it started us as a plugin.
 pub const MAGIC_COOKIE_KEY: &str = "TF_PLUGIN_MAGIC_COOKIE";
+/// The value Terraform and OpenTofu give [`MAGIC_COOKIE_KEY`].
 pub const MAGIC_COOKIE_VALUE: &str =
     "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
 /// go-plugin's core protocol version; clients refuse anything else.
@@ -16,18 +18,23 @@ const CORE_PROTOCOL_VERSION: u32 = 1;
 /// The only Terraform plugin protocol we speak.
 pub const PROTOCOL_VERSION: u32 = 6;
 
+/// What a person who runs the binary by hand is told.
 pub const NOT_A_PLUGIN_MESSAGE: &str = "This binary is a plugin for Terraform and OpenTofu (the gpufleet provider).\n\
 These are not meant to be executed directly. Add the provider to a configuration\n\
 (source = \"gpufleet/gpufleet\") and run `terraform init`.";
 
+/// Why the environment is not one we can serve in.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum HandshakeError {
+    /// The magic cookie is missing or wrong: not started by a plugin client.
     #[error("{NOT_A_PLUGIN_MESSAGE}")]
     NotAPlugin,
+    /// `PLUGIN_PROTOCOL_VERSIONS` (quoted) does not offer version 6.
     #[error(
         "the client speaks plugin protocol versions {0:?}; this provider speaks only version 6"
     )]
     UnsupportedProtocol(String),
+    /// `PLUGIN_MIN_PORT`/`PLUGIN_MAX_PORT` are not ports, or not in order.
     #[error("invalid port range {0}")]
     InvalidPortRange(String),
 }
@@ -37,7 +44,9 @@ pub enum HandshakeError {
 pub struct Environment {
     /// PEM certificate for AutoMTLS; `None` serves plaintext (TLS disabled by the client).
     pub client_cert: Option<String>,
+    /// Lowest TCP port we may listen on (`PLUGIN_MIN_PORT`; 0 when unset).
     pub min_port: u16,
+    /// Highest TCP port we may listen on (`PLUGIN_MAX_PORT`; 0 when unset).
     pub max_port: u16,
     /// Where to create a unix socket; the temporary directory when unset.
     pub unix_socket_dir: Option<PathBuf>,

@@ -16,11 +16,14 @@ use super::handshake::Environment;
 /// The two networks go-plugin clients accept in the handshake line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Network {
+    /// A port on 127.0.0.1.
     Tcp,
+    /// A unix domain socket.
     Unix,
 }
 
 impl Network {
+    /// The network's name in the handshake line: `tcp` or `unix`.
     pub fn as_str(self) -> &'static str {
         match self {
             Network::Tcp => "tcp",
@@ -29,20 +32,33 @@ impl Network {
     }
 }
 
+/// Why the plugin cannot listen.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
+    /// Every port in the client's range (lowest, highest) is taken.
     #[error("no free port between {0} and {1} on 127.0.0.1")]
     NoFreePort(u16, u16),
+    /// No socket can be bound in the socket directory.
     #[error("cannot create a unix socket in {dir}: {source}")]
-    UnixSocket { dir: String, source: std::io::Error },
+    UnixSocket {
+        /// The directory the socket was to be created in.
+        dir: String,
+        /// The error binding it.
+        source: std::io::Error,
+    },
+    /// The socket cannot be given to the requested group (the group, why).
     #[error("PLUGIN_UNIX_SOCKET_GROUP={0:?}: {1}")]
     SocketGroup(String, String),
+    /// Reading the bound listener's local address failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
-pub enum Listener {
+/// A bound listener of either network.
+pub(crate) enum Listener {
+    /// Listening on a port of 127.0.0.1.
     Tcp(TcpListener),
+    /// Listening on a unix socket, whose file goes when this is dropped.
     Unix {
         listener: UnixListener,
         socket: SocketFile,
@@ -50,14 +66,16 @@ pub enum Listener {
 }
 
 impl Listener {
-    pub async fn bind(env: &Environment, network: Network) -> Result<Self, ListenError> {
+    /// Listens on `network` where the client's environment allows.
+    pub(crate) async fn bind(env: &Environment, network: Network) -> Result<Self, ListenError> {
         match network {
             Network::Tcp => bind_tcp(env).await,
             Network::Unix => bind_unix(env),
         }
     }
 
-    pub fn network(&self) -> Network {
+    /// The network, as the handshake line names it.
+    pub(crate) fn network(&self) -> Network {
         match self {
             Listener::Tcp(_) => Network::Tcp,
             Listener::Unix { .. } => Network::Unix,
@@ -65,7 +83,7 @@ impl Listener {
     }
 
     /// The address as the handshake line carries it: `127.0.0.1:PORT` or the socket path.
-    pub fn address(&self) -> Result<String, ListenError> {
+    pub(crate) fn address(&self) -> Result<String, ListenError> {
         Ok(match self {
             Listener::Tcp(listener) => listener.local_addr()?.to_string(),
             Listener::Unix { socket, .. } => socket.path.to_string_lossy().into_owned(),
@@ -136,7 +154,7 @@ fn group_id(group: &str, etc_group: &str) -> Result<u32, String> {
 }
 
 /// The socket's path, removed when the server stops.
-pub struct SocketFile {
+pub(crate) struct SocketFile {
     path: PathBuf,
 }
 
@@ -146,7 +164,8 @@ impl Drop for SocketFile {
     }
 }
 
-pub fn tcp_connections(
+/// Accepted TCP connections, each with `TCP_NODELAY` set.
+pub(crate) fn tcp_connections(
     listener: TcpListener,
 ) -> impl Stream<Item = std::io::Result<TcpStream>> + Send + 'static {
     tokio_stream::wrappers::TcpListenerStream::new(listener).map(|accepted| {
@@ -158,7 +177,8 @@ pub fn tcp_connections(
     })
 }
 
-pub fn unix_connections(
+/// Accepted unix socket connections.
+pub(crate) fn unix_connections(
     listener: UnixListener,
 ) -> impl Stream<Item = std::io::Result<UnixStream>> + Send + 'static {
     tokio_stream::wrappers::UnixListenerStream::new(listener)

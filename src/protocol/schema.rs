@@ -5,42 +5,66 @@
 use super::proto::tfplugin6 as pb;
 use super::types::Type;
 
+/// How a nested attribute holds its objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Nesting {
+    /// One object.
     Single,
+    /// An ordered list of objects.
     List,
+    /// A set of objects; order does not matter, duplicates collapse.
     Set,
+    /// Objects by string key.
     Map,
 }
 
+/// What an attribute holds: a value of a type, or nested attributes.
 #[derive(Clone, Debug)]
 pub enum AttributeType {
+    /// A value of this type (sent as `Schema.Attribute.type`).
     Primitive(Type),
+    /// Objects of these attributes, nested this way (`nested_type`).
     Nested(Nesting, Vec<Attribute>),
 }
 
+/// Who sets an attribute and how Terraform treats its value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Flags {
+    /// The configuration must set it.
     pub required: bool,
+    /// The configuration may set it.
     pub optional: bool,
+    /// The provider sets it (when the configuration does not, if also optional).
     pub computed: bool,
+    /// Terraform hides its value in plan output and logs.
     pub sensitive: bool,
+    /// Set in configuration, never stored in state or plan.
     pub write_only: bool,
 }
 
+/// One attribute of a schema or of a nested attribute.
 #[derive(Clone, Debug)]
 pub struct Attribute {
+    /// Its name in configuration and state.
     pub name: String,
+    /// Its value type, or the attributes nested in it.
     pub ty: AttributeType,
+    /// Required, optional, computed, sensitive, write-only.
     pub flags: Flags,
+    /// Markdown shown in the registry documentation and by language servers.
     pub description: String,
+    /// Terraform warns when the configuration sets it.
     pub deprecated: bool,
 }
 
+/// The schema of the provider block, a resource or a data source.
 #[derive(Clone, Debug, Default)]
 pub struct Schema {
+    /// Recorded with each stored state; `UpgradeResourceState` gets it back.
     pub version: i64,
+    /// Markdown describing the whole block, for the registry documentation.
     pub description: String,
+    /// The block's attributes (no nested blocks: nested attributes instead).
     pub attributes: Vec<Attribute>,
 }
 
@@ -106,14 +130,17 @@ pub fn object_type(attrs: &[Attribute]) -> Type {
 }
 
 impl Schema {
+    /// The object type of the block's values in config, plan and state.
     pub fn value_type(&self) -> Type {
         object_type(&self.attributes)
     }
 
+    /// The top-level attribute called `name`.
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
         self.attributes.iter().find(|a| a.name == name)
     }
 
+    /// The wire form sent in `GetProviderSchema`.
     pub fn to_proto(&self) -> pb::Schema {
         pb::Schema {
             version: self.version,

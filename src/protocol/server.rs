@@ -30,12 +30,16 @@ use super::value::Value;
 /// terraform-plugin-go's limit; tonic's 4 MiB default is too small for large states.
 const MAX_MESSAGE_SIZE: usize = 256 << 20;
 
+/// Why the plugin cannot start serving, or stopped on an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// No socket or port to listen on.
     #[error(transparent)]
     Listen(#[from] ListenError),
+    /// AutoMTLS cannot be set up from the client's certificate.
     #[error(transparent)]
     Tls(#[from] super::tls::TlsError),
+    /// The gRPC server failed while serving.
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -62,12 +66,14 @@ impl PluginServer {
         }
     }
 
+    /// Listens on `network` only, with TLS when the client sent a certificate.
     pub async fn bind_on(env: &Environment, network: Network) -> Result<Self, ServeError> {
         let tls = env.client_cert.as_deref().map(server_tls).transpose()?;
         let listener = Listener::bind(env, network).await?;
         Ok(Self { listener, tls })
     }
 
+    /// The network listened on, unix socket or TCP.
     pub fn network(&self) -> Network {
         self.listener.network()
     }
@@ -77,10 +83,13 @@ impl PluginServer {
         Ok(self.listener.address()?)
     }
 
+    /// Our certificate (DER) the client pins; `None` when serving plaintext.
     pub fn server_certificate_der(&self) -> Option<&[u8]> {
         self.tls.as_ref().map(|t| t.certificate_der.as_slice())
     }
 
+    /// The line to print on stdout so the client connects (see
+    /// [`handshake_line`]).
     pub fn handshake_line(&self) -> Result<String, ServeError> {
         Ok(handshake_line(
             self.listener.network(),

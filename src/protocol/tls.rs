@@ -15,22 +15,28 @@ use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureScheme};
 
 /// Our server certificate: DER (for the handshake line) and the TLS config.
-pub struct ServerTls {
-    pub certificate_der: Vec<u8>,
-    pub config: Arc<ServerConfig>,
+pub(crate) struct ServerTls {
+    pub(crate) certificate_der: Vec<u8>,
+    pub(crate) config: Arc<ServerConfig>,
 }
 
+/// Why AutoMTLS cannot be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
+    /// The client's certificate variable is not PEM.
     #[error("PLUGIN_CLIENT_CERT holds no PEM certificate")]
     NoClientCertificate,
+    /// Generating our self-signed certificate failed.
     #[error("cannot create the server certificate: {0}")]
     Generate(#[from] rcgen::Error),
+    /// rustls refused the configuration (protocol versions, key).
     #[error("cannot set up TLS: {0}")]
     Rustls(#[from] rustls::Error),
 }
 
-pub fn server_tls(client_cert_pem: &str) -> Result<ServerTls, TlsError> {
+/// A fresh server certificate and a TLS config that accepts only the
+/// client certificate in `client_cert_pem` and negotiates HTTP/2.
+pub(crate) fn server_tls(client_cert_pem: &str) -> Result<ServerTls, TlsError> {
     let client_cert = CertificateDer::from_pem_slice(client_cert_pem.as_bytes())
         .map_err(|_| TlsError::NoClientCertificate)?;
     let generated = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])?;

@@ -5,37 +5,54 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
 
+/// The type of a value; schemas declare one per attribute.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Type {
+    /// `bool`.
     Bool,
+    /// `number`: an arbitrary-precision decimal.
     Number,
+    /// `string`: UTF-8 text.
     String,
     /// Any type; the value carries its own type on the wire.
     Dynamic,
+    /// `list(T)`: elements of one type, in order.
     List(Box<Type>),
+    /// `set(T)`: unordered elements of one type, without duplicates.
     Set(Box<Type>),
+    /// `map(T)`: values of one type by string key.
     Map(Box<Type>),
+    /// `tuple([...])`: a fixed sequence of elements, each with its own type.
     Tuple(Vec<Type>),
+    /// `object({...})`: named attributes, each with its own type.
     Object {
+        /// Every attribute's name and type.
         attributes: BTreeMap<String, Type>,
+        /// Attributes a configuration may leave out (`optional(...)` in a
+        /// type constraint); empty on the wire from Terraform.
         optional: BTreeSet<String>,
     },
 }
 
+/// A JSON type description that names no type; the string says what is wrong.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid type description: {0}")]
 pub struct TypeError(pub String);
 
 impl Type {
+    /// `list(element)`.
     pub fn list(element: Type) -> Type {
         Type::List(Box::new(element))
     }
+    /// `set(element)`.
     pub fn set(element: Type) -> Type {
         Type::Set(Box::new(element))
     }
+    /// `map(element)`.
     pub fn map(element: Type) -> Type {
         Type::Map(Box::new(element))
     }
+    /// `object({...})` of these attributes, none of them optional.
     pub fn object<'a>(attributes: impl IntoIterator<Item = (&'a str, Type)>) -> Type {
         Type::Object {
             attributes: attributes
@@ -79,10 +96,12 @@ impl Type {
         }
     }
 
+    /// [`Type::to_json`] serialized, as schemas and `dynamic` values carry it.
     pub fn to_json_bytes(&self) -> Vec<u8> {
         serde_json::to_vec(&self.to_json()).expect("a JSON value always serializes")
     }
 
+    /// Reads a type from its JSON form (`"string"`, `["list","number"]`, ...).
     pub fn from_json(json: &Json) -> Result<Type, TypeError> {
         match json {
             Json::String(s) => match s.as_str() {

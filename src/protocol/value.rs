@@ -33,40 +33,54 @@ pub struct Refinements {
     pub string_prefix: Option<String>,
 }
 
+/// A value of an attribute, block or element, as it travels in requests.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Value {
+    /// Not set: absent from configuration, or an object that does not exist.
     #[default]
     Null,
     /// Known only after apply (or later in plan). `None`: no refinements.
     Unknown(Option<Refinements>),
+    /// A `bool`.
     Bool(bool),
+    /// A `number`, exact.
     Number(Number),
+    /// A `string`.
     String(String),
+    /// A `list(...)`: elements of one type, in order.
     List(Vec<Value>),
     /// Sets are kept in wire order; equality compares as a multiset.
     Set(Vec<Value>),
+    /// A `tuple([...])`: a fixed sequence, each element of its own type.
     Tuple(Vec<Value>),
+    /// A `map(...)`: values of one type by string key.
     Map(BTreeMap<String, Value>),
+    /// An `object({...})`: each attribute with its own type; all of them present.
     Object(BTreeMap<String, Value>),
     /// A value of a `dynamic` attribute, with the concrete type it had.
     Dynamic(Box<Type>, Box<Value>),
 }
 
 impl Value {
+    /// An unknown with no refinements.
     pub const UNKNOWN: Value = Value::Unknown(None);
 
+    /// A known string.
     pub fn string(s: impl Into<String>) -> Value {
         Value::String(s.into())
     }
 
+    /// A known whole number.
     pub fn int(i: i64) -> Value {
         Value::Number(Number::from(i))
     }
 
+    /// Null itself; false for an unknown, which may still become null.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
 
+    /// Unknown itself; false for a known collection holding unknowns.
     pub fn is_unknown(&self) -> bool {
         matches!(self, Value::Unknown(_))
     }
@@ -84,6 +98,7 @@ impl Value {
         }
     }
 
+    /// The text of a known string.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
@@ -91,6 +106,7 @@ impl Value {
         }
     }
 
+    /// A known bool.
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),
@@ -98,6 +114,7 @@ impl Value {
         }
     }
 
+    /// A known number that is whole and fits in an `i64`.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             Value::Number(n) if n.is_integer() => n.to_i64(),
@@ -105,6 +122,7 @@ impl Value {
         }
     }
 
+    /// A known number, exact.
     pub fn as_number(&self) -> Option<&Number> {
         match self {
             Value::Number(n) => Some(n),
@@ -136,6 +154,7 @@ impl Value {
         }
     }
 
+    /// Attribute of an object, to change in place; `None` when absent or not an object.
     pub fn attr_mut(&mut self, name: &str) -> Option<&mut Value> {
         match self {
             Value::Object(m) => m.get_mut(name),

@@ -9,7 +9,7 @@ use super::{repo_root, skipped};
 
 /// The GPU Operator module and version cluster.sh pins
 /// (`gpu_operator_module=` there), so tests and cluster read one snapshot.
-pub fn gpu_operator_module() -> String {
+pub(crate) fn gpu_operator_module() -> String {
     let script = repo_root().join("tests/controlplane/cluster.sh");
     let text = std::fs::read_to_string(&script).unwrap();
     text.lines()
@@ -34,7 +34,7 @@ fn go() -> PathBuf {
 
 /// The extracted directory of `module@version` in the module cache,
 /// downloaded on first use; the error says why there is none.
-pub fn module_dir(module: &str) -> Result<PathBuf, String> {
+pub(crate) fn module_dir(module: &str) -> Result<PathBuf, String> {
     let go = go();
     // Outside any module, so no go.mod around decides what is downloaded.
     let out = Command::new(&go)
@@ -60,7 +60,7 @@ pub fn module_dir(module: &str) -> Result<PathBuf, String> {
 /// The file `path` of the GPU Operator module cluster.sh pins; `None`,
 /// after saying so (a failure under `make test`), when Go or the module
 /// proxy is not available.
-pub fn gpu_operator_file(what: &str, path: &str) -> Option<String> {
+pub(crate) fn gpu_operator_file(what: &str, path: &str) -> Option<String> {
     let module = gpu_operator_module();
     match module_dir(&module) {
         Ok(dir) => {

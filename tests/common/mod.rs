@@ -1,23 +1,23 @@
 //! Shared by the integration tests: where the cluster is, unique names.
 #![allow(dead_code)] // each test binary uses its own part
 
-pub mod apiserver_metrics;
-pub mod fixtures;
-pub mod go_module;
-pub mod pinging_client;
-pub mod terraform;
+pub(crate) mod apiserver_metrics;
+pub(crate) mod fixtures;
+pub(crate) mod go_module;
+pub(crate) mod pinging_client;
+pub(crate) mod terraform;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The cluster under test: GPUFLEET_TEST_KUBECONFIG (any cluster, e.g. kind),
 /// else the one `make cluster` started.
-pub fn kubeconfig() -> String {
+pub(crate) fn kubeconfig() -> String {
     let path = std::env::var("GPUFLEET_TEST_KUBECONFIG")
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo_root().join("target/cluster/kubeconfig"));
@@ -32,14 +32,14 @@ pub fn kubeconfig() -> String {
 /// `make test` sets GPUFLEET_REQUIRE_ALL: there every CLI (terraform, tofu
 /// and the older ones of tests/compat.rs) and every cluster extra a test
 /// looks for must be present, and nothing is skipped.
-pub fn everything_required() -> bool {
+pub(crate) fn everything_required() -> bool {
     std::env::var_os("GPUFLEET_REQUIRE_ALL").is_some()
 }
 
 /// Says that `what` does not run here and why, where the user sees it even
 /// when the test passes (libtest hides a passing test's `eprintln!`, but not
 /// a direct write to stderr). Under `make test` a skip is a failure.
-pub fn skipped(what: &str, why: &str) {
+pub(crate) fn skipped(what: &str, why: &str) {
     assert!(
         !everything_required(),
         "{what} cannot run: {why} (GPUFLEET_REQUIRE_ALL is set, so nothing may be skipped)"
@@ -48,12 +48,12 @@ pub fn skipped(what: &str, why: &str) {
 }
 
 /// A kubeconfig naming a server where nothing listens.
-pub fn unreachable_kubeconfig() -> &'static str {
+pub(crate) fn unreachable_kubeconfig() -> &'static str {
     "apiVersion: v1\nkind: Config\nclusters:\n- name: nowhere\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: nobody\n  user:\n    token: t\ncontexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nobody\ncurrent-context: nowhere\n"
 }
 
 /// Names unique across test processes and runs sharing one cluster.
-pub fn unique_name(prefix: &str) -> String {
+pub(crate) fn unique_name(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
@@ -64,7 +64,7 @@ pub fn unique_name(prefix: &str) -> String {
 }
 
 /// A Kubernetes client for checking objects behind Terraform's back.
-pub async fn kube_client() -> kube::Client {
+pub(crate) async fn kube_client() -> kube::Client {
     gpufleet::protocol::tls::install_crypto_provider();
     let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
@@ -74,7 +74,7 @@ pub async fn kube_client() -> kube::Client {
 }
 
 /// Runs an async block from a synchronous acceptance test.
-pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

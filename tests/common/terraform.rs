@@ -10,14 +10,14 @@ use std::sync::OnceLock;
 
 use super::{kubeconfig, repo_root};
 
-pub const PROVIDER_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const PROVIDER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[derive(Clone, Debug)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// `terraform` or `tofu`.
-    pub name: &'static str,
-    pub path: PathBuf,
-    pub version: String,
+    pub(crate) name: &'static str,
+    pub(crate) path: PathBuf,
+    pub(crate) version: String,
 }
 
 /// The CLI `name`: the first of `candidates` that exists, else the one on
@@ -39,7 +39,7 @@ fn find_cli(name: &'static str, candidates: &[PathBuf]) -> Option<Cli> {
 }
 
 /// The CLI at `path`, which must start and say its version.
-pub fn cli_at(name: &'static str, path: &Path) -> Cli {
+pub(crate) fn cli_at(name: &'static str, path: &Path) -> Cli {
     let out = Command::new(path)
         .args(["version", "-json"])
         .output()
@@ -67,7 +67,7 @@ pub fn cli_at(name: &'static str, path: &Path) -> Cli {
 /// Every CLI available here: `terraform` from PATH, `tofu` as built by
 /// `tests/controlplane/build.sh` (or from PATH). A missing one is skipped
 /// with a notice, and is a failure under `make test` (GPUFLEET_REQUIRE_ALL).
-pub fn clis() -> &'static [Cli] {
+pub(crate) fn clis() -> &'static [Cli] {
     static CLIS: OnceLock<Vec<Cli>> = OnceLock::new();
     CLIS.get_or_init(|| {
         let tools = repo_root().join("target/tools/bin");
@@ -123,13 +123,18 @@ fn provider_mirror() -> &'static Path {
 
 /// `cli` with `args` in `dir`, installing gpufleet from the test mirror and
 /// never prompting.
-pub fn cli_command(cli: &Cli, dir: &Path, args: &[&str]) -> Command {
+pub(crate) fn cli_command(cli: &Cli, dir: &Path, args: &[&str]) -> Command {
     cli_command_with_config(cli, dir, &provider_mirror().join("cli.tfrc"), args)
 }
 
 /// As [`cli_command`], with another CLI configuration file (other
 /// provider installation methods).
-pub fn cli_command_with_config(cli: &Cli, dir: &Path, config: &Path, args: &[&str]) -> Command {
+pub(crate) fn cli_command_with_config(
+    cli: &Cli,
+    dir: &Path,
+    config: &Path,
+    args: &[&str],
+) -> Command {
     let mut command = Command::new(&cli.path);
     command
         .args(args)
@@ -142,11 +147,11 @@ pub fn cli_command_with_config(cli: &Cli, dir: &Path, config: &Path, args: &[&st
     command
 }
 
-pub fn run_in(cli: &Cli, dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn run_in(cli: &Cli, dir: &Path, args: &[&str]) -> Run {
     run_command(cli, cli_command(cli, dir, args))
 }
 
-pub fn run_command(cli: &Cli, mut command: Command) -> Run {
+pub(crate) fn run_command(cli: &Cli, mut command: Command) -> Run {
     let out = command
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli.path.display()));
@@ -155,19 +160,19 @@ pub fn run_command(cli: &Cli, mut command: Command) -> Run {
 
 /// The preamble every configuration gets: provider requirement and a
 /// provider block pointing at the cluster under test.
-pub fn provider_block(extra: &str) -> String {
+pub(crate) fn provider_block(extra: &str) -> String {
     provider_block_for(&kubeconfig(), extra)
 }
 
 /// The preamble with the provider reading another kubeconfig (another user).
-pub fn provider_block_for(kubeconfig: &str, extra: &str) -> String {
+pub(crate) fn provider_block_for(kubeconfig: &str, extra: &str) -> String {
     format!(
         "terraform {{\n  required_providers {{\n    gpufleet = {{\n      source  = \"gpufleet/gpufleet\"\n      version = \"{PROVIDER_VERSION}\"\n    }}\n  }}\n}}\n\nprovider \"gpufleet\" {{\n  config_path = \"{kubeconfig}\"\n{extra}}}\n\n"
     )
 }
 
-pub struct Workspace {
-    pub cli: Cli,
+pub(crate) struct Workspace {
+    pub(crate) cli: Cli,
     dir: tempfile::TempDir,
     /// Extra environment for every CLI run (e.g. KUBECONFIG for a
     /// configuration whose provider block reads it).
@@ -177,11 +182,11 @@ pub struct Workspace {
     applied: bool,
 }
 
-pub struct Run {
-    pub success: bool,
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Run {
+    pub(crate) success: bool,
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {
@@ -200,7 +205,7 @@ const DESTROY: &[&str] = &["destroy", "-auto-approve", "-no-color", "-input=fals
 
 /// How an import reaches the state.
 #[derive(Clone, Copy, Debug)]
-pub enum ImportBy {
+pub(crate) enum ImportBy {
     /// `terraform import ADDRESS ID`.
     Command,
     /// An `import {}` block, applied (Terraform 1.5+, OpenTofu 1.5+).
@@ -208,7 +213,7 @@ pub enum ImportBy {
 }
 
 impl Workspace {
-    pub fn new(cli: &Cli) -> Self {
+    pub(crate) fn new(cli: &Cli) -> Self {
         Self {
             cli: cli.clone(),
             dir: tempfile::Builder::new()
@@ -221,24 +226,24 @@ impl Workspace {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
     /// Writes `main.tf`: the provider preamble plus `body`.
-    pub fn config(&mut self, body: &str) -> &mut Self {
+    pub(crate) fn config(&mut self, body: &str) -> &mut Self {
         self.config_with_provider("", body)
     }
 
     /// Writes `main.tf` exactly as given (preamble included).
-    pub fn config_raw(&mut self, content: &str) -> &mut Self {
+    pub(crate) fn config_raw(&mut self, content: &str) -> &mut Self {
         std::fs::write(self.dir.path().join("main.tf"), content).unwrap();
         self
     }
 
     /// Copies the `.tf` files of a configuration in the repository (and of
     /// its subdirectories, e.g. a local module), leaving out its tests.
-    pub fn config_from(&mut self, dir_in_repo: &str) -> &mut Self {
+    pub(crate) fn config_from(&mut self, dir_in_repo: &str) -> &mut Self {
         fn copy(from: &Path, to: &Path) {
             std::fs::create_dir_all(to).unwrap();
             for entry in std::fs::read_dir(from).unwrap() {
@@ -256,22 +261,22 @@ impl Workspace {
     }
 
     /// Writes another file into the workspace (e.g. `terraform.tfvars`).
-    pub fn file(&mut self, name: &str, content: &str) -> &mut Self {
+    pub(crate) fn file(&mut self, name: &str, content: &str) -> &mut Self {
         std::fs::write(self.dir.path().join(name), content).unwrap();
         self
     }
 
-    pub fn env(&mut self, key: &str, value: &str) -> &mut Self {
+    pub(crate) fn env(&mut self, key: &str, value: &str) -> &mut Self {
         self.env.push((key.to_string(), value.to_string()));
         self
     }
 
-    pub fn config_with_provider(&mut self, provider_extra: &str, body: &str) -> &mut Self {
+    pub(crate) fn config_with_provider(&mut self, provider_extra: &str, body: &str) -> &mut Self {
         self.config_raw(&(provider_block(provider_extra) + body))
     }
 
     /// The configuration as written, preamble included.
-    pub fn main_tf(&self) -> String {
+    pub(crate) fn main_tf(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("main.tf")).unwrap()
     }
 
@@ -281,7 +286,7 @@ impl Workspace {
         command.output().map(Run::from)
     }
 
-    pub fn run(&self, args: &[&str]) -> Run {
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.try_run(args)
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.cli.path.display()))
     }
@@ -300,7 +305,7 @@ impl Workspace {
         run
     }
 
-    pub fn init(&mut self) -> &mut Self {
+    pub(crate) fn init(&mut self) -> &mut Self {
         if !self.initialized {
             self.ok(&["init", "-no-color", "-input=false"]);
             self.initialized = true;
@@ -310,7 +315,7 @@ impl Workspace {
 
     /// Apply, then the check terraform-plugin-testing makes after every
     /// apply: a second plan is empty.
-    pub fn apply(&mut self) -> Run {
+    pub(crate) fn apply(&mut self) -> Run {
         let run = self.apply_only();
         self.assert_plan_empty();
         run
@@ -328,7 +333,7 @@ impl Workspace {
 
     /// Apply after which the plan is not expected to be empty, and `reason`
     /// says why; every other successful apply goes through [`Self::apply`].
-    pub fn apply_expecting_changes(&mut self, reason: &str) -> Run {
+    pub(crate) fn apply_expecting_changes(&mut self, reason: &str) -> Run {
         assert!(
             !reason.trim().is_empty(),
             "say why the plan after this apply may not be empty"
@@ -347,7 +352,7 @@ impl Workspace {
     }
 
     /// Apply that must fail; returns what the CLI printed.
-    pub fn apply_fails(&mut self) -> String {
+    pub(crate) fn apply_fails(&mut self) -> String {
         self.init();
         self.applied = true;
         let run = self.run(APPLY);
@@ -361,7 +366,7 @@ impl Workspace {
 
     /// `validate -json` (needs no cluster): whether the configuration is
     /// valid, and its diagnostics.
-    pub fn validate_json(&mut self) -> serde_json::Value {
+    pub(crate) fn validate_json(&mut self) -> serde_json::Value {
         self.init();
         let run = self.run(&["validate", "-json", "-no-color"]);
         serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
@@ -374,7 +379,7 @@ impl Workspace {
 
     /// `validate` that must fail, for configurations with several errors
     /// that a test finds one by one; returns what the CLI printed.
-    pub fn validate_fails(&mut self) -> String {
+    pub(crate) fn validate_fails(&mut self) -> String {
         self.init();
         let run = self.run(&["validate", "-no-color"]);
         assert!(
@@ -386,7 +391,7 @@ impl Workspace {
     }
 
     /// Plans into a saved plan file and reads it back as JSON.
-    pub fn plan(&mut self) -> Plan {
+    pub(crate) fn plan(&mut self) -> Plan {
         self.init();
         let run = self.run(&[
             "plan",
@@ -417,7 +422,7 @@ impl Workspace {
 
     /// The check terraform-plugin-testing makes after every apply. The exit
     /// code says it (no saved plan to read back: this runs after every apply).
-    pub fn assert_plan_empty(&mut self) {
+    pub(crate) fn assert_plan_empty(&mut self) {
         self.init();
         let run = self.run(&["plan", "-detailed-exitcode", "-no-color", "-input=false"]);
         assert!(
@@ -433,7 +438,7 @@ impl Workspace {
 
     /// A plan that must change something; what exactly, the caller checks
     /// on the returned plan.
-    pub fn assert_plan_changes(&mut self) -> Plan {
+    pub(crate) fn assert_plan_changes(&mut self) -> Plan {
         let plan = self.plan();
         assert!(
             plan.has_changes,
@@ -443,7 +448,7 @@ impl Workspace {
         plan
     }
 
-    pub fn import(&mut self, address: &str, id: &str) {
+    pub(crate) fn import(&mut self, address: &str, id: &str) {
         self.init();
         self.applied = true;
         self.ok(&["import", "-no-color", "-input=false", address, id]);
@@ -455,7 +460,7 @@ impl Workspace {
     /// attribute by attribute, except the `not_importable` ones
     /// (`(attribute, why an import cannot know it)`). The objects stay this
     /// workspace's.
-    pub fn assert_import_verifies(
+    pub(crate) fn assert_import_verifies(
         &self,
         imports: &[(&str, &str)],
         by: ImportBy,
@@ -536,7 +541,7 @@ impl Workspace {
         );
     }
 
-    pub fn destroy(&mut self) {
+    pub(crate) fn destroy(&mut self) {
         self.init();
         self.ok(DESTROY);
         self.applied = false;
@@ -544,29 +549,29 @@ impl Workspace {
 
     /// Forgets the state without destroying (for a workspace that imported
     /// objects another workspace owns).
-    pub fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.applied = false;
     }
 
     /// The root module's outputs, as `output -json` prints them.
-    pub fn outputs(&self) -> serde_json::Value {
+    pub(crate) fn outputs(&self) -> serde_json::Value {
         let run = self.ok(&["output", "-json", "-no-color"]);
         serde_json::from_str(&run.stdout).unwrap()
     }
 
     /// `show -json` of the state: the values Terraform stored.
-    pub fn state(&self) -> serde_json::Value {
+    pub(crate) fn state(&self) -> serde_json::Value {
         let run = self.ok(&["show", "-json", "-no-color"]);
         serde_json::from_str(&run.stdout).unwrap()
     }
 
     /// Attribute values of one resource in state.
-    pub fn resource_values(&self, address: &str) -> serde_json::Value {
+    pub(crate) fn resource_values(&self, address: &str) -> serde_json::Value {
         values_in(&self.state(), address)
     }
 
     /// `terraform output -json NAME`.
-    pub fn output(&self, name: &str) -> serde_json::Value {
+    pub(crate) fn output(&self, name: &str) -> serde_json::Value {
         let run = self.ok(&["output", "-json", "-no-color", name]);
         serde_json::from_str(&run.stdout).unwrap()
     }
@@ -625,10 +630,10 @@ impl Drop for Workspace {
 }
 
 /// A saved plan, as `show -json` gives it, and as the CLI printed it.
-pub struct Plan {
-    pub cli: &'static str,
-    pub has_changes: bool,
-    pub text: String,
+pub(crate) struct Plan {
+    pub(crate) cli: &'static str,
+    pub(crate) has_changes: bool,
+    pub(crate) text: String,
     json: serde_json::Value,
 }
 
@@ -642,7 +647,7 @@ impl Plan {
 
     /// The planned actions: `["create"]`, `["update"]`, `["delete", "create"]` (a
     /// replacement), `["no-op"]`, ...
-    pub fn actions(&self, address: &str) -> Vec<String> {
+    pub(crate) fn actions(&self, address: &str) -> Vec<String> {
         self.change(address)["change"]["actions"]
             .as_array()
             .unwrap()
@@ -651,7 +656,7 @@ impl Plan {
             .collect()
     }
 
-    pub fn assert_actions(&self, address: &str, expected: &[&str]) {
+    pub(crate) fn assert_actions(&self, address: &str, expected: &[&str]) {
         assert_eq!(
             self.actions(address),
             expected,
@@ -663,7 +668,7 @@ impl Plan {
 
     /// The plan replaces `address` because of the attribute at `path` (and
     /// nothing else), e.g. `&["node_class", "kind"]`.
-    pub fn assert_replaced_for(&self, address: &str, path: &[&str]) {
+    pub(crate) fn assert_replaced_for(&self, address: &str, path: &[&str]) {
         self.assert_actions(address, &["delete", "create"]);
         assert_eq!(
             self.change(address)["change"]["replace_paths"],
@@ -676,18 +681,18 @@ impl Plan {
 
     /// The value at `path` (`taints[1].value`, `labels["team"]`) before the
     /// change (the object as refreshed from the cluster), or None if absent.
-    pub fn before(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
+    pub(crate) fn before(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
         value_at(&self.change(address)["change"]["before"], path)
     }
 
     /// The value at `path` after the change (as configured).
-    pub fn after(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
+    pub(crate) fn after(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
         value_at(&self.change(address)["change"]["after"], path)
     }
 
     /// The plan updates `address` in place, changing the value at `path`
     /// (to a different or a not yet known value); returns the value before.
-    pub fn assert_updates(&self, address: &str, path: &str) -> serde_json::Value {
+    pub(crate) fn assert_updates(&self, address: &str, path: &str) -> serde_json::Value {
         self.assert_actions(address, &["update"]);
         let before = self.before(address, path).cloned().unwrap_or_else(|| {
             panic!(
@@ -707,7 +712,7 @@ impl Plan {
 
     /// The plan changes `path` of `address` from `before` (what the cluster
     /// has now) to `after` (the configuration).
-    pub fn assert_change(
+    pub(crate) fn assert_change(
         &self,
         address: &str,
         path: &str,
@@ -726,7 +731,10 @@ impl Plan {
 
 /// The value at `path` in `value`: attribute names joined by `.`, list
 /// indexes and map keys in brackets (`taints[0].key`, `limits["nvidia.com/gpu"]`).
-pub fn value_at<'a>(value: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+pub(crate) fn value_at<'a>(
+    value: &'a serde_json::Value,
+    path: &str,
+) -> Option<&'a serde_json::Value> {
     let mut current = value;
     let mut rest = path;
     while !rest.is_empty() {
@@ -755,7 +763,7 @@ pub fn value_at<'a>(value: &'a serde_json::Value, path: &str) -> Option<&'a serd
 
 /// Where a CLI places a diagnostic: the line of main.tf its range starts on.
 #[derive(Clone, Copy, Debug)]
-pub enum At<'a> {
+pub(crate) enum At<'a> {
     /// The one line of main.tf that contains this text.
     Line(&'a str),
     /// The header line of the configuration's one resource or data block.
@@ -793,19 +801,19 @@ impl At<'_> {
 /// element itself (`taints[1]`) and a map entry they place on its line. And
 /// where the rest of the path happens to name a top-level attribute as well
 /// (`node_class.name`), they quote that attribute's line.
-pub const NESTED_ATTRIBUTE: At<'static> = At::Block;
+pub(crate) const NESTED_ATTRIBUTE: At<'static> = At::Block;
 
 /// `validate` of `body` (after the provider preamble) must fail with one
 /// error, whose summary or detail contains `message` (which names the
 /// attribute path), placed by the CLI at the line `at` names.
-pub fn assert_invalid(cli: &Cli, body: &str, message: &str, at: At) {
+pub(crate) fn assert_invalid(cli: &Cli, body: &str, message: &str, at: At) {
     let mut ws = Workspace::new(cli);
     ws.config(body);
     assert_validate_fails(&mut ws, message, at);
 }
 
 /// `validate` of the workspace's configuration must fail that way.
-pub fn assert_validate_fails(ws: &mut Workspace, message: &str, at: At) {
+pub(crate) fn assert_validate_fails(ws: &mut Workspace, message: &str, at: At) {
     let result = ws.validate_json();
     assert!(
         result["valid"] == false,
@@ -817,7 +825,7 @@ pub fn assert_validate_fails(ws: &mut Workspace, message: &str, at: At) {
 }
 
 /// `plan` of the workspace's configuration must fail the same way.
-pub fn assert_plan_invalid(ws: &mut Workspace, message: &str, at: At) {
+pub(crate) fn assert_plan_invalid(ws: &mut Workspace, message: &str, at: At) {
     ws.init();
     let run = ws.run(&["plan", "-json", "-no-color", "-input=false"]);
     assert!(
@@ -876,7 +884,7 @@ fn assert_one_error(ws: &Workspace, diagnostics: &[serde_json::Value], message: 
 }
 
 /// Runs `test` once per available CLI, naming the CLI in any failure.
-pub fn each_cli(test: impl Fn(&Cli)) {
+pub(crate) fn each_cli(test: impl Fn(&Cli)) {
     for cli in clis() {
         eprintln!("--- with {} {}", cli.name, cli.version);
         test(cli);
