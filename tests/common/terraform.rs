@@ -323,7 +323,7 @@ impl Workspace {
 
     /// [`Self::apply`] with `measure` around the apply alone, not the
     /// empty-plan check after it: to count what the apply itself costs.
-    pub fn apply_measured<T>(&mut self, measure: impl FnOnce(&mut dyn FnMut()) -> T) -> T {
+    pub(crate) fn apply_measured<T>(&mut self, measure: impl FnOnce(&mut dyn FnMut()) -> T) -> T {
         let measured = measure(&mut || {
             self.apply_only();
         });
