@@ -680,6 +680,21 @@ mod min_values_and_raw_requirements;
 mod round_trip;
 mod static_fleets_and_metadata;
 
+#[test]
+fn a_requirements_values_are_named_in_its_errors() {
+    for requirement in [
+        json!({"key": "k", "operator": "In"}),
+        json!({"key": "k", "operator": "Lt", "values": ["five"]}),
+    ] {
+        let (path, detail) = error_at(
+            with(training(), json!({ "requirements": [requirement] })),
+            LabelScheme::Cfke,
+        );
+        assert_eq!(path, "requirements[0].values");
+        assert!(detail.starts_with("requirements[0].values: "), "{detail}");
+    }
+}
+
 /// `known_constraints` leaves out every field of `Constraints` it must.
 #[test]
 fn every_constraints_field_is_a_constraint_min_values_or_requirements() {
