@@ -4,9 +4,7 @@
 mod common;
 
 use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api, node_pools};
-use common::terraform::{
-    At, ImportBy, NESTED_ATTRIBUTE, Workspace, assert_invalid, assert_plan_invalid, each_cli,
-};
+use common::terraform::{At, ImportBy, Workspace, assert_invalid, assert_plan_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams};
@@ -251,7 +249,7 @@ fn node_class_kind_change_replaces() {
 /// before anything reaches the cluster, each with one error that names the
 /// attribute path and is placed where the CLIs place that path: a
 /// top-level attribute on its line, a map entry on its line, a path into a
-/// nested attribute as [`NESTED_ATTRIBUTE`] says.
+/// nested attribute on the nested object or list element holding it.
 #[test]
 fn bad_inputs_through_the_cli() {
     each_cli(|cli| {
@@ -269,12 +267,12 @@ fn bad_inputs_through_the_cli() {
             (
                 r#"  taints = [{ key = "workload", effect = "NoScheduled" }]"#,
                 "taints[0].effect: \"NoScheduled\" is not one of",
-                NESTED_ATTRIBUTE,
+                At::Line("taints = [{"),
             ),
             (
                 "  accelerator_count = { min = 16, max = 8 }",
                 "accelerator_count.min (16) is greater than accelerator_count.max (8)",
-                NESTED_ATTRIBUTE,
+                At::Line("accelerator_count = {"),
             ),
             (
                 "  limits = { gpus = -1 }",
@@ -295,14 +293,13 @@ fn bad_inputs_through_the_cli() {
                 at,
             );
         }
-        // node_class.name: the CLIs look `name` up at the top level of the
-        // resource and so quote the fleet's own `name` line (see
-        // [`NESTED_ATTRIBUTE`]); the detail names the right attribute.
+        // node_class.name: placed on node_class, the object holding it,
+        // not on the fleet's own `name`; the detail names the attribute.
         assert_invalid(
             cli,
             &fleet("f", "fleet-bad", "").replace("name = \"default\"", "name = \"\""),
             "node_class.name: must not be empty",
-            At::Line("name       = \"fleet-bad\""),
+            At::Line("node_class"),
         );
 
         let mut ws = Workspace::new(cli);

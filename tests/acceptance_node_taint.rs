@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::fixtures::Guard;
-use common::terraform::{At, ImportBy, NESTED_ATTRIBUTE, Workspace, assert_invalid, each_cli};
+use common::terraform::{At, ImportBy, Workspace, assert_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -716,7 +716,7 @@ fn import_takes_the_workload_taints_and_leaves_the_system_ones() {
 }
 
 /// Each bad input fails `validate` with one error that names the attribute
-/// path, placed where the CLIs place that path (see `NESTED_ATTRIBUTE`).
+/// path, placed where the CLIs place that path (a nested attribute on its list element).
 #[test]
 fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
     each_cli(|cli| {
@@ -725,22 +725,22 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
             (
                 on_node("n", &[("gpu", "", "NoSchedule"), ("gpu", "", "Sometimes")]),
                 "taints[1].effect: \"Sometimes\" is not one of",
-                NESTED_ATTRIBUTE,
+                At::Line("effect = \"Sometimes\""),
             ),
             (
                 on_node("n", &[("", "", "NoSchedule")]),
                 "taints[0].key: the key must not be empty",
-                NESTED_ATTRIBUTE,
+                At::Line("key = \"\""),
             ),
             (
                 on_node("n", &[("bad key", "", "NoSchedule")]),
                 "taints[0].key: \"bad key\" is not a valid key",
-                NESTED_ATTRIBUTE,
+                At::Line("key = \"bad key\""),
             ),
             (
                 on_node("n", &[("gpu", "bad value!", "NoSchedule")]),
                 "taints[0].value: \"bad value!\" is not a valid label value",
-                NESTED_ATTRIBUTE,
+                At::Line("value = \"bad value!\""),
             ),
             // A list element (no attribute inside it) is placed on its line.
             (

@@ -17,9 +17,10 @@
 //!       effect = "Sometimes" # <- diagnostic
 //! ```
 //!
-//! The marker ends the line the diagnostic is about. Where a CLI cannot
-//! point inside nested attributes it points at the enclosing block's first
-//! line instead, and that is asserted exactly (see [`expected_line`]).
+//! The marker ends the line the diagnostic is about. The CLIs cannot point
+//! inside a nested object, so a diagnostic for an attribute in one points
+//! at the object's attribute (or the list element holding it), and that is
+//! asserted exactly (see [`expected_line`]).
 //!
 //! Checks, per case and CLI: `caught` (an error for the case at the
 //! expected stage), `message` (one has the key phrase), `line` (that one
@@ -236,19 +237,21 @@ impl Case {
 /// Both CLIs resolve a path of one attribute (with an index or key after
 /// it) to that attribute's expression, list element or map item: the
 /// marker's line. A path into a nested attribute's object they cannot
-/// follow: they look its last attribute name up among the block's own
-/// attributes and point there when the block has one of that name (so
-/// `node_class.name` points at the fleet's `name`), else at the block's
-/// first line.
-fn expected_line(cli: &Cli, case: &Case) -> usize {
+/// follow (they would look its next attribute name up among the block's
+/// own), so the provider sends the path up to the nested object or the
+/// element holding it: an element is on the marker's line, a nested
+/// object on its attribute's line (the block's first line when unset).
+fn expected_line(case: &Case) -> usize {
     let steps = case.attribute_steps();
-    match (cli.name, &steps[..]) {
-        ("terraform" | "tofu", [_, .., last]) => case
-            .block_attributes
-            .get(*last)
+    let first = steps.first().copied().unwrap_or_default();
+    let into_element = case.path[first.len()..].starts_with('[');
+    if steps.len() > 1 && !into_element {
+        case.block_attributes
+            .get(first)
             .copied()
-            .unwrap_or(case.block_line),
-        _ => case.marker_line,
+            .unwrap_or(case.block_line)
+    } else {
+        case.marker_line
     }
 }
 
@@ -419,7 +422,7 @@ fn run_corpus(cli: &Cli, cases: &[Case]) -> Report {
             (None, None) => ("not caught", Vec::new()),
         };
         *by_stage.entry(stage).or_insert(0) += 1;
-        let failed = failed_checks(cli, case, &found);
+        let failed = failed_checks(case, &found);
         let expected: BTreeSet<&str> = CHECKS
             .iter()
             .copied()
@@ -439,7 +442,7 @@ fn run_corpus(cli: &Cli, cases: &[Case]) -> Report {
                 "{}: failed checks {failed:?}, recorded gaps {expected:?} (expected {:?} at line {} with {:?}); caught at {stage}:\n{seen}",
                 case.name,
                 case.path,
-                expected_line(cli, case),
+                expected_line(case),
                 case.message,
             ));
         }
@@ -453,7 +456,7 @@ fn run_corpus(cli: &Cli, cases: &[Case]) -> Report {
 }
 
 /// The checks `found` (the case's error diagnostics) fails.
-fn failed_checks(cli: &Cli, case: &Case, found: &[Found]) -> BTreeSet<&'static str> {
+fn failed_checks(case: &Case, found: &[Found]) -> BTreeSet<&'static str> {
     let mut failed = BTreeSet::new();
     if found.is_empty() {
         failed.insert("caught");
@@ -468,7 +471,7 @@ fn failed_checks(cli: &Cli, case: &Case, found: &[Found]) -> BTreeSet<&'static s
         failed.insert("message");
         return failed;
     }
-    let line = expected_line(cli, case) as u64;
+    let line = expected_line(case) as u64;
     if !matching.iter().any(|f| f.line == Some(line)) {
         failed.insert("line");
     }

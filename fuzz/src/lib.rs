@@ -319,7 +319,7 @@ pub fn value_round_trip(input: &[u8]) {
     // value's inner value only (Terraform stores its type beside it).
     if value.is_wholly_known() && !has_dynamic(&ty) {
         let json = value.to_json();
-        let back = from_json(&json, &ty, "")
+        let back = from_json(&json, &ty)
             .unwrap_or_else(|e| panic!("cannot read back {json} as {ty}: {e}"));
         assert_eq!(back, value, "JSON round trip as {ty}");
     }

@@ -46,16 +46,19 @@ pub fn check_dns1123_subdomain(s: &str) -> Result<(), String> {
 pub fn dns1123_label() -> Validator {
     Validator::string_with(
         "A DNS-1123 label: lower-case letters, digits and `-`, at most 63.",
-        |s| {
-            if s.len() <= 63 && !s.contains('.') {
-                check_dns1123_subdomain(s)
-            } else {
-                Err(format!(
-                    "{s:?} is not a valid namespace name: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
-                ))
-            }
-        },
+        check_dns1123_label,
     )
+}
+
+/// Checks a DNS-1123 label (one part of a subdomain: no dots, at most 63).
+fn check_dns1123_label(s: &str) -> Result<(), String> {
+    if s.len() <= 63 && !s.contains('.') && check_dns1123_subdomain(s).is_ok() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{s:?} is not a valid name: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit (a DNS-1123 label)"
+        ))
+    }
 }
 
 /// A Kubernetes qualified name, e.g. a taint or label key.
@@ -217,6 +220,15 @@ mod tests {
         }
         for bad in ["", "A", "-a", "a-", "a..b", "a_b", &"a".repeat(254)] {
             assert!(check_dns1123_subdomain(bad).is_err(), "{bad}");
+        }
+        assert!(check_dns1123_label("gpu-1").is_ok());
+        // The label's own rules, not a subdomain's, whatever is wrong.
+        for bad in ["Gpu", "a.b", &"a".repeat(64)] {
+            let e = check_dns1123_label(bad).unwrap_err();
+            assert!(
+                e.contains("at most 63") && e.contains("DNS-1123 label"),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -222,7 +222,7 @@ mod tests {
 
     fn errors(filters: serde_json::Value) -> Vec<(String, String)> {
         let schema = Accelerators.schema();
-        let config = crate::protocol::codec::from_json(&filters, &schema.value_type(), "").unwrap();
+        let config = crate::protocol::codec::from_json(&filters, &schema.value_type()).unwrap();
         schema.validate_config(&config).located()
     }
 

@@ -22,7 +22,7 @@ pub fn decode<T: DeserializeOwned>(value: &Value) -> Result<T, Diagnostics> {
 /// Writes `T` as a value of type `ty`; fields `T` lacks are null.
 pub fn encode<T: Serialize>(model: &T, ty: &Type) -> Result<Value, Diagnostics> {
     let json = serde_json::to_value(model).map_err(|e| bug("Cannot encode state", e))?;
-    from_json(&json, ty, "").map_err(|e| bug("Cannot encode state", e))
+    from_json(&json, ty).map_err(|e| bug("Cannot encode state", e))
 }
 
 /// `value` with every unknown replaced by a placeholder of its type (an

@@ -475,7 +475,7 @@ fn upgrade_state<C>(
     if let Some(object) = raw.as_object_mut() {
         object.retain(|k, _| schema.attrs.iter().any(|a| a.name == k));
     }
-    codec::from_json(&raw, &resource.ty, "").map_err(|e| {
+    codec::from_json(&raw, &resource.ty).map_err(|e| {
         Diagnostic::error("Stored state does not match the schema", e.to_string()).into()
     })
 }

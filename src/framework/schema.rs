@@ -416,7 +416,20 @@ fn validate_object(
     for attr in attrs {
         let value = object.attr(attr.name);
         let here = path.join_attr(attr.name);
-        if value.is_null() || value.is_unknown() {
+        if value.is_null() {
+            continue;
+        }
+        let f = attr.flags;
+        if f.computed && !f.optional && !f.required {
+            // Known or not, a value here is one the provider would ignore.
+            diagnostics.error_at(
+                here.clone(),
+                "Value for a computed attribute",
+                format!("`{here}` is set by the provider, never by configuration: remove it."),
+            );
+            continue;
+        }
+        if value.is_unknown() {
             continue;
         }
         for validator in &attr.validators {
@@ -488,6 +501,49 @@ mod tests {
                 "{expected}: {found:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_configured_computed_attribute_is_refused_at_its_path() {
+        let schema = ObjectSchema::new(
+            "t",
+            vec![
+                Attr::string("id").computed(),
+                Attr::string("name").optional(),
+                Attr::string("size").default(Value::string("s")),
+                Attr::nested(
+                    "class",
+                    Nesting::Single,
+                    vec![
+                        Attr::string("kind").optional(),
+                        Attr::string("uid").computed(),
+                    ],
+                )
+                .optional(),
+            ],
+        );
+        let config = schema.object(&[
+            ("id", Value::UNKNOWN),
+            ("name", Value::string("a")),
+            ("size", Value::string("m")),
+            (
+                "class",
+                Value::Object(
+                    [("kind", Value::string("k")), ("uid", Value::string("u"))]
+                        .map(|(k, v)| (k.to_string(), v))
+                        .into(),
+                ),
+            ),
+        ]);
+        let found = schema.validate_config(&config).located();
+        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["id", "class.uid"], "{found:?}");
+        assert!(
+            found[0].1.contains("`id` is set by the provider"),
+            "{found:?}"
+        );
+        let unset = schema.object(&[("name", Value::string("a"))]);
+        assert!(schema.validate_config(&unset).0.is_empty());
     }
 
     #[test]

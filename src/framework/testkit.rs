@@ -32,7 +32,7 @@ impl<C: Send + Sync + 'static> Harness<C> {
 
     /// A value of the resource's type from JSON (absent attributes null).
     pub fn value(&self, json: serde_json::Value) -> Value {
-        from_json(&json, &self.schema().value_type(), "").expect("value of the schema's type")
+        from_json(&json, &self.schema().value_type()).expect("value of the schema's type")
     }
 
     /// (path, detail) of every error `ValidateResourceConfig` reports.

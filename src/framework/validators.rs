@@ -79,11 +79,12 @@ pub fn integer_between(min: i64, max: i64, why: &'static str) -> Validator {
         let Some(n) = v.as_number() else {
             return Ok(());
         };
-        let Some(i) = v.as_i64().filter(|_| n.is_integer()) else {
-            return Err(format!(
-                "{} is not a whole number",
-                crate::protocol::value::number_text(n)
-            ));
+        let text = || crate::protocol::value::number_text(n);
+        if !n.is_integer() {
+            return Err(format!("{} is not a whole number", text()));
+        }
+        let Some(i) = v.as_i64() else {
+            return Err(format!("{} is outside {min}..={max}{why}", text()));
         };
         if (min..=max).contains(&i) {
             Ok(())
@@ -311,6 +312,12 @@ mod tests {
         assert!(v.check(&Value::int(11)).unwrap_err().contains("outside"));
         let frac = Value::Number(Value::parse_number("1.5").unwrap());
         assert!(v.check(&frac).unwrap_err().contains("whole number"));
+        // Beyond 64 bits is still a whole number, out of range.
+        let huge = Value::Number(Value::parse_number("1e30").unwrap());
+        assert_eq!(
+            v.check(&huge).unwrap_err(),
+            "1000000000000000000000000000000 is outside 0..=10"
+        );
         let c = one_of(&["Never"]);
         assert!(c.check(&Value::string("Never")).is_ok());
         assert!(c.check(&Value::string("never")).is_err());

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use rmpv::Value as Mp;
 use serde_json::Value as Json;
 
+use super::diagnostics::AttributePath;
 use super::types::Type;
 use super::value::{MAX_NUMBER_DIGITS, Number, Refinements, Value, number_text};
 
@@ -17,23 +18,28 @@ const EXT_REFINED_UNKNOWN: i8 = 12;
 /// Deepest nesting we accept; far beyond any real schema, low enough to keep the stack safe.
 const MAX_DEPTH: usize = 256;
 
-/// A value that does not decode or encode as its type.
+/// What is wrong with a value, and where in it: the path lets a diagnostic
+/// point at the attribute's line of configuration.
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("{message} (at {path})")]
+#[error("{message} (at {})", shown_path(path))]
 pub struct CodecError {
-    /// Where in the value, e.g. `.taints[0].effect`; `the value` at the top.
-    pub path: String,
+    /// Where in the value the problem is.
+    pub path: AttributePath,
     /// What is wrong there.
     pub message: String,
 }
 
-fn err(path: &str, message: impl Into<String>) -> CodecError {
+fn shown_path(path: &AttributePath) -> String {
+    if path.0.is_empty() {
+        "the value".into()
+    } else {
+        path.to_string()
+    }
+}
+
+fn err(path: &AttributePath, message: impl Into<String>) -> CodecError {
     CodecError {
-        path: if path.is_empty() {
-            "the value".into()
-        } else {
-            path.into()
-        },
+        path: path.clone(),
         message: message.into(),
     }
 }
@@ -45,21 +51,17 @@ fn err(path: &str, message: impl Into<String>) -> CodecError {
 pub fn decode_msgpack(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
     let mut reader = bytes;
     let mp = rmpv::decode::read_value_with_max_depth(&mut reader, MAX_DEPTH)
-        .map_err(|e| err("", format!("malformed msgpack: {e}")))?;
+        .map_err(|e| err(&AttributePath::root(), format!("malformed msgpack: {e}")))?;
     if !reader.is_empty() {
         return Err(err(
-            "",
+            &AttributePath::root(),
             format!("{} trailing bytes after msgpack value", reader.len()),
         ));
     }
-    from_msgpack(&mp, ty, "")
+    from_msgpack(&mp, ty, &AttributePath::root())
 }
 
-fn child(path: &str, step: impl std::fmt::Display) -> String {
-    format!("{path}{step}")
-}
-
-fn from_msgpack(mp: &Mp, ty: &Type, path: &str) -> Result<Value, CodecError> {
+fn from_msgpack(mp: &Mp, ty: &Type, path: &AttributePath) -> Result<Value, CodecError> {
     match mp {
         Mp::Nil => return Ok(Value::Null),
         Mp::Ext(code, payload) => return decode_unknown(*code, payload, path),
@@ -82,7 +84,7 @@ fn from_msgpack(mp: &Mp, ty: &Type, path: &str) -> Result<Value, CodecError> {
             let items = msgpack_array(mp, path)?
                 .iter()
                 .enumerate()
-                .map(|(i, item)| from_msgpack(item, e, &child(path, format_args!("[{i}]"))))
+                .map(|(i, item)| from_msgpack(item, e, &path.join_index(i)))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(if matches!(ty, Type::List(_)) {
                 Value::List(items)
@@ -102,14 +104,14 @@ fn from_msgpack(mp: &Mp, ty: &Type, path: &str) -> Result<Value, CodecError> {
                 .iter()
                 .zip(types)
                 .enumerate()
-                .map(|(i, (item, t))| from_msgpack(item, t, &child(path, format_args!("[{i}]"))))
+                .map(|(i, (item, t))| from_msgpack(item, t, &path.join_index(i)))
                 .collect::<Result<_, _>>()
                 .map(Value::Tuple)
         }
         Type::Map(e) => {
             let mut out = BTreeMap::new();
             for (k, v) in msgpack_map(mp, path)? {
-                let p = child(path, format_args!("[{k:?}]"));
+                let p = path.join_key(k);
                 out.insert(k.to_string(), from_msgpack(v, e, &p)?);
             }
             Ok(Value::Map(out))
@@ -117,7 +119,7 @@ fn from_msgpack(mp: &Mp, ty: &Type, path: &str) -> Result<Value, CodecError> {
         Type::Object { attributes, .. } => {
             let mut given = BTreeMap::new();
             for (k, v) in msgpack_map(mp, path)? {
-                let p = child(path, format_args!(".{k}"));
+                let p = path.join_attr(k);
                 let t = attributes
                     .get(k)
                     .ok_or_else(|| err(&p, "unsupported attribute"))?;
@@ -160,7 +162,7 @@ fn complete_object(
     Value::Object(given)
 }
 
-fn decode_unknown(code: i8, payload: &[u8], path: &str) -> Result<Value, CodecError> {
+fn decode_unknown(code: i8, payload: &[u8], path: &AttributePath) -> Result<Value, CodecError> {
     if code != EXT_REFINED_UNKNOWN {
         // Code 0 is a plain unknown; any other extension is treated the same,
         // as Terraform's own decoder does.
@@ -187,7 +189,7 @@ fn decode_unknown(code: i8, payload: &[u8], path: &str) -> Result<Value, CodecEr
     Ok(Value::Unknown(Some(out)))
 }
 
-fn msgpack_number(mp: &Mp, path: &str) -> Result<Number, CodecError> {
+fn msgpack_number(mp: &Mp, path: &AttributePath) -> Result<Number, CodecError> {
     let parsed = match mp {
         Mp::Integer(i) => match (i.as_i64(), i.as_u64()) {
             (Some(v), _) => Some(Number::from(v)),
@@ -202,7 +204,7 @@ fn msgpack_number(mp: &Mp, path: &str) -> Result<Number, CodecError> {
     parsed.ok_or_else(|| invalid_number(path, &mp.to_string()))
 }
 
-fn invalid_number(path: &str, text: &str) -> CodecError {
+fn invalid_number(path: &AttributePath, text: &str) -> CodecError {
     // Quote at most the start of a long text.
     let shown: String = text.chars().take(40).collect();
     let more = if shown.len() < text.len() { "..." } else { "" };
@@ -221,14 +223,14 @@ fn float_number(f: f64) -> Option<Number> {
         .flatten()
 }
 
-fn msgpack_array<'a>(mp: &'a Mp, path: &str) -> Result<&'a [Mp], CodecError> {
+fn msgpack_array<'a>(mp: &'a Mp, path: &AttributePath) -> Result<&'a [Mp], CodecError> {
     match mp {
         Mp::Array(items) => Ok(items),
         other => Err(err(path, format!("expected an array, got {other}"))),
     }
 }
 
-fn msgpack_map<'a>(mp: &'a Mp, path: &str) -> Result<Vec<(&'a str, &'a Mp)>, CodecError> {
+fn msgpack_map<'a>(mp: &'a Mp, path: &AttributePath) -> Result<Vec<(&'a str, &'a Mp)>, CodecError> {
     match mp {
         Mp::Map(entries) => entries
             .iter()
@@ -248,13 +250,14 @@ fn msgpack_map<'a>(mp: &'a Mp, path: &str) -> Result<Vec<(&'a str, &'a Mp)>, Cod
 
 /// Encodes a value of type `ty` as msgpack, the form of every answer.
 pub fn encode_msgpack(value: &Value, ty: &Type) -> Result<Vec<u8>, CodecError> {
-    let mp = to_msgpack(value, ty, "")?;
+    let mp = to_msgpack(value, ty, &AttributePath::root())?;
     let mut out = Vec::new();
-    rmpv::encode::write_value(&mut out, &mp).map_err(|e| err("", e.to_string()))?;
+    rmpv::encode::write_value(&mut out, &mp)
+        .map_err(|e| err(&AttributePath::root(), e.to_string()))?;
     Ok(out)
 }
 
-fn to_msgpack(value: &Value, ty: &Type, path: &str) -> Result<Mp, CodecError> {
+fn to_msgpack(value: &Value, ty: &Type, path: &AttributePath) -> Result<Mp, CodecError> {
     let mismatch = || {
         err(
             path,
@@ -270,32 +273,24 @@ fn to_msgpack(value: &Value, ty: &Type, path: &str) -> Result<Mp, CodecError> {
         (Value::List(items), Type::List(e)) | (Value::Set(items), Type::Set(e)) => items
             .iter()
             .enumerate()
-            .map(|(i, v)| to_msgpack(v, e, &child(path, format_args!("[{i}]"))))
+            .map(|(i, v)| to_msgpack(v, e, &path.join_index(i)))
             .collect::<Result<_, _>>()
             .map(Mp::Array),
         (Value::Tuple(items), Type::Tuple(types)) if items.len() == types.len() => items
             .iter()
             .zip(types)
             .enumerate()
-            .map(|(i, (v, t))| to_msgpack(v, t, &child(path, format_args!("[{i}]"))))
+            .map(|(i, (v, t))| to_msgpack(v, t, &path.join_index(i)))
             .collect::<Result<_, _>>()
             .map(Mp::Array),
         (Value::Map(entries), Type::Map(e)) => entries
             .iter()
-            .map(|(k, v)| {
-                Ok((
-                    Mp::from(k.as_str()),
-                    to_msgpack(v, e, &child(path, format_args!("[{k:?}]")))?,
-                ))
-            })
+            .map(|(k, v)| Ok((Mp::from(k.as_str()), to_msgpack(v, e, &path.join_key(k))?)))
             .collect::<Result<_, _>>()
             .map(Mp::Map),
         (Value::Object(entries), Type::Object { attributes, .. }) => {
             if let Some(extra) = entries.keys().find(|k| !attributes.contains_key(*k)) {
-                return Err(err(
-                    &child(path, format_args!(".{extra}")),
-                    "not in the schema",
-                ));
+                return Err(err(&path.join_attr(extra), "not in the schema"));
             }
             attributes
                 .iter()
@@ -303,7 +298,7 @@ fn to_msgpack(value: &Value, ty: &Type, path: &str) -> Result<Mp, CodecError> {
                     let v = entries.get(name).unwrap_or(&Value::Null);
                     Ok((
                         Mp::from(name.as_str()),
-                        to_msgpack(v, t, &child(path, format_args!(".{name}")))?,
+                        to_msgpack(v, t, &path.join_attr(name))?,
                     ))
                 })
                 .collect::<Result<_, _>>()
@@ -340,14 +335,18 @@ fn number_to_msgpack(n: &Number) -> Mp {
 
 /// Decodes JSON text as a value of type `ty` (stored state, `DynamicValue.json`).
 pub fn decode_json(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
-    let json: Json =
-        serde_json::from_slice(bytes).map_err(|e| err("", format!("malformed JSON: {e}")))?;
-    from_json(&json, ty, "")
+    let json: Json = serde_json::from_slice(bytes)
+        .map_err(|e| err(&AttributePath::root(), format!("malformed JSON: {e}")))?;
+    from_json(&json, ty)
 }
 
 /// Converts JSON (stored state, or a typed struct serialized by serde) to a
 /// value of the given type. Object attributes absent from the JSON are null.
-pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError> {
+pub fn from_json(json: &Json, ty: &Type) -> Result<Value, CodecError> {
+    json_value(json, ty, &AttributePath::root())
+}
+
+fn json_value(json: &Json, ty: &Type, path: &AttributePath) -> Result<Value, CodecError> {
     if json.is_null() {
         return Ok(Value::Null);
     }
@@ -379,7 +378,7 @@ pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError
                 .ok_or_else(|| err(path, format!("expected an array, got {json}")))?
                 .iter()
                 .enumerate()
-                .map(|(i, item)| from_json(item, e, &child(path, format_args!("[{i}]"))))
+                .map(|(i, item)| json_value(item, e, &path.join_index(i)))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(if matches!(ty, Type::List(_)) {
                 Value::List(items)
@@ -401,7 +400,7 @@ pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError
                 .iter()
                 .zip(types)
                 .enumerate()
-                .map(|(i, (item, t))| from_json(item, t, &child(path, format_args!("[{i}]"))))
+                .map(|(i, (item, t))| json_value(item, t, &path.join_index(i)))
                 .collect::<Result<_, _>>()
                 .map(Value::Tuple)
         }
@@ -409,12 +408,7 @@ pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError
             .as_object()
             .ok_or_else(|| err(path, format!("expected an object, got {json}")))?
             .iter()
-            .map(|(k, v)| {
-                Ok((
-                    k.clone(),
-                    from_json(v, e, &child(path, format_args!("[{k:?}]")))?,
-                ))
-            })
+            .map(|(k, v)| Ok((k.clone(), json_value(v, e, &path.join_key(k))?)))
             .collect::<Result<_, _>>()
             .map(Value::Map),
         Type::Object { attributes, .. } => {
@@ -423,11 +417,11 @@ pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError
                 .ok_or_else(|| err(path, format!("expected an object, got {json}")))?;
             let mut given = BTreeMap::new();
             for (k, v) in object {
-                let p = child(path, format_args!(".{k}"));
+                let p = path.join_attr(k);
                 let t = attributes
                     .get(k)
                     .ok_or_else(|| err(&p, "unsupported attribute"))?;
-                given.insert(k.clone(), from_json(v, t, &p)?);
+                given.insert(k.clone(), json_value(v, t, &p)?);
             }
             Ok(complete_object(attributes, given))
         }
@@ -439,7 +433,7 @@ pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError
                 ));
             };
             let concrete = Type::from_json(t).map_err(|e| err(path, e.to_string()))?;
-            let value = from_json(v, &concrete, path)?;
+            let value = json_value(v, &concrete, path)?;
             Ok(Value::Dynamic(Box::new(concrete), Box::new(value)))
         }
     }
@@ -656,12 +650,7 @@ mod tests {
             &Value::Dynamic(Box::new(Type::String), Box::new(Value::string("y")))
         );
         assert_eq!(v.attr("c"), &Value::Null);
-        assert!(
-            decode_json(br#"{"zzz":1}"#, &ty)
-                .unwrap_err()
-                .path
-                .contains("zzz")
-        );
+        assert!(decode_json(br#"{"zzz":1}"#, &ty).unwrap_err().path == AttributePath::attr("zzz"));
     }
 
     #[test]
@@ -686,7 +675,8 @@ mod tests {
         )
         .unwrap();
         let e = decode_msgpack(&wrong, &ty).unwrap_err();
-        assert_eq!(e.path, ".n");
+        assert_eq!(e.path, AttributePath::attr("n"));
+        assert!(e.to_string().ends_with("(at n)"), "{e}");
         // Invalid UTF-8 in a string.
         assert!(decode_msgpack(&[0xa2, 0xff, 0xfe], &Type::String).is_err());
         // Absurd nesting does not overflow the stack.

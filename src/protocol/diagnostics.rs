@@ -45,6 +45,19 @@ impl AttributePath {
         Self(steps)
     }
 
+    /// The longest start of this path the CLIs can point at: up to the
+    /// second attribute name.
+    pub fn shown_by_clis(&self) -> AttributePath {
+        let second = self
+            .0
+            .iter()
+            .enumerate()
+            .filter(|(_, step)| matches!(step, PathStep::Attribute(_)))
+            .nth(1)
+            .map_or(self.0.len(), |(i, _)| i);
+        Self(self.0[..second].to_vec())
+    }
+
     /// The wire form, with which Terraform points at the configuration line.
     pub fn to_proto(&self) -> pb::AttributePath {
         use pb::attribute_path::step::Selector;
@@ -140,16 +153,36 @@ impl Diagnostic {
         self
     }
 
-    /// The wire form returned in every response's diagnostics.
+    /// The diagnostic as the CLIs get it. They follow a path into an
+    /// attribute's list elements and map items but not into a nested
+    /// object's attributes (they look those up among the block's own, and
+    /// would quote an unrelated line), so the path sent stops at the nested
+    /// object or element holding the attribute, and the detail names the
+    /// full path.
     pub fn to_proto(&self) -> pb::Diagnostic {
+        let (attribute, detail) = match &self.path {
+            Some(path) => {
+                let shown = path.shown_by_clis();
+                let full = path.to_string();
+                let named =
+                    self.detail.contains(&full) || self.detail.starts_with(&shown.to_string());
+                let detail = if shown.0.len() < path.0.len() && !named {
+                    format!("{full}: {}", self.detail)
+                } else {
+                    self.detail.clone()
+                };
+                (Some(shown.to_proto()), detail)
+            }
+            None => (None, self.detail.clone()),
+        };
         pb::Diagnostic {
             severity: match self.severity {
                 Severity::Error => pb::diagnostic::Severity::Error,
                 Severity::Warning => pb::diagnostic::Severity::Warning,
             } as i32,
             summary: self.summary.clone(),
-            detail: self.detail.clone(),
-            attribute: self.path.as_ref().map(AttributePath::to_proto),
+            detail,
+            attribute,
         }
     }
 }
@@ -207,5 +240,42 @@ impl Diagnostics {
 impl From<Diagnostic> for Diagnostics {
     fn from(d: Diagnostic) -> Self {
         Self(vec![d])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clis_get_the_nearest_path_they_can_show_and_the_full_one_in_words() {
+        let nested = AttributePath::attr("node_class").join_attr("name");
+        let element = AttributePath::attr("taints").join_index(0).join_attr("key");
+        let item = AttributePath::attr("labels").join_key("a/b");
+        assert_eq!(nested.shown_by_clis(), AttributePath::attr("node_class"));
+        assert_eq!(
+            element.shown_by_clis(),
+            AttributePath::attr("taints").join_index(0)
+        );
+        assert_eq!(item.shown_by_clis(), item);
+        let sent = Diagnostic::error("Invalid", "must not be empty")
+            .at(nested)
+            .to_proto();
+        assert_eq!(
+            sent.attribute,
+            Some(AttributePath::attr("node_class").to_proto())
+        );
+        assert_eq!(sent.detail, "node_class.name: must not be empty");
+        // A detail that already names the path is left as it is.
+        let sent = Diagnostic::error("Invalid", "taints[0].key: empty")
+            .at(element)
+            .to_proto();
+        assert_eq!(sent.detail, "taints[0].key: empty");
+        let sent = Diagnostic::error("Missing", "node_class: set `name`.")
+            .at(AttributePath::attr("node_class").join_attr("name"))
+            .to_proto();
+        assert_eq!(sent.detail, "node_class: set `name`.");
+        let sent = Diagnostic::error("Invalid", "bad key").at(item).to_proto();
+        assert_eq!(sent.detail, "bad key");
     }
 }

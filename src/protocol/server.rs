@@ -304,11 +304,17 @@ pub fn decode(
         return Ok(Value::Null);
     };
     result.map_err(|e| {
-        Diagnostic::error(
+        let diagnostic = Diagnostic::error(
             format!("Invalid {what} received from Terraform"),
             e.to_string(),
-        )
-        .into()
+        );
+        // At the attribute, so the CLI shows its line.
+        let diagnostic = if e.path.0.is_empty() {
+            diagnostic
+        } else {
+            diagnostic.at(e.path)
+        };
+        diagnostic.into()
     })
 }
 
@@ -834,5 +840,42 @@ fn server_capabilities() -> pb::ServerCapabilities {
         plan_destroy: false,
         get_provider_schema_optional: false,
         move_resource_state: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::AttributePath;
+
+    #[test]
+    fn a_value_that_cannot_be_decoded_is_reported_at_its_attribute() {
+        let ty = Type::object([("name", Type::String), ("value", Type::Number)]);
+        let mut msgpack = Vec::new();
+        rmpv::encode::write_value(
+            &mut msgpack,
+            &rmpv::Value::Map(vec![("value".into(), "1e5000".into())]),
+        )
+        .unwrap();
+        let value = pb::DynamicValue {
+            msgpack,
+            json: Vec::new(),
+        };
+        let diagnostics = decode(Some(&value), &ty, "configuration").unwrap_err();
+        let [diagnostic] = &diagnostics.0[..] else {
+            panic!("{diagnostics:?}");
+        };
+        assert_eq!(diagnostic.path, Some(AttributePath::attr("value")));
+        assert!(
+            diagnostic.detail.contains("at most 4096 digits"),
+            "{diagnostic:?}"
+        );
+        // Bytes after the value belong to no attribute.
+        let garbage = pb::DynamicValue {
+            msgpack: vec![0xc0, 0xc0],
+            json: Vec::new(),
+        };
+        let diagnostics = decode(Some(&garbage), &ty, "configuration").unwrap_err();
+        assert_eq!(diagnostics.0[0].path, None);
     }
 }

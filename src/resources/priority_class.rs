@@ -200,6 +200,27 @@ mod tests {
     }
 
     #[test]
+    fn a_value_beyond_64_bits_is_out_of_range_and_an_id_is_not_configurable() {
+        let h = harness();
+        let huge = Value::Number(Value::parse_number("1e30").unwrap());
+        let found = h.validate(
+            &h.schema()
+                .object(&[("name", Value::string("inference")), ("value", huge)]),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "value");
+        assert!(
+            found[0]
+                .1
+                .contains("1000000000000000000000000000000 is outside"),
+            "{found:?}"
+        );
+        let found = errors_of(json!({"name": "inference", "value": 1, "id": "inference"}));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "id");
+    }
+
+    #[test]
     fn unknown_values_are_not_judged_at_validate_time() {
         let h = harness();
         let c = h

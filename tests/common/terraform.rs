@@ -792,17 +792,6 @@ impl At<'_> {
     }
 }
 
-/// Where the CLIs place a diagnostic whose attribute path runs into a
-/// nested attribute (`taints[1].effect`, `limits.gpus`,
-/// `accelerator_count.min`). Terraform 1.11.4 and 1.5.7, OpenTofu 1.11.14
-/// and 1.8.11 all do the same: they look the path up in the configuration
-/// one step at a time and stop at an attribute whose value is an object or a
-/// list of objects, quoting the resource block's header instead. A list
-/// element itself (`taints[1]`) and a map entry they place on its line. And
-/// where the rest of the path happens to name a top-level attribute as well
-/// (`node_class.name`), they quote that attribute's line.
-pub(crate) const NESTED_ATTRIBUTE: At<'static> = At::Block;
-
 /// `validate` of `body` (after the provider preamble) must fail with one
 /// error, whose summary or detail contains `message` (which names the
 /// attribute path), placed by the CLI at the line `at` names.

@@ -34,7 +34,7 @@ use node_pool::{
     NodePoolMetadata, NodePoolSpec, effective_scheme, imported_label_scheme, node_pool,
     node_pool_resource,
 };
-use requirements::Constraints;
+use requirements::{Constraint, Constraints};
 
 use crate::cluster::Cluster;
 use crate::cluster::object::AppliedObject;
@@ -46,19 +46,36 @@ use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 /// The `gpufleet_fleet` resource.
 pub struct Fleet;
 
-/// The attributes that hold node constraints, checked together at plan.
-const CONSTRAINT_ATTRS: &[&str] = &[
-    "accelerators",
-    "accelerator_count",
-    "accelerator_memory_min_gib",
-    "capacity_types",
-    "instance_families",
-    "providers",
-    "zones",
-    "architectures",
-    "min_values",
-    "requirements",
-];
+/// The node constraints of `config` with those known only after apply
+/// left out (their attribute, its `min_values` and, when partly unknown,
+/// all of `min_values` or `requirements`), and the constraints left out.
+fn known_constraints(config: &Value) -> (Value, Vec<Constraint>) {
+    let mut known = config.clone();
+    let mut unset = |path: &[&str]| {
+        let mut value = Some(&mut known);
+        for name in path {
+            value = value.and_then(|v| v.attr_mut(name));
+        }
+        if let Some(value) = value {
+            *value = Value::Null;
+        }
+    };
+    let mut unknown = Vec::new();
+    for constraint in Constraint::ALL {
+        let attribute = constraint.min_values_attribute();
+        if !config.attr(attribute).is_wholly_known() {
+            unknown.push(constraint);
+            unset(&[attribute]);
+            unset(&["min_values", attribute]);
+        }
+    }
+    for attribute in ["min_values", "requirements"] {
+        if !config.attr(attribute).is_wholly_known() {
+            unset(&[attribute]);
+        }
+    }
+    (known, unknown)
+}
 
 impl Fleet {
     /// The NodePool spec a planned state makes under the provider's scheme.
@@ -116,16 +133,14 @@ impl AppliedObject for Fleet {
         }
         sharing::modify_plan(cluster, change, diagnostics);
         let config = change.config;
-        let known = CONSTRAINT_ATTRS
-            .iter()
-            .chain(&["label_scheme"])
-            .all(|attr| config.attr(attr).is_wholly_known());
-        if !known {
+        if !config.attr("label_scheme").is_wholly_known() {
             return;
         }
         let scheme = effective_scheme(config.attr("label_scheme").as_str(), cluster.label_scheme);
-        if let Err(d) = decode::<Constraints>(config).and_then(|c| c.requirements(scheme)) {
-            diagnostics.extend(d);
+        let (known, unknown) = known_constraints(config);
+        match decode::<Constraints>(&known) {
+            Ok(constraints) => diagnostics.extend(constraints.known_problems(scheme, &unknown)),
+            Err(d) => diagnostics.extend(d),
         }
     }
 

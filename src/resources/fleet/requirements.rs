@@ -163,7 +163,7 @@ impl Constraint {
     }
 
     /// The attribute of `min_values` that gives this constraint's `minValues`.
-    fn min_values_attribute(self) -> &'static str {
+    pub(super) fn min_values_attribute(self) -> &'static str {
         match self {
             Self::Accelerators => "accelerators",
             Self::MinAccelerators | Self::MaxAccelerators => "accelerator_count",
@@ -342,6 +342,28 @@ impl Constraints {
     /// under `scheme`; empty when they can.
     pub(super) fn problems(&self, scheme: LabelScheme) -> Vec<Problem> {
         self.checked(scheme).1
+    }
+
+    /// The problems under `scheme` that involve none of the `unknown`
+    /// constraints (left out of `self` because they are known only after
+    /// apply): what can be said now, at plan.
+    pub(super) fn known_problems(
+        &self,
+        scheme: LabelScheme,
+        unknown: &[Constraint],
+    ) -> Diagnostics {
+        // The models' label values depend on the memory bound.
+        let involved = |c: &Constraint| {
+            unknown.contains(c)
+                || (*c == Constraint::Accelerators && unknown.contains(&Constraint::MinMemory))
+        };
+        Diagnostics(
+            self.problems(scheme)
+                .into_iter()
+                .filter(|p| !p.blame.iter().any(involved))
+                .map(|p| p.diagnostic)
+                .collect(),
+        )
     }
 
     fn raw(&self) -> &[RawRequirement] {

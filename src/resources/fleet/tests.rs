@@ -316,7 +316,7 @@ fn unknown_values_do_not_block_planning() {
     let mut config = value(with(training(), json!({"accelerators": ["A100-80GB"]})));
     let class = config.attr_mut("node_class").unwrap();
     set(class, "name", Value::UNKNOWN);
-    // An unknown constraint postpones the scheme check to apply.
+    // An unknown constraint leaves its own checks to apply.
     set(&mut config, "accelerators", Value::UNKNOWN);
     let plan = plan_for(&Value::Null, &config, LabelScheme::Cfke);
     assert!(!plan.diagnostics.has_errors(), "{:?}", plan.diagnostics);
@@ -681,7 +681,23 @@ mod round_trip;
 mod static_fleets_and_metadata;
 
 #[test]
-fn constraint_attrs_are_the_constraints_fields() {
+fn a_requirements_values_are_named_in_its_errors() {
+    for requirement in [
+        json!({"key": "k", "operator": "In"}),
+        json!({"key": "k", "operator": "Lt", "values": ["five"]}),
+    ] {
+        let (path, detail) = error_at(
+            with(training(), json!({ "requirements": [requirement] })),
+            LabelScheme::Cfke,
+        );
+        assert_eq!(path, "requirements[0].values");
+        assert!(detail.starts_with("requirements[0].values: "), "{detail}");
+    }
+}
+
+/// `known_constraints` leaves out every field of `Constraints` it must.
+#[test]
+fn every_constraints_field_is_a_constraint_min_values_or_requirements() {
     let fields = serde_json::to_value(Constraints::default()).unwrap();
     let fields: Vec<&str> = fields
         .as_object()
@@ -689,5 +705,50 @@ fn constraint_attrs_are_the_constraints_fields() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(fields, CONSTRAINT_ATTRS);
+    let mut handled: Vec<&str> = Constraint::ALL
+        .iter()
+        .map(|c| c.min_values_attribute())
+        .collect();
+    handled.dedup();
+    handled.extend(["min_values", "requirements"]);
+    assert_eq!(fields, handled);
+}
+
+#[test]
+fn constraints_known_at_plan_are_checked_beside_unknown_ones() {
+    let plan_errors = |config: serde_json::Value, unknown: &str| {
+        let mut config = value(config);
+        set(&mut config, unknown, Value::UNKNOWN);
+        let plan = plan_for(&Value::Null, &config, LabelScheme::Cfke);
+        crate::framework::testkit::errors(&plan.diagnostics)
+    };
+    // The azure scheme has no memory label, whatever the zones turn out to be.
+    let found = plan_errors(
+        with(
+            training(),
+            json!({"label_scheme": "azure", "zones": ["a"], "accelerator_memory_min_gib": 80}),
+        ),
+        "zones",
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "accelerator_memory_min_gib");
+    assert!(found[0].1.contains("no GPU memory label"), "{found:?}");
+    // What depends on an unknown waits: the minValues of unknown zones,
+    // and models told apart by an unknown memory bound.
+    let found = plan_errors(
+        with(
+            training(),
+            json!({"zones": ["a"], "min_values": {"zones": 3}}),
+        ),
+        "zones",
+    );
+    assert!(found.is_empty(), "{found:?}");
+    let found = plan_errors(
+        with(
+            training(),
+            json!({"accelerators": ["A100-80GB"], "accelerator_memory_min_gib": 80}),
+        ),
+        "accelerator_memory_min_gib",
+    );
+    assert!(found.is_empty(), "{found:?}");
 }

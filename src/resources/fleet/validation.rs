@@ -301,10 +301,11 @@ fn check_requirements(config: &Value, diagnostics: &mut Diagnostics) {
             _ => None,
         };
         if let Some(problem) = problem {
+            let at = path.join_attr("values");
             diagnostics.error_at(
-                path.join_attr("values"),
+                at.clone(),
                 "Invalid requirement",
-                format!("{path}: {problem}"),
+                format!("{at}: {problem}"),
             );
         }
         if let Some(min) = requirement.attr("min_values").as_i64()

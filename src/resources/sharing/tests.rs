@@ -10,7 +10,7 @@ use crate::protocol::codec::from_json;
 
 fn settings_value(settings: serde_json::Value) -> Value {
     let ty = ObjectSchema::new("", attributes(Strategy::NODES, true)).value_type();
-    from_json(&settings, &ty, "").unwrap()
+    from_json(&settings, &ty).unwrap()
 }
 
 /// (path, detail) of what `check` reports for a fleet of `models`.

@@ -2,7 +2,6 @@
 # expect: plan
 # path: accelerator_memory_min_gib
 # message: label scheme
-# gap: caught: the label-scheme checks are skipped when any node constraint is unknown, even an unrelated one
 resource "terraform_data" "zone" {
   input = "zone-a"
 }

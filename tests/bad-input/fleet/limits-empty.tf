@@ -1,7 +1,7 @@
 # An empty limits object limits nothing.
 # expect: validate
 # path: limits
-# message: empty limits
+# message: must not be empty
 resource "gpufleet_fleet" "this" {
   name       = "gpu"
   node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }

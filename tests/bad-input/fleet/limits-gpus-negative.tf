@@ -1,7 +1,7 @@
 # A limit cannot be negative.
 # expect: validate
 # path: limits.gpus
-# message: cannot be negative
+# message: is negative
 resource "gpufleet_fleet" "this" {
   name       = "gpu"
   node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }

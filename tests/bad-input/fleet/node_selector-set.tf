@@ -1,8 +1,7 @@
 # node_selector is computed: the fleet says where its nodes are.
 # expect: validate
 # path: node_selector
-# message: node_selector
-# gap: caught: computed-only attributes set in configuration are not rejected
+# message: is set by the provider
 resource "gpufleet_fleet" "this" {
   name          = "gpu"
   node_class    = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }

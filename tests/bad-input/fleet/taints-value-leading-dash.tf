@@ -1,7 +1,7 @@
 # A taint value must start with a letter or digit.
 # expect: validate
 # path: taints[0].value
-# message: not a valid taint value
+# message: not a valid label value
 resource "gpufleet_fleet" "this" {
   name       = "gpu"
   node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }

@@ -1,8 +1,7 @@
 # nodes is computed: the nodes the taints landed on.
 # expect: validate
 # path: nodes
-# message: nodes
-# gap: caught: computed-only attributes set in configuration are not rejected
+# message: is set by the provider
 resource "gpufleet_node_taint" "this" {
   node_name = "gpu-1"
   taints    = [{ key = "workload", value = "training", effect = "NoSchedule" }]

@@ -1,7 +1,7 @@
 # No taints to own.
 # expect: validate
 # path: taints
-# message: no taints
+# message: must not be empty
 resource "gpufleet_node_taint" "this" {
   node_name = "gpu-1"
   taints    = [] # <- diagnostic

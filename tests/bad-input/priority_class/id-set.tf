@@ -1,8 +1,7 @@
 # id is computed: a configuration cannot set it.
 # expect: validate
 # path: id
-# message: id
-# gap: caught: computed-only attributes set in configuration are not rejected
+# message: is set by the provider
 resource "gpufleet_priority_class" "this" {
   id    = "inference" # <- diagnostic
   name  = "inference"

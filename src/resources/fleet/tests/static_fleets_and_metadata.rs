@@ -239,7 +239,7 @@ fn state_of_schema_0_upgrades() {
         "expire_after": "720h",
     });
     let upgraded = Resource::upgrade_state(&ObjectResource(Fleet), 0, old).unwrap();
-    let state = from_json(&upgraded, &harness().schema().value_type(), "").unwrap();
+    let state = from_json(&upgraded, &harness().schema().value_type()).unwrap();
     assert_eq!(
         state.attr("limits").to_json(),
         json!({"gpus": "64", "memory": "4000Gi"})

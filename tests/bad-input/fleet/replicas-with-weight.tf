@@ -1,11 +1,10 @@
-# GPUs are whole.
+# Karpenter does not weigh static NodePools.
 # expect: validate
-# path: limits.gpus
-# message: whole number
+# path: weight
+# message: has no `weight`
 resource "gpufleet_fleet" "this" {
   name       = "gpu"
   node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
-  limits = {
-    gpus = 7.5 # <- diagnostic
-  }
+  replicas   = 2
+  weight     = 10 # <- diagnostic
 }

@@ -1,11 +1,9 @@
-# Beyond what the API holds.
+# A static fleet of -1 nodes.
 # expect: validate
-# path: limits.gpus
+# path: replicas
 # message: outside
 resource "gpufleet_fleet" "this" {
   name       = "gpu"
   node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
-  limits = {
-    gpus = 4294967296 # <- diagnostic
-  }
+  replicas   = -1 # <- diagnostic
 }

@@ -1,0 +1,8 @@
+# The device plugin knows none, single and mixed.
+# expect: validate
+# path: mig_strategy
+# message: is not one of
+resource "gpufleet_gpu_sharing" "this" {
+  strategy     = "none"
+  mig_strategy = "split" # <- diagnostic
+}

@@ -1,0 +1,8 @@
+# The MPS daemon serves at most 48 clients per GPU.
+# expect: validate
+# path: replicas
+# message: outside
+resource "gpufleet_gpu_sharing" "this" {
+  strategy = "mps"
+  replicas = 49 # <- diagnostic
+}

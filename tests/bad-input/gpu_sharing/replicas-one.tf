@@ -1,0 +1,8 @@
+# Sharing a GPU one way is not sharing.
+# expect: validate
+# path: replicas
+# message: outside
+resource "gpufleet_gpu_sharing" "this" {
+  strategy = "time_slicing"
+  replicas = 1 # <- diagnostic
+}

@@ -1,0 +1,7 @@
+# strategy is required.
+# expect: validate
+# path: strategy
+# message: strategy
+resource "gpufleet_gpu_sharing" "this" { # <- diagnostic
+  replicas = 4
+}
