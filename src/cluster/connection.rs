@@ -60,16 +60,32 @@ impl Connection {
             .filter(|p| !p.is_empty())
     }
 
-    /// Where the cluster is, for messages (never a secret).
-    pub fn describe(&self) -> String {
-        match (&self.host, self.kubeconfig_path(|k| std::env::var(k).ok())) {
-            (Some(host), _) => format!("the cluster at {host}"),
-            (None, Some(path)) => match &self.config_context {
-                Some(ctx) => format!("context {ctx:?} of kubeconfig {path}"),
-                None => format!("the current context of kubeconfig {path}"),
-            },
-            (None, None) => "the cluster (no host and no kubeconfig configured)".to_string(),
+    /// Where the settings come from, for messages: the kubeconfig and its
+    /// context; `None` for `host`.
+    fn source(&self) -> Option<String> {
+        if self.host.is_some() {
+            return None;
         }
+        let path = self.kubeconfig_path(|k| std::env::var(k).ok())?;
+        Some(match &self.config_context {
+            Some(ctx) => format!("context {ctx:?} of kubeconfig {path}"),
+            None => format!("the current context of kubeconfig {path}"),
+        })
+    }
+
+    /// What is known of the endpoint before the settings are read.
+    pub fn configured_endpoint(&self) -> Endpoint {
+        Endpoint {
+            server: self.host.clone(),
+            source: self.source(),
+            ..Default::default()
+        }
+    }
+
+    /// Where the cluster is, for messages (never a secret), before the
+    /// settings are read.
+    pub fn describe(&self) -> String {
+        self.configured_endpoint().describe()
     }
 
     /// Builds the client configuration. Everything goes through one
@@ -94,9 +110,35 @@ impl Connection {
             },
             ..Default::default()
         };
-        kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        // The provider setting wins over the kubeconfig's, in both directions
+        // only when given: verification stays on unless someone turns it off.
+        if let Some(insecure) = self.insecure {
+            config.accept_invalid_certs = insecure;
+        }
+        Ok(config)
+    }
+
+    /// What messages say about the cluster `config` reaches.
+    pub fn endpoint(&self, config: &kube::Config) -> Endpoint {
+        let url = &config.cluster_url;
+        let port = url
+            .port_u16()
+            .unwrap_or(if url.scheme_str() == Some("http") {
+                80
+            } else {
+                443
+            });
+        Endpoint {
+            server: Some(url.to_string().trim_end_matches('/').to_string()),
+            host: url.host().map(|h| h.trim_matches(['[', ']']).to_string()),
+            authority: url.host().map(|h| format!("{h}:{port}")),
+            tls_server_name: config.tls_server_name.clone(),
+            source: self.source(),
+            client_certificate: client_certificate(&config.auth_info),
+        }
     }
 
     fn explicit_kubeconfig(&self) -> Result<Kubeconfig, String> {
@@ -131,6 +173,56 @@ impl Connection {
         });
         serde_json::from_value(strip_nulls(document))
             .map_err(|e| format!("invalid connection settings: {e}"))
+    }
+}
+
+/// The API server a client talks to, for messages and for telling why a
+/// connection failed. It holds no secret: the client certificate is public.
+#[derive(Clone, Debug, Default)]
+pub struct Endpoint {
+    /// The API server URL, once the settings have been read.
+    pub server: Option<String>,
+    /// Its host, without brackets around an IPv6 address.
+    pub host: Option<String>,
+    /// `host:port` it connects to.
+    pub authority: Option<String>,
+    /// The name the server's certificate is checked against when it is not
+    /// the URL's host (the kubeconfig's `tls-server-name`).
+    pub tls_server_name: Option<String>,
+    /// Where the settings came from, e.g. `the current context of kubeconfig
+    /// /k`; `None` for the provider's `host`.
+    pub source: Option<String>,
+    /// The client certificate (PEM), to tell why the server rejected it.
+    pub client_certificate: Option<Vec<u8>>,
+}
+
+impl Endpoint {
+    /// `the API server https://10.0.0.1:6443 (context "x" of kubeconfig /k)`.
+    pub fn describe(&self) -> String {
+        match (&self.server, &self.source) {
+            (Some(server), Some(source)) => format!("the API server {server} ({source})"),
+            (Some(server), None) => format!("the API server {server}"),
+            (None, Some(source)) => format!("the cluster of {source}"),
+            (None, None) => "the cluster (no host and no kubeconfig configured)".to_string(),
+        }
+    }
+
+    /// The name the server's certificate must carry.
+    pub fn certificate_name(&self) -> Option<String> {
+        self.tls_server_name.clone().or_else(|| self.host.clone())
+    }
+}
+
+/// The PEM client certificate of a kubeconfig user: inline, or the file it
+/// names.
+fn client_certificate(user: &kube::config::AuthInfo) -> Option<Vec<u8>> {
+    use base64::Engine;
+    match (&user.client_certificate_data, &user.client_certificate) {
+        (Some(data), _) => base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .ok(),
+        (None, Some(path)) => std::fs::read(expand_home(path)).ok(),
+        (None, None) => None,
     }
 }
 
@@ -197,6 +289,51 @@ mod tests {
         assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");
         assert!(config.accept_invalid_certs);
         assert!(!c.describe().contains("secret-token"));
+    }
+
+    #[tokio::test]
+    async fn tls_verification_is_on_unless_insecure_is_true() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        let kubeconfig = |insecure: bool| {
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1:6443\n    insecure-skip-tls-verify: {insecure}\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n"
+            )
+        };
+        let with = |insecure: Option<bool>| Connection {
+            config_path: Some(path.to_string_lossy().into_owned()),
+            insecure,
+            ..Default::default()
+        };
+        std::fs::write(&path, kubeconfig(false)).unwrap();
+        assert!(!with(None).kube_config().await.unwrap().accept_invalid_certs);
+        assert!(
+            with(Some(true))
+                .kube_config()
+                .await
+                .unwrap()
+                .accept_invalid_certs
+        );
+        std::fs::write(&path, kubeconfig(true)).unwrap();
+        assert!(with(None).kube_config().await.unwrap().accept_invalid_certs);
+        assert!(
+            !with(Some(false))
+                .kube_config()
+                .await
+                .unwrap()
+                .accept_invalid_certs
+        );
+        let host = Connection {
+            host: Some("https://10.0.0.1:6443".into()),
+            token: Some("t".into()),
+            ..Default::default()
+        };
+        let config = host.kube_config().await.unwrap();
+        assert!(!config.accept_invalid_certs);
+        let endpoint = host.endpoint(&config);
+        assert_eq!(endpoint.describe(), "the API server https://10.0.0.1:6443");
+        assert_eq!(endpoint.authority.as_deref(), Some("10.0.0.1:6443"));
+        assert_eq!(endpoint.certificate_name().as_deref(), Some("10.0.0.1"));
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::LabelScheme;
 use crate::cluster::connection::Connection;
 use crate::cluster::object::ObjectResource;
+use crate::cluster::permissions::Permission;
 use crate::cluster::{Cluster, Kubernetes};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{all_or_none, one_of};
@@ -15,8 +16,8 @@ use crate::framework::{
     ProviderDefinition, RegisteredDataSource, RegisteredResource, register_data_source,
     register_resource,
 };
-use crate::protocol::Diagnostics;
 use crate::protocol::schema::Nesting;
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 use crate::{data_sources, resources};
 
 /// The provider definition.
@@ -52,7 +53,7 @@ impl ProviderDefinition for Gpufleet {
                 Attr::string("cluster_ca_certificate").optional().describe("PEM CA certificate of the API server."),
                 Attr::string("client_certificate").optional().describe("PEM client certificate for `host`."),
                 Attr::string("client_key").optional().sensitive().describe("PEM key of `client_certificate`."),
-                Attr::bool("insecure").optional().describe("Skip verifying the API server's certificate (test clusters only)."),
+                Attr::bool("insecure").optional().describe("Skip verifying the API server's certificate, for `host` and kubeconfigs alike (throw-away test clusters only; configuring the provider warns). Verification is on unless this is `true`."),
                 Attr::nested(
                     "exec",
                     Nesting::Single,
@@ -72,6 +73,20 @@ impl ProviderDefinition for Gpufleet {
             ],
         )
         .validate(all_or_none(&["client_certificate", "client_key"]))
+    }
+
+    fn configure_warnings(&self, config: &Config) -> Diagnostics {
+        let mut warnings = Diagnostics::default();
+        if config.connection.insecure == Some(true) {
+            warnings.push(
+                Diagnostic::warning(
+                    "TLS verification is off",
+                    "`insecure = true`: gpufleet does not check the API server's certificate, so whoever sits between here and the cluster can read and change every request, credentials included. Use it only for throw-away test clusters; give the cluster's CA with `cluster_ca_certificate` (or the kubeconfig's certificate-authority-data) instead.",
+                )
+                .at(AttributePath::attr("insecure")),
+            );
+        }
+        warnings
     }
 
     async fn configure(&self, config: Config) -> Result<Cluster, Diagnostics> {
@@ -101,10 +116,79 @@ impl ProviderDefinition for Gpufleet {
     }
 }
 
+/// What each resource and data source needs of the Kubernetes API, by type
+/// name. `docs/rbac.yaml` is generated from it, and every registered type
+/// must have its entry.
+pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
+    vec![
+        (
+            "gpufleet_priority_class",
+            resources::priority_class::PERMISSIONS,
+        ),
+        ("gpufleet_fleet", resources::fleet::PERMISSIONS),
+        ("gpufleet_node_taint", resources::node_taint::PERMISSIONS),
+        (
+            "gpufleet_accelerators",
+            data_sources::accelerators::PERMISSIONS,
+        ),
+    ]
+}
+
+/// The namespace the generated Role is for: the GPU Operator's default one.
+pub const RBAC_OPERATOR_NAMESPACE: &str = "gpu-operator";
+
+/// `docs/rbac.yaml`: the roles granting exactly [`permissions`].
+pub fn rbac_manifests() -> String {
+    crate::cluster::permissions::manifests(
+        &crate::cluster::permissions::rules(&permissions()),
+        RBAC_OPERATOR_NAMESPACE,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::framework::FrameworkProvider;
+
+    #[test]
+    fn every_type_declares_its_permissions() {
+        let provider = FrameworkProvider::new(Gpufleet);
+        let declared: Vec<&str> = permissions().iter().map(|(name, _)| *name).collect();
+        let registered: Vec<String> = provider
+            .object_schemas()
+            .map(|(name, _)| name)
+            .filter(|name| name != "provider")
+            .collect();
+        for name in &registered {
+            assert!(
+                declared.contains(&name.as_str()),
+                "{name} declares no permissions in provider::permissions()"
+            );
+        }
+        for name in &declared {
+            assert!(
+                registered.iter().any(|r| r == name),
+                "{name} is not registered"
+            );
+        }
+    }
+
+    /// docs/rbac.yaml is what the declarations generate. When it is not,
+    /// the test writes the generated file and fails, so a rerun passes and
+    /// the change shows in `git diff`.
+    #[test]
+    fn docs_rbac_yaml_is_generated_from_the_declared_permissions() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rbac.yaml");
+        let generated = rbac_manifests();
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed != generated {
+            std::fs::write(&path, &generated).unwrap();
+            panic!(
+                "{} was out of date and has been regenerated from provider::permissions(); review and commit it",
+                path.display()
+            );
+        }
+    }
 
     #[test]
     fn every_schema_is_sound() {

@@ -25,6 +25,27 @@ pub fn kubeconfig() -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The kubeconfig the provider runs with: GPUFLEET_TEST_PROVIDER_KUBECONFIG
+/// (`make test`: the cluster's user bound only to docs/rbac.yaml's roles),
+/// else that user's kubeconfig beside the cluster's when there is one, else
+/// the cluster's own. The tests' own checks behind Terraform's back use
+/// [`kubeconfig`].
+pub fn provider_kubeconfig() -> String {
+    if let Ok(path) = std::env::var("GPUFLEET_TEST_PROVIDER_KUBECONFIG") {
+        assert!(
+            std::path::Path::new(&path).exists(),
+            "GPUFLEET_TEST_PROVIDER_KUBECONFIG={path} does not exist"
+        );
+        return path;
+    }
+    let beside = PathBuf::from(kubeconfig()).with_file_name("kubeconfig-provider");
+    if beside.exists() {
+        beside.to_string_lossy().into_owned()
+    } else {
+        kubeconfig()
+    }
+}
+
 /// A kubeconfig naming a server where nothing listens.
 pub fn unreachable_kubeconfig() -> &'static str {
     "apiVersion: v1\nkind: Config\nclusters:\n- name: nowhere\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: nobody\n  user:\n    token: t\ncontexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nobody\ncurrent-context: nowhere\n"

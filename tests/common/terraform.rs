@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use super::{kubeconfig, repo_root};
+use super::{provider_kubeconfig, repo_root};
 
 pub const PROVIDER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -105,7 +105,7 @@ fn provider_mirror() -> &'static Path {
 /// The preamble every configuration gets: provider requirement and a
 /// provider block pointing at the cluster under test.
 pub fn provider_block(extra: &str) -> String {
-    provider_block_for(&kubeconfig(), extra)
+    provider_block_for(&provider_kubeconfig(), extra)
 }
 
 /// The preamble with the provider reading another kubeconfig (another user).

@@ -35,6 +35,7 @@ use requirements::Constraints;
 
 use crate::cluster::Cluster;
 use crate::cluster::object::AppliedObject;
+use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::framework::PlanChange;
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
@@ -42,6 +43,13 @@ use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
 pub struct Fleet;
+
+/// What it needs of the API: its NodePools, as any applied object.
+pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
+    "karpenter.sh",
+    "nodepools",
+    APPLIED_OBJECT_VERBS,
+)];
 
 /// The attributes that hold node constraints, checked together at plan.
 const CONSTRAINT_ATTRS: &[&str] = &[
