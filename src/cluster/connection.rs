@@ -138,6 +138,11 @@ impl Connection {
             tls_server_name: config.tls_server_name.clone(),
             source: self.source(),
             client_certificate: client_certificate(&config.auth_info),
+            exec_command: config
+                .auth_info
+                .exec
+                .as_ref()
+                .and_then(|exec| exec.command.clone()),
         }
     }
 
@@ -194,6 +199,9 @@ pub struct Endpoint {
     pub source: Option<String>,
     /// The client certificate (PEM), to tell why the server rejected it.
     pub client_certificate: Option<Vec<u8>>,
+    /// The exec credential plugin's command (not its arguments or
+    /// environment, which may carry secrets).
+    pub exec_command: Option<String>,
 }
 
 impl Endpoint {

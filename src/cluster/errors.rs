@@ -221,7 +221,7 @@ fn unanswered(endpoint: &Endpoint, error: &kube::Error) -> Unanswered {
         .unwrap_or_else(|| "the server".to_string());
     for cause in &chain {
         if let Some(auth) = cause.downcast_ref::<kube::client::AuthError>() {
-            return exec_failure(auth);
+            return exec_failure(endpoint, auth);
         }
         if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
             return tls_failure(endpoint, tls);
@@ -281,42 +281,47 @@ fn unanswered(endpoint: &Endpoint, error: &kube::Error) -> Unanswered {
 }
 
 /// A failed exec credential plugin: its command, exit status and error
-/// output (never its standard output, which may hold half a credential).
-fn exec_failure(error: &kube::client::AuthError) -> Unanswered {
+/// output; never its arguments, environment or standard output, which may
+/// hold secrets.
+fn exec_failure(endpoint: &Endpoint, error: &kube::client::AuthError) -> Unanswered {
     use kube::client::AuthError;
     let what = "the exec credential plugin failed";
+    let command = endpoint.exec_command.as_deref().unwrap_or("(unnamed)");
     match error {
-        AuthError::AuthExecRun { cmd, out } => {
+        AuthError::AuthExecRun { out, .. } => {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let stderr = stderr.trim();
             let said = if stderr.is_empty() {
-                "and printed no error".to_string()
+                " and printed no error.".to_string()
             } else {
                 let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
                 let tail: Vec<&str> = tail.into_iter().rev().collect();
-                format!("saying: {}", tail.join("\n"))
+                format!(", saying: {}", tail.join("\n"))
+            };
+            let ended = match out.status.code() {
+                Some(code) => format!("exited with status {code}"),
+                None => format!("ended with {}", out.status),
             };
             Unanswered::new(
                 what,
-                format!(
-                    "the exec credential plugin {cmd} exited with {} {said}",
-                    out.status
-                ),
+                format!("the exec credential plugin `{command}` {ended}{said}"),
             )
         }
         AuthError::AuthExecStart(e) => Unanswered::new(
             what,
             format!(
-                "the exec credential plugin could not be started: {e}. Is its command installed and on PATH?"
+                "the exec credential plugin `{command}` could not be started: {e}. Is it installed and on PATH?"
             ),
         ),
         AuthError::AuthExecParse(e) => Unanswered::new(
             what,
-            format!("the exec credential plugin did not print an ExecCredential: {e}"),
+            format!("the exec credential plugin `{command}` did not print an ExecCredential: {e}"),
         ),
         AuthError::ExecPluginFailed => Unanswered::new(
             what,
-            "the exec credential plugin printed an ExecCredential without a status (no credentials).",
+            format!(
+                "the exec credential plugin `{command}` printed an ExecCredential without a status (no credentials)."
+            ),
         ),
         other => Unanswered::new(
             "cannot load the credentials",
@@ -385,7 +390,11 @@ fn tls_failure(endpoint: &Endpoint, error: &rustls::Error) -> Unanswered {
                 format!(
                     "the API server's certificate is not valid for {:?}: it is for {}. Connect by one of those names (the kubeconfig's server or tls-server-name, or `host`).",
                     expected.to_str(),
-                    presented.join(", ")
+                    presented
+                        .iter()
+                        .map(|name| presented_name(name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ),
             other => Unanswered::new(
@@ -401,6 +410,17 @@ fn tls_failure(endpoint: &Endpoint, error: &rustls::Error) -> Unanswered {
         ),
         other => Unanswered::new("TLS failed", format!("TLS with {name} failed: {other}")),
     }
+}
+
+/// A name a certificate presents, as rustls spells it (`DnsName("a.b")`,
+/// `IpAddress(10.0.0.1)`), the way people write it.
+fn presented_name(name: &str) -> &str {
+    let inner = name
+        .strip_prefix("DnsName(")
+        .or_else(|| name.strip_prefix("IpAddress("))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or(name);
+    inner.trim_matches('"')
 }
 
 /// A Unix time as `2021-01-01 00:00:00 UTC` (the proleptic Gregorian

@@ -14,7 +14,7 @@
 #   kubeconfig-limited  user gpufleet-limited, no RBAC bindings (least privilege tests)
 #   kubeconfig-provider user gpufleet-provider, bound only to docs/rbac.yaml's roles:
 #                       what the acceptance tests run the provider as
-#   provider-token      a token of ServiceAccount default/gpufleet-provider, bound likewise
+#                       (and ServiceAccount default/gpufleet-provider, for token tests)
 #   pki/                also certificates outside their validity period for the
 #                       TLS error tests: the API server serves expired-server for
 #                       the TLS name expired.gpufleet.test and future-server for
@@ -296,7 +296,7 @@ install_crds() {
 
 # docs/rbac.yaml's ClusterRole (and its Roles, in namespaces created here if
 # missing), bound to user gpufleet-provider and to ServiceAccount
-# default/gpufleet-provider, whose token goes to provider-token.
+# default/gpufleet-provider (tests ask for its tokens).
 bind_provider_roles() {
   local rbac=$repo/docs/rbac.yaml subjects ns bound=()
   subjects=(--user=gpufleet-provider --serviceaccount=default:gpufleet-provider)
@@ -311,7 +311,6 @@ bind_provider_roles() {
     kubectl create rolebinding gpufleet-provider -n "$ns" --role=gpufleet "${subjects[@]}" >/dev/null
   done
   kubectl create serviceaccount gpufleet-provider -n default >/dev/null
-  (umask 077 && kubectl create token gpufleet-provider -n default --duration=48h >"$state/provider-token")
 }
 
 # --- commands ----------------------------------------------------------------
