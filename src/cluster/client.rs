@@ -88,6 +88,15 @@ impl Kubernetes {
         Ok(Api::all(self.client().await?))
     }
 
+    /// The API of a namespaced built-in kind in `namespace`.
+    pub async fn namespaced_api<K>(&self, namespace: &str) -> Result<Api<K>, Diagnostics>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        Ok(Api::namespaced(self.client().await?, namespace))
+    }
+
     /// The API of a cluster-scoped custom resource.
     pub async fn dynamic_api(
         &self,
@@ -134,6 +143,27 @@ impl Kubernetes {
         K: Clone + DeserializeOwned + Serialize + Debug,
     {
         apply(api, name, value)
+            .await
+            .map_err(|e| self.api_error(action, kind, &e))
+    }
+
+    /// Creates or updates `value` by server-side apply as field manager
+    /// `manager`: it owns exactly the fields `value` carries, next to other
+    /// managers' fields of the same object, and stops owning (so the API
+    /// server removes) fields it sent before and leaves out now.
+    pub async fn apply_as<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        value: &K,
+        manager: &str,
+        action: &str,
+        kind: &str,
+    ) -> Result<K, Diagnostics>
+    where
+        K: Clone + DeserializeOwned + Serialize + Debug,
+    {
+        apply_with(api, name, value, manager)
             .await
             .map_err(|e| self.api_error(action, kind, &e))
     }
@@ -190,9 +220,22 @@ pub async fn apply<K>(api: &Api<K>, name: &str, object: &K) -> Result<K, kube::E
 where
     K: Clone + DeserializeOwned + Serialize + Debug,
 {
+    apply_with(api, name, object, FIELD_MANAGER).await
+}
+
+/// [`apply`] as field manager `manager`.
+pub async fn apply_with<K>(
+    api: &Api<K>,
+    name: &str,
+    object: &K,
+    manager: &str,
+) -> Result<K, kube::Error>
+where
+    K: Clone + DeserializeOwned + Serialize + Debug,
+{
     api.patch(
         name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
+        &PatchParams::apply(manager).force(),
         &Patch::Apply(object),
     )
     .await

@@ -3,7 +3,9 @@
 //! read shows only the fields gpufleet owns (everything after an import),
 //! update re-applies, delete removes, and import takes the object's name.
 //! A new such resource supplies its model, schema and the mapping between
-//! model and object; [`ObjectResource`] does the rest.
+//! model and object; [`ObjectResource`] does the rest. Objects that go with
+//! the main one (a ConfigMap key, NodeOverlays) are its companions: written
+//! after it, read with it so their drift shows, removed after it.
 
 use std::fmt::Debug;
 
@@ -88,6 +90,39 @@ pub trait AppliedObject: Send + Sync + 'static {
         )
         .into())
     }
+
+    /// Writes the companions `state` (the planned state, as the main
+    /// object's apply left it) asks for, over those `prior` asked for
+    /// (`None` on create), releasing what is no longer wanted.
+    async fn write_companions(
+        &self,
+        _cluster: &Cluster,
+        _prior: Option<&Self::Model>,
+        _state: &mut Self::Model,
+    ) -> Result<Warnings, Diagnostics> {
+        Ok(Warnings::default())
+    }
+    /// Reads the companions into `state` (what the read of the main object
+    /// gave, with `prior` as what state had), so that drift shows; when
+    /// `importing`, also the configuration they imply.
+    async fn read_companions(
+        &self,
+        _cluster: &Cluster,
+        _state: &mut Self::Model,
+        _prior: &Self::Model,
+        _importing: bool,
+    ) -> Result<(), Diagnostics> {
+        Ok(())
+    }
+    /// Removes the companions `prior` wrote; runs after the main object is
+    /// deleted.
+    async fn delete_companions(
+        &self,
+        _cluster: &Cluster,
+        _prior: &Self::Model,
+    ) -> Result<Warnings, Diagnostics> {
+        Ok(Warnings::default())
+    }
 }
 
 /// The resource of an [`AppliedObject`].
@@ -101,6 +136,7 @@ impl<T: AppliedObject> ObjectResource<T> {
     async fn apply(
         &self,
         cluster: &Cluster,
+        prior: Option<&T::Model>,
         planned: T::Model,
         action: &str,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
@@ -113,9 +149,13 @@ impl<T: AppliedObject> ObjectResource<T> {
             .apply(&api, name, &object, &action, T::API)
             .await?;
         // The object is written: whatever happens now, state must keep it.
-        match self.0.state_from(cluster, live, &planned, false) {
-            Ok(state) => Ok(state.into()),
-            Err(d) => Err(Failed::after_write(planned, d)),
+        let mut state = match self.0.state_from(cluster, live, &planned, false) {
+            Ok(state) => state,
+            Err(d) => return Err(Failed::after_write(planned, d)),
+        };
+        match self.0.write_companions(cluster, prior, &mut state).await {
+            Ok(warnings) => Ok(Stored::new(state).warn(warnings)),
+            Err(d) => Err(Failed::after_write(state, d)),
         }
     }
 }
@@ -160,7 +200,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .kubernetes
             .ensure_absent(&api, name, &Self::what(&planned), T::API)
             .await?;
-        self.apply(cluster, planned, "create").await
+        self.apply(cluster, None, planned, "create").await
     }
 
     async fn read(
@@ -176,20 +216,23 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .read(&api, name, &Self::what(&current), T::API)
             .await?;
         let Some(live) = live else { return Ok(None) };
-        let state = self
+        let mut state = self
             .0
             .state_from(cluster, live, &current, private.importing)?;
+        self.0
+            .read_companions(cluster, &mut state, &current, private.importing)
+            .await?;
         Ok(Some(state.into()))
     }
 
     async fn update(
         &self,
         cluster: &Cluster,
-        _prior: T::Model,
+        prior: T::Model,
         planned: T::Model,
         _private: &Private,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
-        self.apply(cluster, planned, "update").await
+        self.apply(cluster, Some(&prior), planned, "update").await
     }
 
     async fn delete(
@@ -204,7 +247,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .kubernetes
             .remove(&api, name, &Self::what(&prior), T::API)
             .await?;
-        Ok(Warnings::default())
+        self.0.delete_companions(cluster, &prior).await
     }
 
     fn import(&self, id: &str) -> Result<T::Model, Diagnostics> {

@@ -1,9 +1,12 @@
 //! Shared by the integration tests: where the cluster is, unique names.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod apiserver_metrics;
 pub mod fixtures;
+pub mod pinging_client;
 pub mod terraform;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -46,6 +49,24 @@ pub fn provider_kubeconfig() -> String {
     }
 }
 
+/// `make test` sets GPUFLEET_REQUIRE_ALL: there every CLI (terraform, tofu
+/// and the older ones of tests/compat.rs) and every cluster extra a test
+/// looks for must be present, and nothing is skipped.
+pub fn everything_required() -> bool {
+    std::env::var_os("GPUFLEET_REQUIRE_ALL").is_some()
+}
+
+/// Says that `what` does not run here and why, where the user sees it even
+/// when the test passes (libtest hides a passing test's `eprintln!`, but not
+/// a direct write to stderr). Under `make test` a skip is a failure.
+pub fn skipped(what: &str, why: &str) {
+    assert!(
+        !everything_required(),
+        "{what} cannot run: {why} (GPUFLEET_REQUIRE_ALL is set, so nothing may be skipped)"
+    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED {what}: {why}");
+}
+
 /// A kubeconfig naming a server where nothing listens.
 pub fn unreachable_kubeconfig() -> &'static str {
     "apiVersion: v1\nkind: Config\nclusters:\n- name: nowhere\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: nobody\n  user:\n    token: t\ncontexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nobody\ncurrent-context: nowhere\n"
@@ -80,3 +101,4 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
         .unwrap()
         .block_on(future)
 }
+

@@ -9,6 +9,8 @@
 //!   whether requirements on one label contradict each other.
 //! - `node_pool`: the NodePool spec and its mapping to state.
 //! - `upgrade`: state written by older schema versions.
+//! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
+//!   NodeOverlays written beside the NodePool.
 //!
 //! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
 //! and always sent, so they never show as diffs.
@@ -19,6 +21,7 @@ mod model;
 mod node_pool;
 mod requirements;
 mod schema;
+mod sharing;
 mod upgrade;
 mod validation;
 
@@ -36,9 +39,9 @@ use requirements::Constraints;
 use crate::cluster::Cluster;
 use crate::cluster::object::AppliedObject;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
-use crate::framework::PlanChange;
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
+use crate::framework::{PlanChange, Warnings};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
@@ -91,10 +94,12 @@ impl AppliedObject for Fleet {
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
         validation::validate(config, diagnostics);
+        sharing::validate(config, diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
         model.derive();
+        sharing::derive(model);
     }
 
     /// What the label scheme cannot express, and raw requirements that
@@ -117,6 +122,7 @@ impl AppliedObject for Fleet {
                 .requires_replace
                 .push(AttributePath::attr("replicas"));
         }
+        sharing::modify_plan(cluster, change, diagnostics);
         let config = change.config;
         let known = CONSTRAINT_ATTRS
             .iter()
@@ -202,6 +208,35 @@ impl AppliedObject for Fleet {
         state: serde_json::Value,
     ) -> Result<serde_json::Value, Diagnostics> {
         upgrade::upgrade(version, state)
+    }
+
+    async fn write_companions(
+        &self,
+        cluster: &Cluster,
+        prior: Option<&Model>,
+        state: &mut Model,
+    ) -> Result<Warnings, Diagnostics> {
+        let warnings = sharing::write(cluster, prior, state).await?;
+        Ok(Diagnostics(warnings))
+    }
+
+    async fn read_companions(
+        &self,
+        cluster: &Cluster,
+        state: &mut Model,
+        prior: &Model,
+        importing: bool,
+    ) -> Result<(), Diagnostics> {
+        sharing::read(cluster, state, prior, importing).await
+    }
+
+    async fn delete_companions(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+    ) -> Result<Warnings, Diagnostics> {
+        sharing::delete(cluster, prior).await?;
+        Ok(Warnings::default())
     }
 }
 

@@ -1,0 +1,165 @@
+//! What the sharing resources do on the cluster beyond their own objects:
+//! write their device-plugin configuration key, and restart the
+//! device-plugin pods that read it when it changed. The GPU Operator does
+//! not watch the ConfigMap's contents (the config-manager sidecar only
+//! reacts to node labels), so a changed configuration reaches running
+//! plugins only when their pods start again.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::Api;
+use kube::api::{DeleteParams, ListParams};
+
+use super::device_plugin::same_behaviour;
+use super::{CONFIG_LABEL, DEFAULT_KEY, field_manager};
+use crate::cluster::Cluster;
+use crate::cluster::client::get;
+use crate::cluster::config_map::OwnedKey;
+use crate::cluster::errors::status;
+use crate::protocol::Diagnostics;
+
+/// The GPU Operator's DaemonSets whose pods read the device-plugin
+/// configuration: the plugin, its MPS control daemon, and GPU Feature
+/// Discovery (which labels nodes with the sharing they get).
+pub const DEVICE_PLUGIN_DAEMONSETS: &[&str] = &[
+    "nvidia-device-plugin-daemonset",
+    "nvidia-device-plugin-mps-control-daemon",
+    "gpu-feature-discovery",
+];
+
+/// One owner's configuration key: `default`, `fleet-NAME` or `node-NAME`,
+/// written as field manager `gpufleet-<owner>`.
+pub struct ConfigKey {
+    /// The key in the ConfigMap.
+    pub key: String,
+    /// Who owns it, for the field manager: `sharing-default`, `fleet-NAME`.
+    pub owner: String,
+}
+
+impl ConfigKey {
+    fn owned<'a>(&'a self, cluster: &'a Cluster) -> OwnedKey<'a> {
+        OwnedKey::new(
+            &cluster.device_plugin_config,
+            &self.key,
+            field_manager(&self.owner),
+        )
+    }
+
+    /// The key's configuration; `None` when it is not there.
+    pub async fn read(&self, cluster: &Cluster) -> Result<Option<String>, Diagnostics> {
+        self.owned(cluster).read(&cluster.kubernetes).await
+    }
+
+    /// Writes `config`; true when that changes what the device plugin does
+    /// on the nodes using the key.
+    pub async fn write(&self, cluster: &Cluster, config: &str) -> Result<bool, Diagnostics> {
+        let previous = self
+            .owned(cluster)
+            .apply(&cluster.kubernetes, config)
+            .await?;
+        Ok(previous.is_none_or(|p| !same_behaviour(&p, config)))
+    }
+
+    /// Removes the key; true when it was there.
+    pub async fn release(&self, cluster: &Cluster) -> Result<bool, Diagnostics> {
+        Ok(self
+            .owned(cluster)
+            .release(&cluster.kubernetes)
+            .await?
+            .is_some())
+    }
+
+    /// Restarts the device-plugin pods on the nodes that use this key (for
+    /// `default`, the nodes that name no key), so they read it again.
+    /// Returns the pods deleted; their DaemonSets start new ones.
+    pub async fn restart_readers(&self, cluster: &Cluster) -> Result<Vec<String>, Diagnostics> {
+        let kubernetes = &cluster.kubernetes;
+        let namespace = &cluster.device_plugin_config.namespace;
+        let daemon_sets: Api<DaemonSet> = kubernetes.namespaced_api(namespace).await?;
+        let pods: Api<Pod> = kubernetes.namespaced_api(namespace).await?;
+        let nodes: Api<Node> = kubernetes.api().await?;
+        let failed = |what: &str, e: &kube::Error| {
+            kubernetes.api_error(
+                &format!("{what} to restart the device plugin after its configuration changed"),
+                "apps/v1 DaemonSet",
+                e,
+            )
+        };
+        let mut node_keys: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let mut restarted = Vec::new();
+        for name in DEVICE_PLUGIN_DAEMONSETS {
+            let Some(daemon_set) = get(&daemon_sets, name)
+                .await
+                .map_err(|e| failed(&format!("read DaemonSet {namespace}/{name}"), &e))?
+            else {
+                continue;
+            };
+            let Some(selector) = match_labels(&daemon_set) else {
+                continue;
+            };
+            let listed = pods
+                .list(&ListParams::default().labels(&selector))
+                .await
+                .map_err(|e| failed(&format!("list the pods of DaemonSet {name}"), &e))?;
+            for pod in listed.items {
+                let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+                    continue;
+                };
+                if !node_keys.contains_key(&node) {
+                    let live = get(&nodes, &node)
+                        .await
+                        .map_err(|e| failed(&format!("read Node {node}"), &e))?;
+                    let key = live
+                        .and_then(|n| n.metadata.labels)
+                        .and_then(|l| l.get(CONFIG_LABEL).cloned());
+                    node_keys.insert(node.clone(), key);
+                }
+                let uses = match &node_keys[&node] {
+                    Some(key) => *key == self.key,
+                    None => self.key == DEFAULT_KEY,
+                };
+                let Some(pod_name) = pod.metadata.name.clone().filter(|_| uses) else {
+                    continue;
+                };
+                match pods.delete(&pod_name, &DeleteParams::default()).await {
+                    Ok(_) => restarted.push(pod_name),
+                    Err(e) if status(&e) == Some(404) => {}
+                    Err(e) => return Err(failed(&format!("delete pod {pod_name}"), &e)),
+                }
+            }
+        }
+        Ok(restarted)
+    }
+}
+
+/// A DaemonSet's `matchLabels` as a label selector; `None` without any.
+fn match_labels(daemon_set: &DaemonSet) -> Option<String> {
+    let labels = daemon_set
+        .spec
+        .as_ref()?
+        .selector
+        .match_labels
+        .as_ref()
+        .filter(|l| !l.is_empty())?;
+    Some(
+        labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// What state shows of a key's live configuration: `expected` when the
+/// plugin would behave the same (so formatting never shows as drift), else
+/// the live text.
+pub fn observed_config(live: Option<String>, expected: Option<&str>) -> Option<String> {
+    match (live, expected) {
+        (Some(live), Some(expected)) if same_behaviour(&live, expected) => {
+            Some(expected.to_string())
+        }
+        (live, _) => live,
+    }
+}
