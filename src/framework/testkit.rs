@@ -2,9 +2,9 @@
 //! prior state the way Terraform asks for it, build values from JSON. They
 //! run the same code paths the protocol does.
 
+use super::plan::proposed;
 use super::provider::{RegisteredResource, register_resource};
 use super::resource::Resource;
-use super::plan::proposed;
 use super::schema::ObjectSchema;
 use crate::protocol::codec::from_json;
 use crate::protocol::diagnostics::Severity;

@@ -147,8 +147,8 @@ impl ProviderDefinition for Gpufleet {
 }
 
 /// What each resource and data source needs of the Kubernetes API, by type
-/// name. `docs/rbac.yaml` is generated from it, and every registered type
-/// must have its entry.
+/// name (a type may have several entries; they add up). `docs/rbac.yaml` is
+/// generated from it, and every registered type must have its entry.
 pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
     vec![
         (
@@ -156,13 +156,25 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
             resources::priority_class::PERMISSIONS,
         ),
         ("gpufleet_fleet", resources::fleet::PERMISSIONS),
+        ("gpufleet_fleet", SHARING_KEY),
         ("gpufleet_node_taint", resources::node_taint::PERMISSIONS),
+        ("gpufleet_gpu_sharing", resources::gpu_sharing::PERMISSIONS),
+        ("gpufleet_gpu_sharing", SHARING_KEY),
+        (
+            "gpufleet_node_sharing",
+            resources::node_sharing::PERMISSIONS,
+        ),
+        ("gpufleet_node_sharing", SHARING_KEY),
         (
             "gpufleet_accelerators",
             data_sources::accelerators::PERMISSIONS,
         ),
     ]
 }
+
+/// What the sharing resources need to write their device-plugin
+/// configuration key and restart the pods that read it.
+const SHARING_KEY: &[Permission] = resources::sharing::writes::PERMISSIONS;
 
 /// The namespace the generated Role is for: the GPU Operator's default one.
 pub const RBAC_OPERATOR_NAMESPACE: &str = "gpu-operator";

@@ -9,6 +9,7 @@
 #   tests/controlplane/cluster.sh up --karpenter   the same plus kwok and Karpenter
 #   tests/controlplane/cluster.sh down     stop everything, delete the state (keeps logs/)
 #   tests/controlplane/cluster.sh status   exit 0 when running and ready
+#   tests/controlplane/cluster.sh roles    apply and bind docs/rbac.yaml again (after it changed)
 #   KUBECONFIG=... cluster.sh crds         install the CRDs into another cluster (e.g. kind)
 #
 # Everything lives in <repo>/target/cluster/ (GPUFLEET_CLUSTER_DIR for another
@@ -313,21 +314,23 @@ install_crds() {
 
 # docs/rbac.yaml's ClusterRole (and its Roles, in namespaces created here if
 # missing), bound to user gpufleet-provider and to ServiceAccount
-# default/gpufleet-provider (tests ask for its tokens).
+# default/gpufleet-provider (tests ask for its tokens). Idempotent: `roles`
+# runs it again on a running cluster after docs/rbac.yaml changed.
 bind_provider_roles() {
   local rbac=$repo/docs/rbac.yaml subjects ns bound=()
   subjects=(--user=gpufleet-provider --serviceaccount=default:gpufleet-provider)
-  for ns in $(kubectl create --dry-run=client -f "$rbac" \
-    -o jsonpath='{range .items[?(@.kind=="Role")]}{.metadata.namespace}{"\n"}{end}'); do
-    kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  ensure() { kubectl create "$@" --dry-run=client -o yaml | kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f - >/dev/null; }
+  # Only the Roles have a namespace (the file is generated, one shape).
+  for ns in $(awk '$1 == "namespace:" { print $2 }' "$rbac"); do
+    ensure namespace "$ns"
     bound+=("$ns")
   done
   kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f "$rbac" >/dev/null
-  kubectl create clusterrolebinding gpufleet-provider --clusterrole=gpufleet "${subjects[@]}" >/dev/null
+  ensure clusterrolebinding gpufleet-provider --clusterrole=gpufleet "${subjects[@]}"
   for ns in "${bound[@]}"; do
-    kubectl create rolebinding gpufleet-provider -n "$ns" --role=gpufleet "${subjects[@]}" >/dev/null
+    ensure rolebinding gpufleet-provider -n "$ns" --role=gpufleet "${subjects[@]}"
   done
-  kubectl create serviceaccount gpufleet-provider -n default >/dev/null
+  ensure serviceaccount gpufleet-provider -n default
 }
 
 # --- provisioning: kwok and Karpenter's kwok provider -----------------------
@@ -574,6 +577,12 @@ case ${1:-} in
     ;;
   down) down ;;
   status) status ;;
+  # Applies and binds docs/rbac.yaml again, once regenerated, on the running cluster.
+  roles)
+    healthy || die "no running cluster in $state: run up first"
+    bind_provider_roles
+    log "docs/rbac.yaml applied and bound to gpufleet-provider"
+    ;;
   # Installs the same CRDs into any cluster (e.g. kind): KUBECONFIG=... cluster.sh crds
   crds)
     target_kubeconfig=${KUBECONFIG:?set KUBECONFIG to the cluster to install the CRDs into}
@@ -582,5 +591,5 @@ case ${1:-} in
     install_crds
     log "CRDs installed into the cluster of $target_kubeconfig"
     ;;
-  *) echo "usage: $0 up [--karpenter]|down|status|crds" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--karpenter]|down|status|roles|crds" >&2; exit 2 ;;
 esac

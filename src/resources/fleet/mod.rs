@@ -47,12 +47,14 @@ use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 /// The `gpufleet_fleet` resource.
 pub struct Fleet;
 
-/// What it needs of the API: its NodePools, as any applied object.
-pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
-    "karpenter.sh",
-    "nodepools",
-    APPLIED_OBJECT_VERBS,
-)];
+/// What it needs of the API besides its sharing configuration key
+/// ([`crate::resources::sharing::writes::PERMISSIONS`]): its NodePool, and
+/// the NodeOverlays that tell Karpenter a shared GPU's capacity, each as
+/// any applied object.
+pub const PERMISSIONS: &[Permission] = &[
+    Permission::cluster("karpenter.sh", "nodepools", APPLIED_OBJECT_VERBS),
+    Permission::cluster("karpenter.sh", "nodeoverlays", APPLIED_OBJECT_VERBS),
+];
 
 /// The attributes that hold node constraints, checked together at plan.
 const CONSTRAINT_ATTRS: &[&str] = &[
