@@ -24,16 +24,17 @@ use gpufleet::protocol::diagnostics::Severity;
 use gpufleet::protocol::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
 use gpufleet::protocol::{Diagnostics, Value};
 use gpufleet::provider::{Gpufleet, RBAC_OPERATOR_NAMESPACE, permissions};
+use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
-use k8s_openapi::api::core::v1::{Node, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::json;
 
 /// A role with `rules`, bound to `user`, removed again when dropped.
@@ -166,26 +167,31 @@ impl Grant {
 }
 
 impl Drop for Grant {
+    /// On a thread of its own: grants are dropped inside the tests' async
+    /// blocks, where no runtime can be started.
     fn drop(&mut self) {
         let (name, namespaces) = (self.name.clone(), self.namespaces.clone());
-        block_on(async move {
-            let client = kube_client().await;
-            let dp = DeleteParams::default();
-            let _ = Api::<ClusterRoleBinding>::all(client.clone())
-                .delete(&name, &dp)
-                .await;
-            let _ = Api::<ClusterRole>::all(client.clone())
-                .delete(&name, &dp)
-                .await;
-            for ns in namespaces {
-                let _ = Api::<RoleBinding>::namespaced(client.clone(), &ns)
+        let cleanup = move || {
+            block_on(async move {
+                let client = kube_client().await;
+                let dp = DeleteParams::default();
+                let _ = Api::<ClusterRoleBinding>::all(client.clone())
                     .delete(&name, &dp)
                     .await;
-                let _ = Api::<Role>::namespaced(client.clone(), &ns)
+                let _ = Api::<ClusterRole>::all(client.clone())
                     .delete(&name, &dp)
                     .await;
-            }
-        });
+                for ns in namespaces {
+                    let _ = Api::<RoleBinding>::namespaced(client.clone(), &ns)
+                        .delete(&name, &dp)
+                        .await;
+                    let _ = Api::<Role>::namespaced(client.clone(), &ns)
+                        .delete(&name, &dp)
+                        .await;
+                }
+            })
+        };
+        let _ = std::thread::spawn(cleanup).join();
     }
 }
 
@@ -247,6 +253,125 @@ impl Drop for TestNode {
     }
 }
 
+/// What the sharing resources find of the GPU Operator: its ClusterPolicy,
+/// and a device-plugin DaemonSet with a pod on the test node, so that
+/// pointing the policy and restarting the plugin make their calls. The
+/// DaemonSet runs no pods of its own (its node selector matches nothing);
+/// the pod belongs to the node (so the DaemonSet does not adopt it) and,
+/// with no kubelet there, stays listed while it terminates.
+struct Operator {
+    policy: String,
+}
+
+const DEVICE_PLUGIN_APP: &str = "gpufleet-lp-device-plugin";
+
+fn cluster_policies() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("nvidia.com", "v1", "ClusterPolicy"),
+        "clusterpolicies",
+    )
+}
+
+impl Operator {
+    fn new(node: &TestNode) -> Self {
+        let policy = unique_name("lp-policy");
+        block_on(async {
+            let client = kube_client().await;
+            let ns = RBAC_OPERATOR_NAMESPACE;
+            let pp = PostParams::default();
+            // What a run that aborted may have left.
+            let _ = Api::<DaemonSet>::namespaced(client.clone(), ns)
+                .delete("nvidia-device-plugin-daemonset", &DeleteParams::default())
+                .await;
+            let _ = Api::<Pod>::namespaced(client.clone(), ns)
+                .delete("lp-device-plugin", &DeleteParams::default().grace_period(0))
+                .await;
+            let object: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": "nvidia.com/v1",
+                "kind": "ClusterPolicy",
+                "metadata": {"name": policy},
+                // What the CRD requires, as the operator's Helm chart sets it.
+                "spec": {
+                    "operator": {"defaultRuntime": "containerd"},
+                    "daemonsets": {"priorityClassName": "system-node-critical"},
+                    "driver": {"enabled": true},
+                    "toolkit": {"enabled": true},
+                    "devicePlugin": {"enabled": true},
+                    "dcgm": {"enabled": true},
+                    "dcgmExporter": {"enabled": true},
+                    "gfd": {"enabled": true},
+                    "nodeStatusExporter": {"enabled": false},
+                },
+            }))
+            .unwrap();
+            Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
+                .create(&pp, &object)
+                .await
+                .unwrap();
+            let daemon_set: DaemonSet = serde_json::from_value(json!({
+                "metadata": {"name": "nvidia-device-plugin-daemonset"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": DEVICE_PLUGIN_APP}},
+                    "template": {
+                        "metadata": {"labels": {"app": DEVICE_PLUGIN_APP}},
+                        "spec": {
+                            "nodeSelector": {"gpufleet.test/no-such-node": "true"},
+                            "containers": [{"name": "plugin", "image": "nvidia/k8s-device-plugin"}],
+                        },
+                    },
+                },
+            }))
+            .unwrap();
+            Api::<DaemonSet>::namespaced(client.clone(), ns)
+                .create(&pp, &daemon_set)
+                .await
+                .unwrap();
+            let uid = Api::<Node>::all(client.clone())
+                .get(&node.name)
+                .await
+                .unwrap()
+                .metadata
+                .uid;
+            let pod: Pod = serde_json::from_value(json!({
+                "metadata": {
+                    "name": "lp-device-plugin",
+                    "labels": {"app": DEVICE_PLUGIN_APP},
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node.name, "uid": uid, "controller": true}],
+                },
+                "spec": {
+                    "nodeName": node.name,
+                    "containers": [{"name": "plugin", "image": "nvidia/k8s-device-plugin"}],
+                },
+            }))
+            .unwrap();
+            Api::<Pod>::namespaced(client, ns)
+                .create(&pp, &pod)
+                .await
+                .unwrap();
+        });
+        Self { policy }
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let policy = self.policy.clone();
+        block_on(async move {
+            let client = kube_client().await;
+            let ns = RBAC_OPERATOR_NAMESPACE;
+            let _ = Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
+                .delete(&policy, &DeleteParams::default())
+                .await;
+            let _ = Api::<DaemonSet>::namespaced(client.clone(), ns)
+                .delete("nvidia-device-plugin-daemonset", &DeleteParams::default())
+                .await;
+            let _ = Api::<Pod>::namespaced(client, ns)
+                .delete("lp-device-plugin", &DeleteParams::default().grace_period(0))
+                .await;
+        });
+    }
+}
+
 /// A configuration to create a resource with and one to update it to, so
 /// that a lifecycle makes every call the resource can make.
 struct Workout {
@@ -274,6 +399,28 @@ fn workouts(tag: &str, node: &str, pool: &str) -> Vec<Workout> {
             type_name: "gpufleet_fleet",
             create: json!({"name": fleet_name, "node_class": node_class, "accelerators": ["L4"]}),
             update: json!({"name": fleet_name, "node_class": node_class, "accelerators": ["L4"], "weight": 10}),
+        },
+        Workout {
+            type_name: "gpufleet_fleet",
+            create: json!({"name": format!("{fleet_name}-shared"), "node_class": node_class, "accelerators": ["L4"], "accelerator_count": {"min": 1, "max": 2},
+                "gpu_sharing": {"strategy": "time_slicing", "replicas": 2}}),
+            update: json!({"name": format!("{fleet_name}-shared"), "node_class": node_class, "accelerators": ["L4"], "accelerator_count": {"min": 1, "max": 2},
+                "gpu_sharing": {"strategy": "time_slicing", "replicas": 4}}),
+        },
+        Workout {
+            type_name: "gpufleet_gpu_sharing",
+            create: json!({"strategy": "time_slicing", "replicas": 2}),
+            update: json!({"strategy": "time_slicing", "replicas": 4}),
+        },
+        Workout {
+            type_name: "gpufleet_node_sharing",
+            create: json!({"name": format!("lp-{tag}"), "node_name": node, "strategy": "time_slicing", "replicas": 2}),
+            update: json!({"name": format!("lp-{tag}"), "node_name": node, "strategy": "time_slicing", "replicas": 4}),
+        },
+        Workout {
+            type_name: "gpufleet_node_sharing",
+            create: json!({"name": format!("lp-sel-{tag}"), "node_selector": {"gpufleet.test/lp-pool": pool}, "strategy": "time_slicing", "replicas": 2}),
+            update: json!({"name": format!("lp-sel-{tag}"), "node_selector": {"gpufleet.test/lp-pool": pool}, "strategy": "time_slicing", "replicas": 4}),
         },
         Workout {
             type_name: "gpufleet_node_taint",
@@ -392,9 +539,15 @@ async fn clean_up(tag: &str) {
     let _ = Api::<k8s_openapi::api::scheduling::v1::PriorityClass>::all(client.clone())
         .delete(&format!("lp-class-{tag}"), &DeleteParams::default())
         .await;
-    let _ = common::fixtures::node_pool_api()
-        .await
-        .delete(&format!("lp-fleet-{tag}"), &DeleteParams::default())
+    for fleet in [format!("lp-fleet-{tag}"), format!("lp-fleet-{tag}-shared")] {
+        let _ = common::fixtures::node_pool_api()
+            .await
+            .delete(&fleet, &DeleteParams::default())
+            .await;
+    }
+    // A half-done sharing workout's keys (the ConfigMap holds only those).
+    let _ = Api::<ConfigMap>::namespaced(client, RBAC_OPERATOR_NAMESPACE)
+        .delete("gpufleet-device-plugin", &DeleteParams::default())
         .await;
 }
 
@@ -412,6 +565,7 @@ fn every_rule_is_needed_and_a_missing_one_is_named() {
         );
     }
     let node = TestNode::new();
+    let _operator = Operator::new(&node);
     let dir = tempfile::tempdir().unwrap();
     let pid = std::process::id();
     block_on(async {
