@@ -7,6 +7,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::framework::validators::Validator;
+use crate::protocol::{AttributePath, Diagnostics};
+
 /// An exec credential plugin: a command that prints credentials.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 pub struct ExecSettings {
@@ -180,6 +183,190 @@ impl Connection {
             .map_err(|e| format!("invalid connection settings: {e}"))
     }
 }
+
+/// What is wrong with the kubeconfig `config_path` names, known before any
+/// request: it cannot be read or parsed, or it lacks `config_context`
+/// (errors); it does not exist (a warning: a configuration may write it
+/// during apply, and plans of new objects need no cluster). Only an
+/// explicit `config_path` (and only without `host`) is read here; one from
+/// the environment is read at the first request.
+pub fn kubeconfig_problems(connection: &Connection) -> Diagnostics {
+    let mut diagnostics = Diagnostics::default();
+    let (None, Some(path)) = (&connection.host, &connection.config_path) else {
+        return diagnostics;
+    };
+    let path = expand_home(path);
+    if !std::path::Path::new(&path).exists() {
+        diagnostics.push(
+            crate::protocol::Diagnostic::warning(
+                "The kubeconfig does not exist",
+                format!(
+                    "The kubeconfig {path} (`config_path`) does not exist, so every request to the cluster will fail until it does. Check the path, or create the file before anything reads or changes cluster objects."
+                ),
+            )
+            .at(AttributePath::attr("config_path")),
+        );
+        return diagnostics;
+    }
+    match Kubeconfig::read_from(&path) {
+        Err(e) => diagnostics.error_at(
+            AttributePath::attr("config_path"),
+            "Cannot read the kubeconfig",
+            format!("The kubeconfig {path} cannot be read: {e}"),
+        ),
+        Ok(kubeconfig) => {
+            if let Some(context) = &connection.config_context
+                && !kubeconfig.contexts.iter().any(|c| &c.name == context)
+            {
+                let names: Vec<&str> = kubeconfig
+                    .contexts
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect();
+                diagnostics.error_at(
+                    AttributePath::attr("config_context"),
+                    "No such kubeconfig context",
+                    format!(
+                        "The kubeconfig {path} has no context {context:?}; it has {}.",
+                        if names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            format!("{names:?}")
+                        }
+                    ),
+                );
+            }
+        }
+    }
+    diagnostics
+}
+
+/// An API server URL: `https://` (or `http://`) and a host.
+pub fn server_url() -> Validator {
+    Validator::string_with(
+        "An `https://` (or `http://`) URL with a host, e.g. `https://10.0.0.1:6443`.",
+        |s| {
+            let uri: http::Uri = s
+                .parse()
+                .map_err(|e| format!("host {s:?} is not a URL: {e}; give the API server's URL, e.g. \"https://10.0.0.1:6443\""))?;
+            match (uri.scheme_str(), uri.host()) {
+                (Some("https" | "http"), Some(h)) if !h.is_empty() => Ok(()),
+                (Some(scheme @ ("https" | "http")), _) => {
+                    Err(format!("host {s:?} names no server after {scheme}://"))
+                }
+                (Some(scheme), _) => Err(format!(
+                    "host {s:?} has scheme {scheme:?}; the API server speaks https (or http), e.g. \"https://10.0.0.1:6443\""
+                )),
+                (None, _) => Err(format!(
+                    "host {s:?} is not a URL: it has no scheme; give the API server's URL, e.g. \"https://10.0.0.1:6443\""
+                )),
+            }
+        },
+    )
+}
+
+/// PEM text whose blocks all decode and carry a label `expected` accepts;
+/// `what` names the content in errors (`certificate`, `private key`).
+fn pem(
+    description: &'static str,
+    what: &'static str,
+    expected: fn(&str) -> bool,
+    single: bool,
+) -> Validator {
+    Validator::string_with(description, move |s| {
+        pem_problem(s, what, expected, single).map_err(|problem| format!("The value {problem}"))
+    })
+}
+
+fn pem_problem(
+    s: &str,
+    what: &str,
+    expected: fn(&str) -> bool,
+    single: bool,
+) -> Result<(), String> {
+    {
+        let mut labels = Vec::new();
+        for block in x509_parser::pem::Pem::iter_from_buffer(s.as_bytes()) {
+            let block = block.map_err(|e| format!("is not a readable PEM {what}: {e}"))?;
+            if !expected(&block.label) {
+                return Err(format!(
+                    "holds a PEM block labelled {:?}, not a {what}",
+                    block.label
+                ));
+            }
+            labels.push(block.label);
+        }
+        if labels.is_empty() {
+            return Err(format!(
+                "is not a PEM {what}: it has no \"-----BEGIN ...-----\" line"
+            ));
+        }
+        if single && labels.len() > 1 {
+            return Err(format!(
+                "holds {} PEM blocks; give one {what}",
+                labels.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One or more PEM certificates.
+pub fn pem_certificates() -> Validator {
+    pem(
+        "PEM certificates (`-----BEGIN CERTIFICATE-----`).",
+        "certificate",
+        |label| label == "CERTIFICATE",
+        false,
+    )
+}
+
+/// One PEM private key (PKCS #8, PKCS #1 or SEC 1).
+pub fn pem_private_key() -> Validator {
+    pem(
+        "A PEM private key (`-----BEGIN PRIVATE KEY-----`, or RSA or EC).",
+        "private key",
+        |label| matches!(label, "PRIVATE KEY" | "RSA PRIVATE KEY" | "EC PRIVATE KEY"),
+        true,
+    )
+}
+
+/// Environment variable names an exec credential plugin can get: not
+/// empty, without `=`, whitespace or NUL.
+pub fn environment_names() -> Validator {
+    Validator::new("Names without `=`, whitespace or NUL.", |v| {
+        match v.entries() {
+            Some(entries) => entries.keys().try_for_each(|name| {
+                if name.is_empty() {
+                    Err("an environment variable name is empty".to_string())
+                } else if name.contains(['=', '\0']) || name.contains(char::is_whitespace) {
+                    Err(format!(
+                        "{name:?} is not an environment variable name: it must not contain '=', whitespace or NUL"
+                    ))
+                } else {
+                    Ok(())
+                }
+            }),
+            None => Ok(()),
+        }
+    })
+}
+
+/// The ExecCredential API versions kube's exec plugin support speaks.
+pub const EXEC_API_VERSIONS: &[&str] = &[
+    "client.authentication.k8s.io/v1",
+    "client.authentication.k8s.io/v1beta1",
+];
+
+/// Settings that only `host` uses: without it a kubeconfig is read and they
+/// would be silently ignored.
+pub const HOST_ONLY: &[&str] = &[
+    "token",
+    "cluster_ca_certificate",
+    "client_certificate",
+    "client_key",
+    "exec",
+];
 
 /// The API server a client talks to, for messages and for telling why a
 /// connection failed. It holds no secret: the client certificate is public.

@@ -510,6 +510,12 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
     }
 
     async fn configure(&self, config: Value, _terraform_version: &str) -> Diagnostics {
+        // Values unknown at validation (variables, other resources' outputs)
+        // are known now: check them before anything reads them.
+        let invalid = self.validate_provider_config(config.clone()).await;
+        if invalid.has_errors() {
+            return invalid;
+        }
         let configured = async {
             let config = decode(&config)?;
             let warnings = self.definition.configure_warnings(&config);
