@@ -207,6 +207,58 @@ fn drift_made_outside_terraform_shows_in_the_next_plan() {
     });
 }
 
+/// How CI pipelines detect drift: `plan -refresh-only -detailed-exitcode`
+/// exits 0 when the object is as Terraform left it and 2 once someone
+/// changed it (Terraform 1.10 to 1.14 exited 2 for a lone class that had
+/// not changed while numbers went to it as msgpack integers).
+#[test]
+fn refresh_only_drift_check_exits_0_without_drift_and_2_with_it() {
+    each_cli(|cli| {
+        let name = unique_name("pc-refresh");
+        let mut ws = Workspace::new(cli);
+        ws.config(&class("c", &name, 300, "  description = \"ours\"\n"));
+        ws.apply();
+        let check = |ws: &mut Workspace| {
+            ws.run(&[
+                "plan",
+                "-refresh-only",
+                "-detailed-exitcode",
+                "-no-color",
+                "-input=false",
+            ])
+        };
+        for attempt in ["after apply", "again"] {
+            let run = check(&mut ws);
+            assert_eq!(
+                run.code, 0,
+                "{} ({attempt}): refresh-only plan without drift:\n{}\n{}",
+                cli.name, run.stdout, run.stderr
+            );
+        }
+
+        block_on(async {
+            let patch = json!({"description": "edited by hand"});
+            Api::<PriorityClass>::all(kube_client().await)
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .unwrap();
+        });
+        let run = check(&mut ws);
+        assert_eq!(
+            run.code, 2,
+            "{}: refresh-only plan with drift:\n{}\n{}",
+            cli.name, run.stdout, run.stderr
+        );
+        assert!(
+            run.stdout.contains("edited by hand"),
+            "{}: the drift is not shown:\n{}",
+            cli.name,
+            run.stdout
+        );
+        ws.destroy();
+    });
+}
+
 #[test]
 fn import_into_an_empty_state_gives_an_empty_plan() {
     each_cli(|cli| {

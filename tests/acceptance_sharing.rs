@@ -28,7 +28,8 @@ use serde_json::{Value, json};
 const CONFIG_MAP: &str = "gpufleet-device-plugin";
 const CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
 
-/// A namespace of the test's own, deleted when it ends.
+/// A namespace of the test's own, with the provider's Role granted in it,
+/// deleted when it ends.
 struct TestNamespace(String);
 
 impl TestNamespace {
@@ -41,6 +42,8 @@ impl TestNamespace {
                 .create(&PostParams::default(), &ns)
                 .await
                 .unwrap();
+            // The provider may run bound only to docs/rbac.yaml's roles.
+            common::bind_operator_role(&name).await;
         });
         Self(name)
     }

@@ -425,7 +425,7 @@ async fn validate_and_plan_need_no_cluster() {
 
 #[tokio::test]
 async fn full_lifecycle_against_the_cluster() {
-    let kubeconfig = common::kubeconfig();
+    let kubeconfig = common::provider_kubeconfig();
     let plugin = start_plugin().await;
     let mut tf = Terraform::new(&plugin).await;
     assert_eq!(tf.configure(&kubeconfig).await, Vec::<String>::new());

@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
-use super::connection::Connection;
-use super::errors::{api_error, object_missing, status};
+use super::connection::{Connection, Endpoint};
+use super::errors::{api_error, client_error, object_missing, status};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
 /// Field manager for every write gpufleet makes.
@@ -22,7 +22,12 @@ pub const FIELD_MANAGER: &str = "gpufleet";
 /// one (or before its kubeconfig file exists).
 pub struct Kubernetes {
     settings: Connection,
-    client: OnceCell<Result<Client, String>>,
+    connected: OnceCell<Result<Connected, Diagnostic>>,
+}
+
+struct Connected {
+    client: Client,
+    endpoint: Endpoint,
 }
 
 impl Kubernetes {
@@ -30,31 +35,48 @@ impl Kubernetes {
     pub fn new(settings: Connection) -> Self {
         Self {
             settings,
-            client: OnceCell::new(),
+            connected: OnceCell::new(),
         }
     }
 
-    /// Where the cluster is, for messages.
+    /// Where the cluster is, for messages: the API server's URL once the
+    /// settings have been read.
     pub fn describe(&self) -> String {
-        self.settings.describe()
+        self.endpoint().describe()
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        match self.connected.get() {
+            Some(Ok(connected)) => connected.endpoint.clone(),
+            _ => self.settings.configured_endpoint(),
+        }
     }
 
     /// The client, built on first use.
     pub async fn client(&self) -> Result<Client, Diagnostics> {
-        let built = self
-            .client
+        let connected = self
+            .connected
             .get_or_init(|| async {
-                let config = self.settings.kube_config().await?;
-                Client::try_from(config).map_err(|e| e.to_string())
+                let config = self.settings.kube_config().await.map_err(|e| {
+                    Diagnostic::error(
+                        "Cannot connect to Kubernetes",
+                        format!(
+                            "Could not set up a client for {}: {e}",
+                            self.settings.describe()
+                        ),
+                    )
+                })?;
+                let endpoint = self.settings.endpoint(&config);
+                match Client::try_from(config) {
+                    Ok(client) => Ok(Connected { client, endpoint }),
+                    Err(e) => Err(client_error(&endpoint, &e)),
+                }
             })
             .await;
-        built.clone().map_err(|e| {
-            Diagnostic::error(
-                "Cannot connect to Kubernetes",
-                format!("Could not set up a client for {}: {e}", self.describe()),
-            )
-            .into()
-        })
+        match connected {
+            Ok(connected) => Ok(connected.client.clone()),
+            Err(d) => Err(d.clone().into()),
+        }
     }
 
     /// The API of a cluster-scoped built-in kind.
@@ -87,7 +109,7 @@ impl Kubernetes {
     /// doing (`create PriorityClass "online-inference"`), `kind` names the
     /// API (`karpenter.sh/v1 NodePool`) for the not-installed case.
     pub fn api_error(&self, action: &str, kind: &str, error: &kube::Error) -> Diagnostics {
-        api_error(&self.describe(), action, kind, error)
+        api_error(&self.endpoint(), action, kind, error)
     }
 
     /// Reads an object for state: `None` when it is gone. `object` names it

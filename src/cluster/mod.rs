@@ -7,6 +7,8 @@
 //! - [`retry`]: the one retry policy.
 //! - [`names`]: Kubernetes names, keys, label values and quantities.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
+//! - [`permissions`]: the API permissions resources declare, and the RBAC
+//!   roles made from them.
 //! - [`object`]: a resource that is one server-side-applied object, written
 //!   once for every such resource, with the objects that go with it.
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
@@ -19,6 +21,7 @@ pub mod errors;
 pub mod names;
 pub mod object;
 pub mod ownership;
+pub mod permissions;
 pub mod plan_notes;
 pub mod retry;
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, Accelerator, Sharing};
 use crate::cluster::Cluster;
+use crate::cluster::permissions::Permission;
 use crate::framework::DataSource;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{each, integer_between, one_of};
@@ -18,6 +19,9 @@ use crate::protocol::schema::Nesting;
 
 /// The `gpufleet_accelerators` data source.
 pub struct Accelerators;
+
+/// It reads the built-in catalog, never the cluster.
+pub const PERMISSIONS: &[Permission] = &[];
 
 /// The filters, and the models that pass them.
 #[derive(Debug, Default, Deserialize, Serialize)]

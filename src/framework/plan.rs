@@ -122,6 +122,27 @@ pub fn set(object: &mut Value, name: &str, value: Value) {
     }
 }
 
+/// Terraform's proposed new state: configured values, and prior values of
+/// computed attributes the configuration leaves unset.
+pub fn proposed(attrs: &[Attr], prior: &Value, config: &Value) -> Value {
+    Value::Object(
+        attrs
+            .iter()
+            .map(|attr| {
+                let (configured, prior) = (config.attr(attr.name), prior.attr(attr.name));
+                let value = match &attr.kind {
+                    _ if configured.is_null() && attr.flags.computed => prior.clone(),
+                    AttrKind::Nested(Nesting::Single, nested) if !configured.is_null() => {
+                        proposed(nested, prior, configured)
+                    }
+                    _ => configured.clone(),
+                };
+                (attr.name.to_string(), value)
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -510,14 +510,21 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
     }
 
     async fn configure(&self, config: Value, _terraform_version: &str) -> Diagnostics {
+        // Values unknown at validation (variables, other resources' outputs)
+        // are known now: check them before anything reads them.
+        let invalid = self.validate_provider_config(config.clone()).await;
+        if invalid.has_errors() {
+            return invalid;
+        }
         let configured = async {
             let config = decode(&config)?;
-            self.definition.configure(config).await
+            let warnings = self.definition.configure_warnings(&config);
+            Ok::<_, Diagnostics>((self.definition.configure(config).await?, warnings))
         };
         match configured.await {
-            Ok(client) => {
+            Ok((client, warnings)) => {
                 *self.client.write().expect("client lock") = Some(Arc::new(client));
-                Diagnostics::default()
+                warnings
             }
             Err(d) => d,
         }

@@ -205,6 +205,11 @@ pub trait ProviderDefinition: Send + Sync + 'static {
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
     /// Builds the client from the provider block.
     async fn configure(&self, config: Self::Config) -> Result<Self::Client, Diagnostics>;
+    /// Warnings about a provider block that works but is unsafe, shown when
+    /// the provider is configured.
+    fn configure_warnings(&self, _config: &Self::Config) -> Diagnostics {
+        Diagnostics::default()
+    }
     /// The resources, each registered with [`super::register_resource`].
     fn resources(&self) -> Vec<super::RegisteredResource<Self::Client>>;
     /// The data sources, each registered with [`super::register_data_source`].

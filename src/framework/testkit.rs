@@ -2,13 +2,13 @@
 //! prior state the way Terraform asks for it, build values from JSON. They
 //! run the same code paths the protocol does.
 
+use super::plan::proposed;
 use super::provider::{RegisteredResource, register_resource};
 use super::resource::Resource;
-use super::schema::{Attr, AttrKind, ObjectSchema};
+use super::schema::ObjectSchema;
 use crate::protocol::codec::from_json;
 use crate::protocol::diagnostics::Severity;
 use crate::protocol::provider::{PlanRequest, PlanResponse};
-use crate::protocol::schema::Nesting;
 use crate::protocol::{Diagnostics, Value};
 
 /// A resource registered as the provider registers it.
@@ -75,25 +75,4 @@ pub fn errors(diagnostics: &Diagnostics) -> Vec<(String, String)> {
         .cloned()
         .collect();
     Diagnostics(errors).located()
-}
-
-/// Terraform's proposed new state: configured values, and prior values of
-/// computed attributes the configuration leaves unset.
-pub fn proposed(attrs: &[Attr], prior: &Value, config: &Value) -> Value {
-    Value::Object(
-        attrs
-            .iter()
-            .map(|attr| {
-                let (configured, prior) = (config.attr(attr.name), prior.attr(attr.name));
-                let value = match &attr.kind {
-                    _ if configured.is_null() && attr.flags.computed => prior.clone(),
-                    AttrKind::Nested(Nesting::Single, nested) if !configured.is_null() => {
-                        proposed(nested, prior, configured)
-                    }
-                    _ => configured.clone(),
-                };
-                (attr.name.to_string(), value)
-            })
-            .collect(),
-    )
 }

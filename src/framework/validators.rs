@@ -120,6 +120,17 @@ pub fn each(validator: Validator) -> Validator {
     })
 }
 
+/// A list or set without null elements (Terraform lets `["a", null]`
+/// through).
+pub fn no_null_elements() -> Validator {
+    Validator::new("Elements must not be null.", |v| {
+        match v.elements().into_iter().flatten().position(Value::is_null) {
+            Some(i) => Err(format!("element {i} is null")),
+            None => Ok(()),
+        }
+    })
+}
+
 /// What an [`ObjectValidator`] requires of its attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rule {

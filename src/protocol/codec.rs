@@ -312,23 +312,16 @@ fn to_msgpack(value: &Value, ty: &Type, path: &AttributePath) -> Result<Mp, Code
     }
 }
 
-/// Integers as msgpack ints, exact binary fractions as float64, anything
-/// else as decimal text: the same choice Terraform's encoder makes.
+/// Every number as decimal text, which msgpack allows and which Terraform
+/// parses exactly as it parses numbers from state files and configuration
+/// (512-bit floats). Terraform 1.10 to 1.14 compare the refreshed state with
+/// the stored one field by field, down to the precision of each number: a
+/// number sent as a msgpack int decodes with 64 bits, so a refresh that
+/// changed nothing still counted as a change there, and
+/// `plan -refresh-only -detailed-exitcode` exited 2 while printing
+/// "No changes".
 fn number_to_msgpack(n: &Number) -> Mp {
-    use bigdecimal::ToPrimitive;
-    if n.is_integer()
-        && let Some(i) = n.to_i64()
-    {
-        return Mp::from(i);
-    }
-    let text = number_text(n);
-    if let Ok(f) = text.parse::<f64>()
-        && f.is_finite()
-        && float_number(f).as_ref() == Some(&n.normalized())
-    {
-        return Mp::F64(f);
-    }
-    Mp::from(text)
+    Mp::from(number_text(n))
 }
 
 // ------------------------------------------------------------------ JSON in
@@ -566,21 +559,32 @@ mod tests {
                 decode_json(json.as_bytes(), &Type::object([("n", Type::Number)])).unwrap();
             assert_eq!(decoded.attr("n"), &v, "{text} from JSON");
         }
-        // Wire forms: int, float64, decimal string.
-        assert_eq!(
-            encode_msgpack(&Value::int(42), &Type::Number).unwrap(),
-            vec![42]
-        );
-        assert_eq!(encode_msgpack(&num("1.5"), &Type::Number).unwrap()[0], 0xcb);
-        assert_eq!(encode_msgpack(&num("0.1"), &Type::Number).unwrap()[0], 0xcb);
-        let huge = encode_msgpack(&num("1e30"), &Type::Number).unwrap();
-        assert_eq!(decode_msgpack(&huge, &Type::Number).unwrap(), num("1e30"));
-        let mut as_string = Vec::new();
-        rmpv::encode::write_value(&mut as_string, &Mp::from("1.25")).unwrap();
-        assert_eq!(
-            decode_msgpack(&as_string, &Type::Number).unwrap(),
-            num("1.25")
-        );
+        // Numbers go out as the decimal text Terraform writes in state
+        // files; all three msgpack forms come in.
+        for (value, text) in [
+            (Value::int(42), "42"),
+            (num("1.5"), "1.5"),
+            (num("0.1"), "0.1"),
+            (num("-7"), "-7"),
+            (num("1e30"), "1000000000000000000000000000000"),
+        ] {
+            let mut expected = Vec::new();
+            rmpv::encode::write_value(&mut expected, &Mp::from(text)).unwrap();
+            assert_eq!(
+                encode_msgpack(&value, &Type::Number).unwrap(),
+                expected,
+                "{text}"
+            );
+        }
+        for wire in [Mp::from(42), Mp::F64(42.0), Mp::from("42")] {
+            let mut bytes = Vec::new();
+            rmpv::encode::write_value(&mut bytes, &wire).unwrap();
+            assert_eq!(
+                decode_msgpack(&bytes, &Type::Number).unwrap(),
+                Value::int(42),
+                "{wire}"
+            );
+        }
         assert_eq!(
             num("1e30").to_json().to_string(),
             "1000000000000000000000000000000"

@@ -7,18 +7,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::LabelScheme;
 use crate::cluster::config_map::ConfigMapRef;
-use crate::cluster::connection::Connection;
+use crate::cluster::connection::{
+    Connection, EXEC_API_VERSIONS, HOST_ONLY, environment_names, kubeconfig_problems,
+    pem_certificates, pem_private_key, server_url,
+};
 use crate::cluster::names::{dns1123_label, dns1123_subdomain};
 use crate::cluster::object::ObjectResource;
+use crate::cluster::permissions::Permission;
 use crate::cluster::{Cluster, Kubernetes};
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::validators::{all_or_none, one_of};
+use crate::framework::validators::{all_or_none, no_null_elements, not_empty, one_of};
 use crate::framework::{
     ProviderDefinition, RegisteredDataSource, RegisteredResource, register_data_source,
     register_resource,
 };
-use crate::protocol::Diagnostics;
+use crate::protocol::diagnostics::Severity;
 use crate::protocol::schema::Nesting;
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use crate::{data_sources, resources};
 
 /// The provider definition.
@@ -58,24 +63,24 @@ impl ProviderDefinition for Gpufleet {
             vec![
                 Attr::string("config_path").optional().describe("Path to a kubeconfig file. Defaults to `KUBE_CONFIG_PATH`, then `KUBECONFIG`."),
                 Attr::string("config_context").optional().describe("Context of the kubeconfig to use; its current context when unset."),
-                Attr::string("host").optional().describe("API server URL, e.g. `https://10.0.0.1:6443`. When set, no kubeconfig is read."),
-                Attr::string("token").optional().sensitive().describe("Bearer token for `host`."),
-                Attr::string("cluster_ca_certificate").optional().describe("PEM CA certificate of the API server."),
-                Attr::string("client_certificate").optional().describe("PEM client certificate for `host`."),
-                Attr::string("client_key").optional().sensitive().describe("PEM key of `client_certificate`."),
-                Attr::bool("insecure").optional().describe("Skip verifying the API server's certificate (test clusters only)."),
+                Attr::string("host").optional().validate(server_url()).describe("API server URL, e.g. `https://10.0.0.1:6443`. When set, no kubeconfig is read."),
+                Attr::string("token").optional().sensitive().describe("Bearer token for `host` (only with `host`)."),
+                Attr::string("cluster_ca_certificate").optional().validate(pem_certificates()).describe("PEM CA certificate of the API server (only with `host`)."),
+                Attr::string("client_certificate").optional().validate(pem_certificates()).describe("PEM client certificate for `host` (only with `host`)."),
+                Attr::string("client_key").optional().sensitive().validate(pem_private_key()).describe("PEM key of `client_certificate` (only with `host`)."),
+                Attr::bool("insecure").optional().describe("Skip verifying the API server's certificate, for `host` and kubeconfigs alike (throw-away test clusters only; configuring the provider warns). Verification is on unless this is `true`."),
                 Attr::nested(
                     "exec",
                     Nesting::Single,
                     vec![
-                        Attr::string("api_version").required().describe("e.g. `client.authentication.k8s.io/v1`."),
-                        Attr::string("command").required().describe("The command that prints an ExecCredential."),
-                        Attr::string_list("args").optional().describe("Its arguments."),
-                        Attr::string_map("env").optional().describe("Environment variables it gets."),
+                        Attr::string("api_version").required().validate(one_of(EXEC_API_VERSIONS)).describe("e.g. `client.authentication.k8s.io/v1`."),
+                        Attr::string("command").required().validate(not_empty()).describe("The command that prints an ExecCredential."),
+                        Attr::string_list("args").optional().validate(no_null_elements()).describe("Its arguments."),
+                        Attr::string_map("env").optional().validate(environment_names()).describe("Environment variables it gets."),
                     ],
                 )
                 .optional()
-                .describe("Run a command for credentials (an exec credential plugin)."),
+                .describe("Run a command for credentials (an exec credential plugin; only with `host`)."),
                 Attr::string("label_scheme")
                     .optional()
                     .validate(one_of(LabelScheme::NAMES))
@@ -93,7 +98,52 @@ impl ProviderDefinition for Gpufleet {
         .validate(all_or_none(&["client_certificate", "client_key"]))
     }
 
+    /// Settings only `host` uses, given without it, would be ignored: the
+    /// kubeconfig is read instead.
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        if !config.attr("host").is_null() {
+            return;
+        }
+        for name in HOST_ONLY {
+            let value = config.attr(name);
+            if !value.is_null() {
+                diagnostics.error_at(
+                    AttributePath::attr(name),
+                    "Setting without host",
+                    format!(
+                        "`{name}` is used only with `host`; without `host` the provider reads a kubeconfig and would ignore it. Set `host` too, or put the credentials in the kubeconfig."
+                    ),
+                );
+            }
+        }
+    }
+
+    fn configure_warnings(&self, config: &Config) -> Diagnostics {
+        let mut warnings = Diagnostics::default();
+        warnings.extend(Diagnostics(
+            kubeconfig_problems(&config.connection)
+                .0
+                .into_iter()
+                .filter(|d| d.severity == Severity::Warning)
+                .collect(),
+        ));
+        if config.connection.insecure == Some(true) {
+            warnings.push(
+                Diagnostic::warning(
+                    "TLS verification is off",
+                    "`insecure = true`: gpufleet does not check the API server's certificate, so whoever sits between here and the cluster can read and change every request, credentials included. Use it only for throw-away test clusters; give the cluster's CA with `cluster_ca_certificate` (or the kubeconfig's certificate-authority-data) instead.",
+                )
+                .at(AttributePath::attr("insecure")),
+            );
+        }
+        warnings
+    }
+
     async fn configure(&self, config: Config) -> Result<Cluster, Diagnostics> {
+        let problems = kubeconfig_problems(&config.connection);
+        if problems.has_errors() {
+            return Err(problems);
+        }
         let label_scheme = config
             .label_scheme
             .as_deref()
@@ -131,10 +181,91 @@ impl ProviderDefinition for Gpufleet {
     }
 }
 
+/// What each resource and data source needs of the Kubernetes API, by type
+/// name (a type may have several entries; they add up). `docs/rbac.yaml` is
+/// generated from it, and every registered type must have its entry.
+pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
+    vec![
+        (
+            "gpufleet_priority_class",
+            resources::priority_class::PERMISSIONS,
+        ),
+        ("gpufleet_fleet", resources::fleet::PERMISSIONS),
+        ("gpufleet_fleet", SHARING_KEY),
+        ("gpufleet_node_taint", resources::node_taint::PERMISSIONS),
+        ("gpufleet_gpu_sharing", resources::gpu_sharing::PERMISSIONS),
+        ("gpufleet_gpu_sharing", SHARING_KEY),
+        (
+            "gpufleet_node_sharing",
+            resources::node_sharing::PERMISSIONS,
+        ),
+        ("gpufleet_node_sharing", SHARING_KEY),
+        (
+            "gpufleet_accelerators",
+            data_sources::accelerators::PERMISSIONS,
+        ),
+    ]
+}
+
+/// What the sharing resources need to write their device-plugin
+/// configuration key and restart the pods that read it.
+const SHARING_KEY: &[Permission] = resources::sharing::writes::PERMISSIONS;
+
+/// The namespace the generated Role is for: the GPU Operator's default one.
+pub const RBAC_OPERATOR_NAMESPACE: &str = "gpu-operator";
+
+/// `docs/rbac.yaml`: the roles granting exactly [`permissions`].
+pub fn rbac_manifests() -> String {
+    crate::cluster::permissions::manifests(
+        &crate::cluster::permissions::rules(&permissions()),
+        RBAC_OPERATOR_NAMESPACE,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::framework::FrameworkProvider;
+
+    #[test]
+    fn every_type_declares_its_permissions() {
+        let provider = FrameworkProvider::new(Gpufleet);
+        let declared: Vec<&str> = permissions().iter().map(|(name, _)| *name).collect();
+        let registered: Vec<String> = provider
+            .object_schemas()
+            .map(|(name, _)| name)
+            .filter(|name| name != "provider")
+            .collect();
+        for name in &registered {
+            assert!(
+                declared.contains(&name.as_str()),
+                "{name} declares no permissions in provider::permissions()"
+            );
+        }
+        for name in &declared {
+            assert!(
+                registered.iter().any(|r| r == name),
+                "{name} is not registered"
+            );
+        }
+    }
+
+    /// docs/rbac.yaml is what the declarations generate. When it is not,
+    /// the test writes the generated file and fails, so a rerun passes and
+    /// the change shows in `git diff`.
+    #[test]
+    fn docs_rbac_yaml_is_generated_from_the_declared_permissions() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rbac.yaml");
+        let generated = rbac_manifests();
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed != generated {
+            std::fs::write(&path, &generated).unwrap();
+            panic!(
+                "{} was out of date and has been regenerated from provider::permissions(); review and commit it",
+                path.display()
+            );
+        }
+    }
 
     #[test]
     fn every_schema_is_sound() {

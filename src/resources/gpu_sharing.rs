@@ -25,6 +25,7 @@ use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, DEFAULT_KEY, PlanNote, Settings, Strategy, field_manager};
 use crate::cluster::Cluster;
 use crate::cluster::errors::api_missing;
+use crate::cluster::permissions::Permission;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::one_of;
 use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
@@ -33,6 +34,15 @@ use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 /// Who owns the `default` key and the ClusterPolicy fields.
 const OWNER: &str = "sharing-default";
 const CLUSTER_POLICY_API: &str = "nvidia.com/v1 ClusterPolicy";
+
+/// What it needs of the API besides its configuration key
+/// ([`sharing::writes::PERMISSIONS`]): `list` the ClusterPolicies to find
+/// the GPU Operator's, `patch` (server-side apply) our fields of it.
+pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
+    "nvidia.com",
+    "clusterpolicies",
+    &["list", "patch"],
+)];
 
 /// The `gpufleet_gpu_sharing` resource.
 pub struct GpuSharing;

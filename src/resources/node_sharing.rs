@@ -33,6 +33,7 @@ use crate::cluster::Cluster;
 use crate::cluster::client::get;
 use crate::cluster::errors::status;
 use crate::cluster::names::{check_dns1123_subdomain, dns1123_label, dns1123_subdomain, labels};
+use crate::cluster::permissions::Permission;
 use crate::cluster::retry::retry_on_conflict;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::exactly_one_of;
@@ -40,6 +41,12 @@ use crate::framework::{Failed, Private, Resource, Stored, Warnings};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 const KIND: &str = "v1 Node";
+
+/// What it needs of the API besides its configuration key
+/// ([`sharing::writes::PERMISSIONS`]): `get` a named node, `list` the nodes
+/// a selector matches, `patch` (server-side apply) our labels on them.
+pub const PERMISSIONS: &[Permission] =
+    &[Permission::cluster("", "nodes", &["get", "list", "patch"])];
 
 /// The `gpufleet_node_sharing` resource.
 pub struct NodeSharing;

@@ -33,6 +33,7 @@ use super::taint::{check_unique, taint_attributes};
 use crate::cluster::client::get;
 use crate::cluster::errors::status;
 use crate::cluster::names::{check_import_name, dns1123_subdomain, labels};
+use crate::cluster::permissions::Permission;
 use crate::cluster::retry::retry_on_conflict;
 use crate::cluster::{Cluster, FIELD_MANAGER};
 use crate::framework::schema::{Attr, ObjectSchema};
@@ -53,6 +54,11 @@ const SYSTEM_KEYS: &[&str] = &[
 
 /// The `gpufleet_node_taint` resource.
 pub struct NodeTaint;
+
+/// What it needs of the API: `get` a named node (and every node it tainted
+/// before), `list` the nodes a selector matches, `patch` their taints.
+pub const PERMISSIONS: &[Permission] =
+    &[Permission::cluster("", "nodes", &["get", "list", "patch"])];
 
 /// Kubernetes identifies a taint by its key and effect.
 type TaintId = (String, String);

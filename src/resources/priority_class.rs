@@ -13,6 +13,7 @@ use crate::cluster::Cluster;
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
 use crate::cluster::object::AppliedObject;
 use crate::cluster::ownership::{owned, owned_map};
+use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{integer_between, one_of};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -23,6 +24,13 @@ const POLICIES: &[&str] = &["PreemptLowerPriority", "Never"];
 
 /// The `gpufleet_priority_class` resource.
 pub struct PriorityClass;
+
+/// What it needs of the API: its PriorityClasses, as any applied object.
+pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
+    "scheduling.k8s.io",
+    "priorityclasses",
+    APPLIED_OBJECT_VERBS,
+)];
 
 /// The resource's state.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]

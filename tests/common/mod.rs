@@ -29,6 +29,27 @@ pub(crate) fn kubeconfig() -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The kubeconfig the provider runs with: GPUFLEET_TEST_PROVIDER_KUBECONFIG
+/// (`make test`: the cluster's user bound only to docs/rbac.yaml's roles),
+/// else that user's kubeconfig beside the cluster's when there is one, else
+/// the cluster's own. The tests' own checks behind Terraform's back use
+/// [`kubeconfig`].
+pub fn provider_kubeconfig() -> String {
+    if let Ok(path) = std::env::var("GPUFLEET_TEST_PROVIDER_KUBECONFIG") {
+        assert!(
+            std::path::Path::new(&path).exists(),
+            "GPUFLEET_TEST_PROVIDER_KUBECONFIG={path} does not exist"
+        );
+        return path;
+    }
+    let beside = PathBuf::from(kubeconfig()).with_file_name("kubeconfig-provider");
+    if beside.exists() {
+        beside.to_string_lossy().into_owned()
+    } else {
+        kubeconfig()
+    }
+}
+
 /// `make test` sets GPUFLEET_REQUIRE_ALL: there every CLI (terraform, tofu
 /// and the older ones of tests/compat.rs) and every cluster extra a test
 /// looks for must be present, and nothing is skipped.
@@ -80,4 +101,62 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
         .build()
         .unwrap()
         .block_on(future)
+}
+
+/// Grants in `namespace` what docs/rbac.yaml's Role grants in the GPU
+/// Operator's, to the identities cluster.sh binds it to (user and
+/// ServiceAccount `gpufleet-provider`): what an operator does for the
+/// namespace the provider's `gpu_operator_namespace` names.
+pub async fn bind_operator_role(namespace: &str) {
+    use gpufleet::cluster::permissions::{ROLE_NAME, Scope, rules};
+    use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+    use kube::api::{Api, Patch, PatchParams};
+    let client = kube_client().await;
+    let meta = kube::api::ObjectMeta {
+        name: Some(ROLE_NAME.into()),
+        namespace: Some(namespace.into()),
+        ..Default::default()
+    };
+    let role = Role {
+        metadata: meta.clone(),
+        rules: Some(
+            rules(&gpufleet::provider::permissions())
+                .into_iter()
+                .filter(|r| r.scope == Scope::OperatorNamespace)
+                .map(|r| PolicyRule {
+                    api_groups: Some(vec![r.group]),
+                    resources: Some(vec![r.resource]),
+                    verbs: r.verbs,
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+    };
+    let subject = |kind: &str, name: &str, namespace: Option<&str>| Subject {
+        kind: kind.into(),
+        name: name.into(),
+        namespace: namespace.map(str::to_string),
+        api_group: (kind == "User").then(|| "rbac.authorization.k8s.io".into()),
+    };
+    let binding = RoleBinding {
+        metadata: meta,
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "Role".into(),
+            name: ROLE_NAME.into(),
+        },
+        subjects: Some(vec![
+            subject("User", "gpufleet-provider", None),
+            subject("ServiceAccount", "gpufleet-provider", Some("default")),
+        ]),
+    };
+    let params = PatchParams::apply("gpufleet-tests").force();
+    Api::<Role>::namespaced(client.clone(), namespace)
+        .patch(ROLE_NAME, &params, &Patch::Apply(&role))
+        .await
+        .unwrap();
+    Api::<RoleBinding>::namespaced(client, namespace)
+        .patch(ROLE_NAME, &params, &Patch::Apply(&binding))
+        .await
+        .unwrap();
 }

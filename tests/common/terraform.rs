@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use super::{kubeconfig, repo_root};
+use super::{provider_kubeconfig, repo_root};
 
 pub(crate) const PROVIDER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -161,7 +161,7 @@ pub(crate) fn run_command(cli: &Cli, mut command: Command) -> Run {
 /// The preamble every configuration gets: provider requirement and a
 /// provider block pointing at the cluster under test.
 pub(crate) fn provider_block(extra: &str) -> String {
-    provider_block_for(&kubeconfig(), extra)
+    provider_block_for(&provider_kubeconfig(), extra)
 }
 
 /// The preamble with the provider reading another kubeconfig (another user).

@@ -9,12 +9,20 @@
 #   tests/controlplane/cluster.sh up --karpenter   the same plus kwok and Karpenter
 #   tests/controlplane/cluster.sh down     stop everything, delete the state (keeps logs/)
 #   tests/controlplane/cluster.sh status   exit 0 when running and ready
+#   tests/controlplane/cluster.sh roles    apply and bind docs/rbac.yaml again (after it changed)
 #   KUBECONFIG=... cluster.sh crds         install the CRDs into another cluster (e.g. kind)
 #
 # Everything lives in <repo>/target/cluster/ (GPUFLEET_CLUSTER_DIR for another
 # cluster beside it, as `make test` does):
 #   kubeconfig          admin, user gpufleet-admin in group system:masters
 #   kubeconfig-limited  user gpufleet-limited, no RBAC bindings (least privilege tests)
+#   kubeconfig-provider user gpufleet-provider, bound only to docs/rbac.yaml's roles:
+#                       what the acceptance tests run the provider as
+#                       (and ServiceAccount default/gpufleet-provider, for token tests)
+#   pki/                also certificates outside their validity period for the
+#                       TLS error tests: the API server serves expired-server for
+#                       the TLS name expired.gpufleet.test and future-server for
+#                       future.gpufleet.test; expired-client is a client certificate
 #   env                 sourceable: KUBECONFIG, ports, pids
 #   logs/<component>.log, pki/, etcd/, crds/, <component>.pid
 # Ports are picked free at each `up`, so read them from the kubeconfig or env.
@@ -117,6 +125,7 @@ free_port() {
 
 gen_pki() {
   mkdir -p "$pki"
+  export GPUFLEET_PKI=$pki # the config's `openssl ca` section finds its files by it
   # One config with a section per kind of certificate, so the extensions are
   # explicit rather than whatever the system openssl.cnf defaults to.
   cat >"$pki/openssl.cnf" <<'EOF'
@@ -136,6 +145,31 @@ subjectAltName = IP:127.0.0.1, IP:::1, DNS:localhost, IP:10.0.0.1, DNS:kubernete
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature, keyEncipherment
 extendedKeyUsage = clientAuth
+[expired_server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:expired.gpufleet.test
+[future_server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:future.gpufleet.test
+# `openssl ca`, for certificates with given dates (OpenSSL 3.0's x509 only
+# counts days from now).
+[ca_dated]
+dir = $ENV::GPUFLEET_PKI
+database = $dir/dated/index.txt
+new_certs_dir = $dir/dated
+certificate = $dir/ca.crt
+private_key = $dir/ca.key
+rand_serial = yes
+default_md = sha256
+policy = policy_any
+unique_subject = no
+[policy_any]
+commonName = supplied
+organizationName = optional
 EOF
   local key="-algorithm EC -pkeyopt ec_paramgen_curve:P-256" # fast to generate
   # shellcheck disable=SC2086
@@ -153,6 +187,21 @@ EOF
   cert apiserver /CN=kube-apiserver server
   cert admin "/O=system:masters/CN=gpufleet-admin" client
   cert limited /CN=gpufleet-limited client # no groups, no bindings: RBAC denies all but discovery
+  cert provider /CN=gpufleet-provider client # bound to docs/rbac.yaml's roles only
+  # dated_cert <file> <subject> <extension section> <not before> <not after>
+  dated_cert() {
+    mkdir -p "$pki/dated"
+    touch "$pki/dated/index.txt"
+    # shellcheck disable=SC2086
+    openssl genpkey $key -out "$pki/$1.key" 2>/dev/null
+    openssl req -new -key "$pki/$1.key" -subj "$2" -config "$pki/openssl.cnf" -out "$pki/dated/$1.csr"
+    openssl ca -batch -notext -config "$pki/openssl.cnf" -name ca_dated \
+      -extfile "$pki/openssl.cnf" -extensions "$3" -startdate "$4" -enddate "$5" \
+      -in "$pki/dated/$1.csr" -out "$pki/$1.crt" 2>/dev/null
+  }
+  dated_cert expired-server /CN=expired-server expired_server 20200101000000Z 20210101000000Z
+  dated_cert future-server /CN=future-server future_server 20990101000000Z 21000101000000Z
+  dated_cert expired-client /CN=gpufleet-expired-client client 20200101000000Z 20210101000000Z
   # Service-account token signing key (RSA: RS256 is what every client expects).
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$pki/sa.key" 2>/dev/null
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
@@ -259,6 +308,29 @@ install_crds() {
   # that client-side apply would store.
   kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f "$state/crds" >/dev/null
   kubectl wait --for=condition=Established --timeout=60s -f "$state/crds" >/dev/null
+}
+
+# --- the provider's least privilege ---------------------------------------------
+
+# docs/rbac.yaml's ClusterRole (and its Roles, in namespaces created here if
+# missing), bound to user gpufleet-provider and to ServiceAccount
+# default/gpufleet-provider (tests ask for its tokens). Idempotent: `roles`
+# runs it again on a running cluster after docs/rbac.yaml changed.
+bind_provider_roles() {
+  local rbac=$repo/docs/rbac.yaml subjects ns bound=()
+  subjects=(--user=gpufleet-provider --serviceaccount=default:gpufleet-provider)
+  ensure() { kubectl create "$@" --dry-run=client -o yaml | kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f - >/dev/null; }
+  # Only the Roles have a namespace (the file is generated, one shape).
+  for ns in $(awk '$1 == "namespace:" { print $2 }' "$rbac"); do
+    ensure namespace "$ns"
+    bound+=("$ns")
+  done
+  kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f "$rbac" >/dev/null
+  ensure clusterrolebinding gpufleet-provider --clusterrole=gpufleet "${subjects[@]}"
+  for ns in "${bound[@]}"; do
+    ensure rolebinding gpufleet-provider -n "$ns" --role=gpufleet "${subjects[@]}"
+  done
+  ensure serviceaccount gpufleet-provider -n default
 }
 
 # --- provisioning: kwok and Karpenter's kwok provider -----------------------
@@ -384,6 +456,7 @@ up() {
   free_port controller_manager_port
   kubeconfig "$state/kubeconfig" gpufleet-admin admin
   kubeconfig "$state/kubeconfig-limited" gpufleet-limited limited
+  kubeconfig "$state/kubeconfig-provider" gpufleet-provider provider
 
   start etcd --name=gpufleet --data-dir="$state/etcd" \
     --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
@@ -406,6 +479,8 @@ up() {
     --bind-address=127.0.0.1 --secure-port="$api_port" \
     --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --tls-sni-cert-key="$pki/expired-server.crt,$pki/expired-server.key:expired.gpufleet.test" \
+    --tls-sni-cert-key="$pki/future-server.crt,$pki/future-server.key:future.gpufleet.test" \
     --client-ca-file="$pki/ca.crt" \
     --authorization-mode=RBAC \
     --service-cluster-ip-range=10.0.0.0/24 \
@@ -432,8 +507,9 @@ up() {
     --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
     --use-service-account-credentials=false
 
-  # While those two start, install the CRDs.
+  # While those two start, install the CRDs and the provider's roles.
   install_crds
+  bind_provider_roles
   wait_for "kube-scheduler /healthz" 60 kube-scheduler component_healthy "$scheduler_port"
   wait_for "kube-controller-manager /healthz" 60 kube-controller-manager component_healthy "$controller_manager_port"
 
@@ -441,6 +517,7 @@ up() {
 # Written by tests/controlplane/cluster.sh up; source it to use the cluster.
 export KUBECONFIG=$state/kubeconfig
 GPUFLEET_KUBECONFIG_LIMITED=$state/kubeconfig-limited
+GPUFLEET_KUBECONFIG_PROVIDER=$state/kubeconfig-provider
 api_port=$api_port
 etcd_port=$etcd_port
 scheduler_port=$scheduler_port
@@ -500,6 +577,12 @@ case ${1:-} in
     ;;
   down) down ;;
   status) status ;;
+  # Applies and binds docs/rbac.yaml again, once regenerated, on the running cluster.
+  roles)
+    healthy || die "no running cluster in $state: run up first"
+    bind_provider_roles
+    log "docs/rbac.yaml applied and bound to gpufleet-provider"
+    ;;
   # Installs the same CRDs into any cluster (e.g. kind): KUBECONFIG=... cluster.sh crds
   crds)
     target_kubeconfig=${KUBECONFIG:?set KUBECONFIG to the cluster to install the CRDs into}
@@ -508,5 +591,5 @@ case ${1:-} in
     install_crds
     log "CRDs installed into the cluster of $target_kubeconfig"
     ;;
-  *) echo "usage: $0 up [--karpenter]|down|status|crds" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--karpenter]|down|status|roles|crds" >&2; exit 2 ;;
 esac

@@ -38,6 +38,7 @@ use requirements::{Constraint, Constraints};
 
 use crate::cluster::Cluster;
 use crate::cluster::object::AppliedObject;
+use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
 use crate::framework::{PlanChange, Warnings};
@@ -45,6 +46,15 @@ use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
 pub struct Fleet;
+
+/// What it needs of the API besides its sharing configuration key
+/// ([`crate::resources::sharing::writes::PERMISSIONS`]): its NodePool, and
+/// the NodeOverlays that tell Karpenter a shared GPU's capacity, each as
+/// any applied object.
+pub const PERMISSIONS: &[Permission] = &[
+    Permission::cluster("karpenter.sh", "nodepools", APPLIED_OBJECT_VERBS),
+    Permission::cluster("karpenter.sh", "nodeoverlays", APPLIED_OBJECT_VERBS),
+];
 
 /// The node constraints of `config` with those known only after apply
 /// left out (their attribute, its `min_values` and, when partly unknown,

@@ -18,6 +18,7 @@ use crate::cluster::Cluster;
 use crate::cluster::client::get;
 use crate::cluster::config_map::OwnedKey;
 use crate::cluster::errors::status;
+use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::protocol::Diagnostics;
 
 /// The GPU Operator's DaemonSets whose pods read the device-plugin
@@ -27,6 +28,18 @@ pub const DEVICE_PLUGIN_DAEMONSETS: &[&str] = &[
     "nvidia-device-plugin-daemonset",
     "nvidia-device-plugin-mps-control-daemon",
     "gpu-feature-discovery",
+];
+
+/// What a [`ConfigKey`] needs of the API: the ConfigMap in the operator's
+/// namespace (read, applied, its key removed, deleted once empty and only
+/// ours), and for [`ConfigKey::restart_readers`] the device-plugin
+/// DaemonSets (read for their pod selector), their pods (listed, deleted)
+/// and the nodes they run on (read for their configuration label).
+pub const PERMISSIONS: &[Permission] = &[
+    Permission::in_operator_namespace("", "configmaps", APPLIED_OBJECT_VERBS),
+    Permission::in_operator_namespace("apps", "daemonsets", &["get"]),
+    Permission::in_operator_namespace("", "pods", &["list", "delete"]),
+    Permission::cluster("", "nodes", &["get"]),
 ];
 
 /// One owner's configuration key: `default`, `fleet-NAME` or `node-NAME`,

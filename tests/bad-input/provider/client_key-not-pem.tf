@@ -2,7 +2,6 @@
 # expect: plan
 # path: client_key
 # message: key
-# gap: caught: PEM is not parsed until the first request
 provider "gpufleet" {
   host               = "https://127.0.0.1:1"
   client_certificate = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----"

@@ -2,7 +2,7 @@
 # expect: plan
 # path: config_path
 # message: kubeconfig
-# gap: caught: the kubeconfig is not read until the first request
+# gap: caught: a missing kubeconfig only warns at configure (a configuration may write it during apply; plans of new objects need no cluster)
 provider "gpufleet" {
   config_path = "/nonexistent/kubeconfig" # <- diagnostic
 }

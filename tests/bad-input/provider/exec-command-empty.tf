@@ -2,7 +2,6 @@
 # expect: plan
 # path: exec.command
 # message: command
-# gap: caught: exec settings are not checked until the first request
 provider "gpufleet" {
   host = "https://127.0.0.1:1"
   exec = {

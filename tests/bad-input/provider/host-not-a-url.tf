@@ -2,7 +2,6 @@
 # expect: plan
 # path: host
 # message: host
-# gap: caught: host is not checked until the first request
 provider "gpufleet" {
   host = "not a url" # <- diagnostic
 }

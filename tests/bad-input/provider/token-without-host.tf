@@ -2,7 +2,6 @@
 # expect: plan
 # path: token
 # message: host
-# gap: caught: a token without host is silently ignored
 provider "gpufleet" {
   config_path = "/nonexistent/kubeconfig"
   token       = "secret" # <- diagnostic
