@@ -486,8 +486,8 @@ async fn lifecycle(
             Ok::<_, Diagnostics>((applied.state, applied.private))
         }
     };
-    let create = from_json(&workout.create, &ty, "").unwrap();
-    let update = from_json(&workout.update, &ty, "").unwrap();
+    let create = from_json(&workout.create, &ty).unwrap();
+    let update = from_json(&workout.update, &ty).unwrap();
     let (state, private) = change(Value::Null, create, Vec::new()).await?;
     let read = provider
         .read_resource(ReadRequest {
@@ -523,7 +523,6 @@ async fn workouts_as(
     let config = from_json(
         &json!({"config_path": impersonating(dir, user)}),
         &config_type,
-        "",
     )
     .unwrap();
     errors(&provider.configure(config, "test").await)?;

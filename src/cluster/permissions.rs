@@ -31,10 +31,13 @@ pub enum Scope {
 /// group), in `scope`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Permission {
+    /// The API group; `""` for the core group.
     pub group: &'static str,
     /// The resource as RBAC names it: plural, lower case, e.g. `nodepools`.
     pub resource: &'static str,
+    /// The verbs the provider's calls use.
     pub verbs: &'static [&'static str],
+    /// Cluster-wide, or in the GPU Operator's namespace.
     pub scope: Scope,
 }
 
@@ -72,10 +75,15 @@ impl Permission {
 /// that need them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
+    /// Cluster-wide (ClusterRole) or in the operator's namespace (Role).
     pub scope: Scope,
+    /// The API group; empty for the core group.
     pub group: String,
+    /// The resource, plural and lower case.
     pub resource: String,
+    /// The verbs, sorted.
     pub verbs: Vec<String>,
+    /// The Terraform types whose calls need them.
     pub needed_by: Vec<String>,
 }
 
@@ -187,8 +195,11 @@ pub fn manifests(rules: &[Rule], operator_namespace: &str) -> String {
 /// (or `in the namespace "ns"`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Denied {
+    /// The verb refused.
     pub verb: String,
+    /// The resource it was refused on.
     pub resource: String,
+    /// Its API group; empty for the core group.
     pub group: String,
     /// `None` at the cluster scope.
     pub namespace: Option<String>,

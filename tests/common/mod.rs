@@ -34,7 +34,7 @@ pub(crate) fn kubeconfig() -> String {
 /// else that user's kubeconfig beside the cluster's when there is one, else
 /// the cluster's own. The tests' own checks behind Terraform's back use
 /// [`kubeconfig`].
-pub fn provider_kubeconfig() -> String {
+pub(crate) fn provider_kubeconfig() -> String {
     if let Ok(path) = std::env::var("GPUFLEET_TEST_PROVIDER_KUBECONFIG") {
         assert!(
             std::path::Path::new(&path).exists(),
@@ -107,7 +107,7 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
 /// Operator's, to the identities cluster.sh binds it to (user and
 /// ServiceAccount `gpufleet-provider`): what an operator does for the
 /// namespace the provider's `gpu_operator_namespace` names.
-pub async fn bind_operator_role(namespace: &str) {
+pub(crate) async fn bind_operator_role(namespace: &str) {
     use gpufleet::cluster::permissions::{ROLE_NAME, Scope, rules};
     use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
     use kube::api::{Api, Patch, PatchParams};
