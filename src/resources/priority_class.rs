@@ -14,6 +14,7 @@ use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
 use crate::cluster::object::AppliedObject;
 use crate::cluster::ownership::{owned, owned_map};
 use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{integer_between, one_of};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -35,6 +36,7 @@ pub struct Model {
     description: Option<String>,
     labels: Option<BTreeMap<String, String>>,
     annotations: Option<BTreeMap<String, String>>,
+    timeouts: Option<Timeouts>,
 }
 
 #[async_trait]
@@ -78,6 +80,10 @@ impl AppliedObject for PriorityClass {
                 Attr::string_map("annotations").optional().validate(annotation_keys()).describe("Annotations of the PriorityClass; other writers' annotations are left alone."),
             ],
         )
+    }
+
+    fn timeouts(model: &Model) -> Option<&Timeouts> {
+        model.timeouts.as_ref()
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
@@ -153,6 +159,7 @@ impl AppliedObject for PriorityClass {
             description: owned(object.description, &prior.description, importing),
             labels: owned_map(object.metadata.labels, &prior.labels, importing),
             annotations: owned_map(object.metadata.annotations, &prior.annotations, importing),
+            timeouts: prior.timeouts.clone(),
         })
     }
 
@@ -234,6 +241,7 @@ mod tests {
             description: Some("training".into()),
             labels: Some([("team".to_string(), "ml".to_string())].into()),
             annotations: None,
+            timeouts: None,
         }
     }
 

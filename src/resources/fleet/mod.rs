@@ -38,6 +38,7 @@ use crate::cluster::object::AppliedObject;
 use crate::framework::PlanChange;
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
+use crate::framework::timeouts::Timeouts;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
@@ -79,6 +80,10 @@ impl AppliedObject for Fleet {
 
     fn schema(&self) -> ObjectSchema {
         schema::schema()
+    }
+
+    fn timeouts(model: &Model) -> Option<&Timeouts> {
+        model.timeouts.as_ref()
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::requirements::Constraints;
+use crate::framework::timeouts::Timeouts;
 
 /// The label Karpenter puts on every node of a NodePool, naming the pool.
 pub(super) const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
@@ -40,6 +41,7 @@ pub struct Model {
     pub(super) label_scheme: Option<String>,
     pub(super) node_selector: Option<BTreeMap<String, String>>,
     pub(super) tolerations: Option<Vec<Toleration>>,
+    pub(super) timeouts: Option<Timeouts>,
 }
 
 /// `nodeClassRef`, spelled the same in state and in the NodePool.

@@ -227,6 +227,7 @@ impl Model {
             label_scheme,
             node_selector: None,
             tolerations: None,
+            timeouts: prior.timeouts.clone(),
         }
     }
 }
