@@ -471,56 +471,44 @@ async fn full_lifecycle_against_the_cluster() {
     assert_eq!(after, Value::Null);
 }
 
-/// A read against an API server that accepts connections and never answers
-/// hangs; StopProvider must cut it short with a diagnostic, and the server
-/// must keep serving afterwards.
+/// A read whose request the API server never answers hangs; StopProvider
+/// must cut it short with a diagnostic and the prior state, and the same
+/// plugin process must then read from the API server again normally.
 #[tokio::test]
 async fn stop_provider_cancels_work_in_flight() {
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = silent.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((conn, _)) = silent.accept().await {
-            held.push(conn); // accept, never answer
-        }
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        common::unreachable_kubeconfig().replace("127.0.0.1:1", &format!("127.0.0.1:{port}")),
-    )
-    .unwrap();
-
+    let network = common::lossy_network::LossyNetwork::start();
     let plugin = start_plugin().await;
     let mut tf = Terraform::new(&plugin).await;
-    assert!(tf.configure(kubeconfig.to_str().unwrap()).await.is_empty());
+    assert!(tf.configure(&network.kubeconfig()).await.is_empty());
     let ty = tf.class_type.clone();
-    let state = object(
+    let name = common::unique_name("pc-stopped");
+    let config = object(
         &ty,
-        &[
-            ("id", Value::string("pc-hangs")),
-            ("name", Value::string("pc-hangs")),
-            ("value", Value::int(1)),
-        ],
+        &[("name", Value::string(&name)), ("value", Value::int(5))],
     );
+    let plan = tf.plan(&Value::Null, &config, &config).await;
+    let planned = decode_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
+    let (state, private, errs) = tf
+        .apply(&Value::Null, &planned, &config, plan.planned_private)
+        .await;
+    assert!(errs.is_empty(), "{errs:?}");
 
+    network.go_silent("GET", &format!("/priorityclasses/{name}"));
     let mut reader = tf.client.clone();
-    let read = tokio::spawn(async move {
-        reader
-            .read_resource(pb::read_resource::Request {
-                type_name: PRIORITY_CLASS.into(),
-                current_state: dynamic(&state, &ty),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
+    let request = pb::read_resource::Request {
+        type_name: PRIORITY_CLASS.into(),
+        current_state: dynamic(&state, &ty),
+        private: private.clone(),
+        ..Default::default()
+    };
+    let read = tokio::spawn({
+        let request = request.clone();
+        async move { reader.read_resource(request).await.unwrap().into_inner() }
     });
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert!(
-        !read.is_finished(),
-        "the read should still be waiting on the silent server"
+        !read.is_finished() && network.requests_held() == 1,
+        "the read should still be waiting for its answer"
     );
     let stopped = std::time::Instant::now();
     tf.client
@@ -538,10 +526,15 @@ async fn stop_provider_cancels_work_in_flight() {
         "{errs:?}"
     );
     // The prior state is handed back: nothing Terraform knew is lost.
-    assert!(response.new_state.is_some());
-    // Terraform still saves state afterwards, so calls keep working.
-    tf.client
-        .get_provider_schema(pb::get_provider_schema::Request {})
-        .await
-        .unwrap();
+    let kept = decode_msgpack(&response.new_state.unwrap().msgpack, &ty).unwrap();
+    assert_eq!(kept, state);
+
+    // The same process reads again once the API server answers.
+    network.heal();
+    let (again, errs) = tf.read(&state, private.clone()).await;
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(again, state);
+    let (gone, _, errs) = tf.apply(&state, &Value::Null, &Value::Null, private).await;
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(gone, Value::Null);
 }

@@ -3,10 +3,10 @@
 //!
 //! Worth retrying: a write conflict (409, a stale resourceVersion), the API
 //! server asking clients to slow down (429) or failing on its side (5xx),
-//! and a connection refused, reset or silent while a server this process has
-//! reached before restarts. Everything else (400, 401, 403, 404, 422, TLS
-//! failures, a server never reached) is final at once: waiting would not
-//! change the answer. Pauses grow exponentially with jitter and are at least
+//! and a connection refused, reset or silent (as while the API server
+//! restarts). Everything else (400, 401, 403, 404, 422, TLS failures, and a
+//! server this process has never connected to) is final at once: waiting
+//! would not change the answer. Pauses grow exponentially with jitter and are at least
 //! what the server's `Retry-After` asks for; an operation stops retrying at
 //! its deadline (its resource's `timeouts`, or [`DEFAULT_TIMEOUT`]) and as
 //! soon as Terraform asks the provider to stop.
@@ -204,39 +204,56 @@ fn judge(error: &kube::Error, reached_before: bool) -> Judgement {
         };
     }
     match connection_failure(error) {
-        // A server that never answered is likely the wrong address, or a
-        // cluster that does not exist: say so now rather than at the deadline.
-        Some(_) if !reached_before => judgement(None, false),
-        Some(cause) => judgement(Some(cause), cause != Cause::Refused),
+        // A server this process never managed to connect to is likely the
+        // wrong address, or a cluster that does not exist: say so now
+        // rather than at the deadline.
+        Some(failure) if failure.connecting && !reached_before => judgement(None, false),
+        // A connection that never carried the request changed nothing.
+        Some(failure) => judgement(Some(failure.cause), !failure.connecting),
         None => judgement(None, false),
     }
 }
 
-/// The connection-level failure behind an error, if that is what it is: a
-/// refused connection never carried the request; a reset, closed or timed
-/// out one may have.
-fn connection_failure(error: &kube::Error) -> Option<Cause> {
+/// A failure below HTTP.
+struct ConnectionFailure {
+    cause: Cause,
+    /// While connecting (TCP or TLS): the request was never sent.
+    connecting: bool,
+}
+
+/// The connection-level failure behind an error, if that is what it is.
+fn connection_failure(error: &kube::Error) -> Option<ConnectionFailure> {
     use std::io::ErrorKind;
+    let mut connecting = false;
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(error) = source {
+        if let Some(client) = error.downcast_ref::<hyper_util::client::legacy::Error>() {
+            connecting |= client.is_connect();
+        }
+        let found = |cause| {
+            Some(ConnectionFailure {
+                cause,
+                connecting: connecting || cause == Cause::Refused,
+            })
+        };
         if let Some(io) = error.downcast_ref::<std::io::Error>() {
             match io.kind() {
-                ErrorKind::ConnectionRefused => return Some(Cause::Refused),
+                ErrorKind::ConnectionRefused => return found(Cause::Refused),
                 ErrorKind::ConnectionReset
                 | ErrorKind::ConnectionAborted
                 | ErrorKind::BrokenPipe
                 | ErrorKind::UnexpectedEof
-                | ErrorKind::NotConnected => return Some(Cause::ConnectionLost),
-                ErrorKind::TimedOut => return Some(Cause::NoAnswer),
+                | ErrorKind::NotConnected => return found(Cause::ConnectionLost),
+                ErrorKind::TimedOut => return found(Cause::NoAnswer),
                 _ => {}
             }
         }
         if let Some(hyper) = error.downcast_ref::<hyper::Error>() {
             if hyper.is_incomplete_message() || hyper.is_closed() || hyper.is_canceled() {
-                return Some(Cause::ConnectionLost);
+                return found(Cause::ConnectionLost);
             }
             if hyper.is_timeout() {
-                return Some(Cause::NoAnswer);
+                return found(Cause::NoAnswer);
             }
         }
         source = error.source();
@@ -590,8 +607,13 @@ mod tests {
         assert_eq!(retried(&io(ConnectionReset)), Some(Cause::ConnectionLost));
         assert_eq!(retried(&io(TimedOut)), Some(Cause::NoAnswer));
         assert_eq!(retried(&io(InvalidData)), None, "a TLS failure is final");
-        // A server never reached is not waited for.
+        // A server never reached is not waited for; one that accepted the
+        // connection is.
         assert_eq!(judge(&io(ConnectionRefused), false).retry, None);
+        assert_eq!(
+            judge(&io(ConnectionReset), false).retry,
+            Some(Cause::ConnectionLost)
+        );
         // Only an answer that may have been lost leaves the outcome open.
         assert!(!judge(&io(ConnectionRefused), true).maybe_applied);
         assert!(judge(&io(ConnectionReset), true).maybe_applied);

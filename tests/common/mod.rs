@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 pub mod fixtures;
+pub mod lossy_network;
 pub mod terraform;
 
 use std::path::PathBuf;

@@ -178,18 +178,32 @@ impl Workspace {
         self
     }
 
-    pub fn run(&self, args: &[&str]) -> Run {
-        let out = Command::new(&self.cli.path)
+    /// The CLI with `args` in this workspace, ready to run or to spawn.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.cli.path);
+        command
             .args(args)
             .current_dir(self.dir.path())
             .env("TF_CLI_CONFIG_FILE", provider_mirror().join("cli.tfrc"))
             .env("CHECKPOINT_DISABLE", "1")
             .env("TF_IN_AUTOMATION", "1")
             .env("TF_INPUT", "0")
-            .env_remove("TF_LOG")
+            .env_remove("TF_LOG");
+        command
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out = self
+            .command(args)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.cli.path.display()));
         Run::from(out)
+    }
+
+    /// Marks the workspace as holding objects (for a run made with
+    /// [`Self::command`]), so that dropping it destroys them.
+    pub fn holds_objects(&mut self) {
+        self.applied = true;
     }
 
     fn ok(&self, args: &[&str]) -> Run {
@@ -310,6 +324,11 @@ impl Workspace {
 
     /// Attribute values of one resource in state.
     pub fn resource_values(&self, address: &str) -> serde_json::Value {
+        self.resource(address)["values"].clone()
+    }
+
+    /// One resource as `show -json` gives it (values, `tainted`, ...).
+    pub fn resource(&self, address: &str) -> serde_json::Value {
         let state = self.state();
         let resources = state["values"]["root_module"]["resources"]
             .as_array()
@@ -318,7 +337,6 @@ impl Workspace {
         resources
             .into_iter()
             .find(|r| r["address"] == address)
-            .map(|r| r["values"].clone())
             .unwrap_or_else(|| panic!("{address} not in state: {state}"))
     }
 }
