@@ -244,15 +244,7 @@ impl PartialRights {
                 .await
                 .unwrap();
         });
-        let admin = std::fs::read_to_string(common::kubeconfig()).unwrap();
-        assert!(
-            admin.contains("\n  user:\n"),
-            "unexpected kubeconfig layout"
-        );
-        let impersonating =
-            admin.replacen("\n  user:\n", &format!("\n  user:\n    as: {user}\n"), 1);
-        let mut kubeconfig = tempfile::NamedTempFile::new().unwrap();
-        std::io::Write::write_all(&mut kubeconfig, impersonating.as_bytes()).unwrap();
+        let kubeconfig = common::impersonating(&common::kubeconfig(), &user);
         Self { user, kubeconfig }
     }
 

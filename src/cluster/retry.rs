@@ -42,7 +42,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the look at the cluster after an unknown outcome may take; it
 /// runs even after StopProvider, to report what was written.
-const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The `timeouts` attribute of every resource: the deadlines of its
 /// operations.

@@ -31,6 +31,20 @@ pub fn unreachable_kubeconfig() -> &'static str {
     "apiVersion: v1\nkind: Config\nclusters:\n- name: nowhere\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: nobody\n  user:\n    token: t\ncontexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nobody\ncurrent-context: nowhere\n"
 }
 
+/// A copy of `kubeconfig` whose user acts as `user` (impersonation, which
+/// the test clusters' admin may do), for RBAC set up by a test.
+pub fn impersonating(kubeconfig: &str, user: &str) -> tempfile::NamedTempFile {
+    let admin = std::fs::read_to_string(kubeconfig).unwrap();
+    assert!(
+        admin.contains("\n  user:\n"),
+        "unexpected layout of {kubeconfig}"
+    );
+    let acting = admin.replacen("\n  user:\n", &format!("\n  user:\n    as: {user}\n"), 1);
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut file, acting.as_bytes()).unwrap();
+    file
+}
+
 /// Names unique across test processes and runs sharing one cluster.
 pub fn unique_name(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
