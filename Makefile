@@ -1,8 +1,10 @@
 # gpufleet: two commands on a fresh machine.
-#   make demo   builds the provider, starts a local control plane, applies examples/
-#   make test   every test: unit, protocol and acceptance (terraform and tofu)
+#   make demo   builds the provider, starts a local control plane with Karpenter,
+#               applies examples/training-and-inference and runs its workloads
+#   make test   every test: unit, protocol, acceptance and the scenario (terraform and tofu)
+#   make test-long   the long runs: fuzzing, the reproducible release
 
-.PHONY: all build install controlplane cluster cluster-down demo test unit lint bench clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long fuzz unit lint bench docs release clean
 
 all: build
 
@@ -20,14 +22,30 @@ controlplane:
 cluster:
 	bash tests/controlplane/cluster.sh up
 
+# The same plus Karpenter's kwok provider and kwok: fleets get nodes.
+cluster-karpenter:
+	bash tests/controlplane/cluster.sh up --karpenter
+
 cluster-down:
 	bash tests/controlplane/cluster.sh down
 
 demo:
 	bash scripts/demo.sh
 
+demo-down:
+	bash scripts/demo-down.sh
+
 test:
 	bash scripts/test.sh
+
+# Longer than make test allows: a million fuzz executions per target, and
+# the release built twice from scratch, byte for byte the same.
+test-long:
+	bash scripts/test-long.sh
+
+# A few seconds per fuzz target; `scripts/fuzz.sh long` for the long run.
+fuzz:
+	bash scripts/fuzz.sh smoke
 
 unit:
 	cargo test --lib
@@ -35,8 +53,18 @@ unit:
 lint:
 	bash scripts/lint.sh
 
+# Benchmarks on a control plane of their own; see docs/benchmarks.md.
 bench:
-	bash scripts/bench-startup.sh
+	bash scripts/bench.sh
+
+# docs/ from the provider's schema, templates/ and examples/ (tfplugindocs).
+docs:
+	bash scripts/docs.sh
+
+# Registry release files for this machine's platform in target/release/dist/
+# (scripts/release.sh TRIPLE for another; GPUFLEET_SIGNING_KEY to sign).
+release:
+	bash scripts/release.sh
 
 clean: cluster-down
 	cargo clean

@@ -1,7 +1,9 @@
 //! Startup benchmark: time from exec to the handshake line on stdout, the
 //! way Terraform starts the provider (with AutoMTLS on, so certificate
 //! generation is included), plus resident memory at that point and the
-//! binary's size. Run: `cargo bench --bench startup` (or `make bench`).
+//! binary's size. Run: `cargo bench --bench startup` (or `make bench`);
+//! the figures also go to target/bench/startup.json for the workload
+//! bench's report.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -45,7 +47,7 @@ fn main() {
             .unwrap();
         times.push(started.elapsed());
         assert!(
-            line.starts_with("1|6|tcp|127.0.0.1:"),
+            line.starts_with("1|6|unix|") || line.starts_with("1|6|tcp|127.0.0.1:"),
             "unexpected handshake: {line}"
         );
         rss_kib.push(rss(child.id()));
@@ -72,6 +74,17 @@ fn main() {
         rss_kib[RUNS / 2],
         rss_kib[RUNS - 1]
     );
+    let out = concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench");
+    std::fs::create_dir_all(out).unwrap();
+    let json = serde_json::json!({
+        "runs": RUNS,
+        "median_ms": ms(times[RUNS / 2]),
+        "p95_ms": ms(times[RUNS * 95 / 100]),
+        "max_ms": ms(times[RUNS - 1]),
+        "rss_median_kib": rss_kib[RUNS / 2],
+        "binary_bytes": size,
+    });
+    std::fs::write(format!("{out}/startup.json"), json.to_string()).unwrap();
 }
 
 fn rss(pid: u32) -> u64 {

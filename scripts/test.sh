@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Every test: lint, unit tests, then the control plane (built once per machine,
-# cached in ~/.cache/gpufleet) and the protocol and acceptance tests with
-# terraform and tofu, on a cluster of their own.
+# Every test: lint, unit tests, then the control plane (built once per
+# machine, cached in ~/.cache/gpufleet) and the protocol, fuzz-corpus,
+# bad-input, acceptance and scenario tests with terraform and tofu, on a
+# cluster of their own, where Karpenter's kwok provider turns fleets into
+# nodes. The fuzzing itself (nightly, a million executions per target) is
+# make test-long; make test replays the committed corpus (tests/fuzz_corpus.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -9,31 +12,36 @@ step() { printf '\n==> [%4ss] %s\n' "$(( $(date +%s) - start ))" "$*"; }
 
 step "lint: cargo fmt --check, cargo clippy, cargo deny"
 bash scripts/lint.sh
+cargo fmt --check --manifest-path fuzz/Cargo.toml
 
 step "unit tests"
 cargo test --lib
 
-step "control plane and tofu (cold build takes a while; cached afterwards)"
+step "control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
 bash tests/controlplane/build.sh
 
 # A cluster of its own, so a `make demo` cluster (with the seed's fixed
 # names) never meets the tests. Stopped again at the end.
 export GPUFLEET_CLUSTER_DIR=$PWD/target/test-cluster
 export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
-step "starting the test control plane in target/test-cluster"
-bash tests/controlplane/cluster.sh up
+step "starting the test control plane with Karpenter in target/test-cluster"
+bash tests/controlplane/cluster.sh up --karpenter
 cleanup() { bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
-# terraform comes from PATH where present; tofu is always built above.
-required=tofu
-command -v terraform >/dev/null && required=terraform,tofu
-step "protocol and acceptance tests with: $required (and terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
+# Both CLIs are required: tofu is built above, Terraform must be on PATH.
+command -v terraform >/dev/null || {
+  echo "make test needs terraform on PATH (OpenTofu is built for you; Terraform is not)" >&2
+  exit 1
+}
+step "protocol, acceptance, scenario, docs, examples and release tests with terraform and tofu (and terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
 # sed reads all of it: `head` would close the pipe early (SIGPIPE under pipefail).
 first_line() { "$@" 2>/dev/null | sed -n 1p; }
-if command -v terraform >/dev/null; then first_line terraform version; fi
+first_line terraform version
 for cli in tofu terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
-echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p')"
-GPUFLEET_REQUIRE_CLIS=$required GPUFLEET_REQUIRE_OLDER_CLIS=1 cargo test --test '*' -- --test-threads=2
+first_line target/tools/bin/tfplugindocs --version
+echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p'), kwok $(target/tools/bin/kwok --version | awk 'NR == 1 { print $3 }'), Karpenter $(sed -n 's/^\tsigs.k8s.io\/karpenter \(v[^ ]*\).*/\1/p' tests/controlplane/karpenter/go.mod)"
+# Every CLI and every cluster extra present; a test that would skip fails.
+GPUFLEET_REQUIRE_ALL=1 cargo test --test '*' -- --test-threads=2
 
 step "all tests passed in $(( $(date +%s) - start ))s"

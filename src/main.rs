@@ -4,11 +4,20 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use gpufleet::framework::FrameworkProvider;
-use gpufleet::protocol::handshake::Environment;
+use gpufleet::protocol::handshake::{Environment, PROTOCOL_VERSION};
 use gpufleet::protocol::server::PluginServer;
 use gpufleet::provider::Gpufleet;
 
+/// The release, from Cargo.toml.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 fn main() -> ExitCode {
+    // Answered before the plugin contract is checked, so a person or a
+    // packaging script can ask which release a binary is.
+    if std::env::args().nth(1).as_deref() == Some("--version") {
+        println!("terraform-provider-gpufleet {VERSION} (plugin protocol {PROTOCOL_VERSION})");
+        return ExitCode::SUCCESS;
+    }
     let env = match Environment::from_vars(|k| std::env::var(k).ok()) {
         Ok(env) => env,
         Err(e) => {
@@ -34,6 +43,11 @@ async fn run(env: Environment) -> Result<(), gpufleet::protocol::server::ServeEr
     gpufleet::protocol::tls::install_crypto_provider();
     ignore_interrupts();
     let server = PluginServer::bind(&env).await?;
+    tracing::debug!(
+        "terraform-provider-gpufleet {VERSION} serving plugin protocol {PROTOCOL_VERSION} on {} {}",
+        server.network().as_str(),
+        server.address()?
+    );
     // The handshake line must be the first and only thing on stdout.
     println!("{}", server.handshake_line()?);
     let provider = Arc::new(FrameworkProvider::new(Gpufleet));

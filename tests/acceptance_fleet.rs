@@ -4,7 +4,9 @@
 mod common;
 
 use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api, node_pools};
-use common::terraform::{Workspace, assert_invalid, each_cli};
+use common::terraform::{
+    At, ImportBy, NESTED_ATTRIBUTE, Workspace, assert_invalid, assert_plan_invalid, each_cli,
+};
 use common::{block_on, kube_client, unique_name};
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams};
@@ -14,6 +16,13 @@ use serde_json::{Value, json};
 fn live(name: &str) -> Option<Value> {
     block_on(async { node_pool_api().await.get_opt(name).await.unwrap() })
         .map(|o| o.data["spec"].clone())
+}
+
+fn uid(name: &str) -> String {
+    block_on(async { node_pool_api().await.get(name).await.unwrap() })
+        .metadata
+        .uid
+        .unwrap()
 }
 
 /// Changes a NodePool behind Terraform's back, as another tool would.
@@ -43,8 +52,8 @@ fn requirement_keys(spec: &Value) -> Vec<(String, String, Value)> {
 }
 
 /// The seed's training and inference fleets: the API server accepts their
-/// NodePools, a second plan is empty, an import of each gives an empty
-/// plan, and destroy removes them.
+/// NodePools, a second plan is empty, an import of each gives an empty plan
+/// and the applied state, and destroy removes them.
 #[test]
 fn seed_fleets_apply_import_and_destroy() {
     each_cli(|cli| {
@@ -97,13 +106,15 @@ fn seed_fleets_apply_import_and_destroy() {
             values["tolerations"],
             json!([{"key": "workload", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}])
         );
-        ws.assert_plan_empty();
 
-        let mut imported = Workspace::new(cli);
-        imported.config(&config);
-        imported.import("gpufleet_fleet.training", &training);
-        imported.import("gpufleet_fleet.inference", &inference);
-        imported.assert_plan_empty();
+        ws.assert_import_verifies(
+            &[
+                ("gpufleet_fleet.training", &training),
+                ("gpufleet_fleet.inference", &inference),
+            ],
+            ImportBy::Command,
+            &[],
+        );
 
         ws.destroy();
         assert!(
@@ -158,7 +169,6 @@ fn each_label_scheme() {
                     "{scheme}: {keys:?}"
                 );
             }
-            ws.assert_plan_empty();
             ws.destroy();
         }
     });
@@ -179,66 +189,122 @@ fn drift_shows_in_the_plan() {
             &name,
             json!({"spec": {"template": {"spec": {"requirements": spec["template"]["spec"]["requirements"]}}, "limits": {"nvidia.com/gpu": "128"}}}),
         );
-        let plan = ws.assert_plan_changes("H200");
-        assert!(plan.contains("128"), "{plan}");
+        let plan = ws.assert_plan_changes();
+        let address = "gpufleet_fleet.f";
+        plan.assert_actions(address, &["update"]);
+        plan.assert_change(address, "accelerators", json!(["H200"]), json!(["H100"]));
+        plan.assert_change(address, "limits.gpus", json!(128), json!(64));
         ws.apply();
         assert_eq!(live(&name).unwrap()["limits"]["nvidia.com/gpu"], "64");
-        ws.assert_plan_empty();
+        assert_eq!(
+            live(&name).unwrap()["template"]["spec"]["requirements"][0]["values"],
+            json!(["H100"])
+        );
         ws.destroy();
     });
 }
 
 /// `node_class` group and kind are immutable in Karpenter: changing one
-/// replaces the fleet; its name changes in place.
+/// replaces the fleet (a new NodePool with the new class); its name changes
+/// in place (the same NodePool).
 #[test]
 fn node_class_kind_change_replaces() {
     each_cli(|cli| {
         let name = unique_name("fleet-class");
+        let address = "gpufleet_fleet.f";
+        let node_class =
+            |name: &str| live(name).unwrap()["template"]["spec"]["nodeClassRef"].clone();
         let mut ws = Workspace::new(cli);
         ws.config(&fleet("f", &name, INFERENCE));
         ws.apply();
+        let first_uid = uid(&name);
+
         let renamed =
             fleet("f", &name, INFERENCE).replace("name = \"default\"", "name = \"other\"");
         ws.config(&renamed);
-        let plan = ws.assert_plan_changes("update in-place");
-        assert!(!plan.contains("must be replaced"), "{plan}");
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions(address, &["update"]);
+        plan.assert_change(address, "node_class.name", json!("default"), json!("other"));
+        ws.apply();
+        assert_eq!(
+            node_class(&name),
+            json!({"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "other"})
+        );
+        assert_eq!(uid(&name), first_uid, "a rename replaced the NodePool");
+
         let rekinded = renamed.replace("KWOKNodeClass", "OtherNodeClass");
         ws.config(&rekinded);
-        ws.assert_plan_changes("must be replaced");
+        ws.assert_plan_changes()
+            .assert_replaced_for(address, &["node_class", "kind"]);
+        ws.apply();
+        assert_eq!(
+            node_class(&name),
+            json!({"group": "karpenter.kwok.sh", "kind": "OtherNodeClass", "name": "other"})
+        );
+        assert_ne!(uid(&name), first_uid, "the NodePool was not replaced");
         ws.destroy();
+        assert!(live(&name).is_none(), "destroy left {name}");
     });
 }
 
 /// Bad inputs fail `validate` (or, where the label scheme matters, `plan`)
-/// before anything reaches the cluster, naming the attribute.
+/// before anything reaches the cluster, each with one error that names the
+/// attribute path and is placed where the CLIs place that path: a
+/// top-level attribute on its line, a map entry on its line, a path into a
+/// nested attribute as [`NESTED_ATTRIBUTE`] says.
 #[test]
 fn bad_inputs_through_the_cli() {
-    let validate_cases = [
-        (r#"  accelerators = ["H10"]"#, "did you mean `H100`?"),
-        (
-            r#"  labels = { "karpenter.sh/nodepool" = "x" }"#,
-            "label domain `karpenter.sh` is reserved",
-        ),
-        (
-            r#"  taints = [{ key = "workload", effect = "NoScheduled" }]"#,
-            "taints[0].effect: \"NoScheduled\" is not one of",
-        ),
-        (
-            "  accelerator_count = { min = 16, max = 8 }",
-            "accelerator_count.min (16) is greater than accelerator_count.max (8)",
-        ),
-        ("  limits = { gpus = -1 }", "\"gpus\": \"-1\" is negative"),
-        (r#"  limits = { cpu = "-4" }"#, "is negative"),
-    ];
     each_cli(|cli| {
-        for (body, message) in validate_cases {
+        let cases = [
+            (
+                r#"  accelerators = ["H10"]"#,
+                "unknown accelerator `H10`; did you mean `H100`?",
+                At::Line(r#"accelerators = ["H10"]"#),
+            ),
+            (
+                r#"  labels = { "karpenter.sh/nodepool" = "x" }"#,
+                "`karpenter.sh/nodepool`: the label domain `karpenter.sh` is reserved",
+                At::Line(r#"labels = { "karpenter.sh/nodepool" = "x" }"#),
+            ),
+            (
+                r#"  taints = [{ key = "workload", effect = "NoScheduled" }]"#,
+                "taints[0].effect: \"NoScheduled\" is not one of",
+                NESTED_ATTRIBUTE,
+            ),
+            (
+                "  accelerator_count = { min = 16, max = 8 }",
+                "accelerator_count.min (16) is greater than accelerator_count.max (8)",
+                NESTED_ATTRIBUTE,
+            ),
+            (
+                "  limits = { gpus = -1 }",
+                "\"gpus\": \"-1\" is negative",
+                At::Line("limits = { gpus = -1 }"),
+            ),
+            (
+                r#"  limits = { cpu = "-4" }"#,
+                "\"cpu\": \"-4\" is negative",
+                At::Line(r#"limits = { cpu = "-4" }"#),
+            ),
+        ];
+        for (body, message, at) in cases {
             assert_invalid(
                 cli,
                 &fleet("f", "fleet-bad", &format!("{body}\n")),
                 message,
-                None,
+                at,
             );
         }
+        // node_class.name: the CLIs look `name` up at the top level of the
+        // resource and so quote the fleet's own `name` line (see
+        // [`NESTED_ATTRIBUTE`]); the detail names the right attribute.
+        assert_invalid(
+            cli,
+            &fleet("f", "fleet-bad", "").replace("name = \"default\"", "name = \"\""),
+            "node_class.name: must not be empty",
+            At::Line("name       = \"fleet-bad\""),
+        );
+
         let mut ws = Workspace::new(cli);
         ws.config_with_provider(
             "  label_scheme = \"azure\"\n",
@@ -248,15 +314,11 @@ fn bad_inputs_through_the_cli() {
                 "  accelerators = [\"H100\"]\n  accelerator_memory_min_gib = 80\n",
             ),
         );
-        ws.init();
-        let run = ws.run(&["plan", "-no-color", "-input=false"]);
-        let out = run.stderr + &run.stdout;
-        assert!(!run.success, "plan unexpectedly succeeded: {out}");
-        assert!(
-            out.contains("cannot be expressed with the azure label scheme"),
-            "{out}"
+        assert_plan_invalid(
+            &mut ws,
+            "cannot be expressed with the azure label scheme",
+            At::Line("accelerator_memory_min_gib = 80"),
         );
-        assert!(out.contains("accelerator_memory_min_gib"), "{out}");
     });
 }
 

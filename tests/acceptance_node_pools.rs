@@ -558,6 +558,7 @@ fn static_and_dynamic_switch_by_replacement() {
     let static_fleet = "  replicas     = 2\n  limits       = { nodes = 4 }\n  requirements = [{ key = \"node.kubernetes.io/instance-type\", operator = \"In\", values = [\"p5.48xlarge\"] }]\n";
     each_cli(|cli| {
         let name = unique_name("fleet-static");
+        let address = "gpufleet_fleet.f";
         let mut ws = Workspace::new(cli);
         ws.config(&fleet("f", &name, static_fleet));
         ws.apply();
@@ -585,14 +586,15 @@ fn static_and_dynamic_switch_by_replacement() {
             &name,
             &static_fleet.replace("replicas     = 2", "replicas     = 3"),
         ));
-        let plan = ws.assert_plan_changes("update in-place");
-        assert!(!plan.contains("must be replaced"), "{plan}");
+        ws.assert_plan_changes()
+            .assert_change(address, "replicas", json!(2), json!(3));
         ws.apply();
         assert_eq!(live(&name).unwrap()["spec"]["replicas"], 3);
 
         let dynamic = "  limits       = { gpus = 8 }\n  requirements = [{ key = \"node.kubernetes.io/instance-type\", operator = \"In\", values = [\"p5.48xlarge\"] }]\n";
         ws.config(&fleet("f", &name, dynamic));
-        ws.assert_plan_changes("must be replaced");
+        ws.assert_plan_changes()
+            .assert_replaced_for(address, &["replicas"]);
         ws.apply();
         let replaced = live(&name).unwrap();
         assert!(replaced["spec"].get("replicas").is_none(), "{replaced}");

@@ -10,12 +10,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::terraform::{Workspace, assert_invalid, each_cli, provider_block};
+use common::fixtures::Guard;
+use common::terraform::{At, ImportBy, NESTED_ATTRIBUTE, Workspace, assert_invalid, each_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams, PostParams};
+use serde_json::json;
 
 const RESOURCE: &str = "gpufleet_node_taint.t";
 /// Key domain of the simulated other tool.
@@ -45,11 +47,11 @@ async fn nodes_api() -> Api<Node> {
 }
 
 /// Test nodes, deleted when the test ends however it ends.
-struct Nodes(Vec<String>);
+struct Nodes(Guard);
 
 impl Nodes {
     fn new() -> Self {
-        Self(Vec::new())
+        Self(Guard::of::<Node>(&[]))
     }
 
     fn create(&mut self, prefix: &str, labels: &[(&str, &str)], taints: &[Taint]) -> String {
@@ -71,6 +73,9 @@ impl Nodes {
             }),
             ..Default::default()
         };
+        // Guarded before it exists: a create that fails after the write
+        // still leaves nothing behind.
+        self.0.add(&name);
         block_on(async {
             nodes_api()
                 .await
@@ -78,25 +83,11 @@ impl Nodes {
                 .await
                 .unwrap()
         });
-        self.0.push(name.clone());
         name
     }
 
-    fn delete(&self, name: &str) {
-        block_on(async {
-            let _ = nodes_api()
-                .await
-                .delete(name, &DeleteParams::default())
-                .await;
-        });
-    }
-}
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        for name in &self.0 {
-            self.delete(name);
-        }
+    fn delete(&mut self, name: &str) {
+        self.0.delete(name);
     }
 }
 
@@ -114,30 +105,28 @@ fn taints_on(name: &str) -> Vec<String> {
 }
 
 /// Changes a node's taints as another tool would: read, modify, write with
-/// the resourceVersion, again on conflict. Returns how many writes conflicted.
-async fn edit_taints(api: &Api<Node>, name: &str, edit: impl Fn(&mut Vec<Taint>)) -> u32 {
-    let mut conflicts = 0;
-    loop {
-        let node = api.get(name).await.unwrap();
-        let mut taints = node.spec.and_then(|s| s.taints).unwrap_or_default();
-        edit(&mut taints);
-        let patch = serde_json::json!({
-            "metadata": { "resourceVersion": node.metadata.resource_version },
-            "spec": { "taints": taints },
-        });
-        match api
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(_) => return conflicts,
-            Err(kube::Error::Api(status)) if status.code == 409 => conflicts += 1,
-            Err(e) => panic!("another writer could not update {name}: {e}"),
-        }
-    }
-}
-
+/// the resourceVersion, again on conflict.
 fn edit_now(name: &str, edit: impl Fn(&mut Vec<Taint>)) {
-    block_on(async { edit_taints(&nodes_api().await, name, edit).await });
+    block_on(async {
+        let api = nodes_api().await;
+        loop {
+            let node = api.get(name).await.unwrap();
+            let mut taints = node.spec.and_then(|s| s.taints).unwrap_or_default();
+            edit(&mut taints);
+            let patch = serde_json::json!({
+                "metadata": { "resourceVersion": node.metadata.resource_version },
+                "spec": { "taints": taints },
+            });
+            match api
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return,
+                Err(kube::Error::Api(status)) if status.code == 409 => continue,
+                Err(e) => panic!("another writer could not update {name}: {e}"),
+            }
+        }
+    })
 }
 
 fn taints_hcl(taints: &[(&str, &str, &str)]) -> String {
@@ -213,7 +202,6 @@ fn foreign_taints_survive_and_one_key_carries_two_effects() {
             ]
         );
         assert_eq!(managed_nodes(&ws), std::slice::from_ref(&node));
-        ws.assert_plan_empty();
 
         // Another tool adds a taint; then one of ours goes from the
         // configuration and another changes its value.
@@ -236,7 +224,6 @@ fn foreign_taints_survive_and_one_key_carries_two_effects() {
                 "late=:PreferNoSchedule",
             ]
         );
-        ws.assert_plan_empty();
 
         ws.destroy();
         assert_eq!(
@@ -262,19 +249,24 @@ fn drift_shows_and_a_deleted_node_is_dropped_without_error() {
         );
         ws.config(&body);
         ws.apply();
-        ws.assert_plan_empty();
 
         // Someone removes one of our taints, and changes the other's value.
         edit_now(&node, |t| {
             t.retain(|t| !(t.key == "gpu" && t.effect == "NoExecute"))
         });
-        ws.assert_plan_changes(&format!("(missing on node {node})"));
+        let missing = json!(format!("(missing on node {node})"));
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions(RESOURCE, &["update"]);
+        plan.assert_change(RESOURCE, "taints[0].value", json!("true"), json!("true"));
+        plan.assert_change(RESOURCE, "taints[1].value", missing.clone(), json!("true"));
         edit_now(&node, |t| {
             t.iter_mut()
                 .filter(|t| t.key == "gpu")
                 .for_each(|t| t.value = Some("false".into()))
         });
-        ws.assert_plan_changes("\"false\" -> \"true\"");
+        let plan = ws.assert_plan_changes();
+        plan.assert_change(RESOURCE, "taints[0].value", json!("false"), json!("true"));
+        plan.assert_change(RESOURCE, "taints[1].value", missing, json!("true"));
         ws.apply();
         assert_eq!(
             taints_on(&node),
@@ -284,13 +276,13 @@ fn drift_shows_and_a_deleted_node_is_dropped_without_error() {
                 "gpu=true:NoExecute"
             ]
         );
-        ws.assert_plan_empty();
 
         // The node goes away: refresh drops the resource (no "not found"
         // error), the plan offers to create it again, and without it in the
         // configuration there is nothing to do.
         nodes.delete(&node);
-        ws.assert_plan_changes("will be created");
+        ws.assert_plan_changes()
+            .assert_actions(RESOURCE, &["create"]);
         let error = ws.apply_fails();
         assert!(error.contains("Node not found"), "{error}");
         assert!(error.contains("node_name"), "{error}");
@@ -333,17 +325,19 @@ fn selector_follows_matching_nodes() {
             ws.resource_values(RESOURCE)["id"],
             format!("example.com/pool={pool}")
         );
-        ws.assert_plan_empty();
 
         // A node joins the pool: the next plan taints it.
         let joined = nodes.create("taint-pool", &label, &[]);
-        ws.assert_plan_changes(&format!("(missing on node {joined})"));
+        let plan = ws.assert_plan_changes();
+        let missing = json!(format!("(missing on node {joined})"));
+        plan.assert_actions(RESOURCE, &["update"]);
+        plan.assert_change(RESOURCE, "taints[0].value", missing.clone(), json!(pool));
+        plan.assert_change(RESOURCE, "taints[1].value", missing, json!(null));
         ws.apply();
         assert_eq!(
             taints_on(&joined),
             [format!("pool={pool}:NoSchedule"), "gpu=:NoExecute".into()]
         );
-        ws.assert_plan_empty();
 
         // A node leaves the pool: the next plan untaints it.
         let left = members.remove(0);
@@ -355,12 +349,15 @@ fn selector_follows_matching_nodes() {
                 .await
                 .unwrap();
         });
-        ws.assert_plan_changes(&format!(
+        let plan = ws.assert_plan_changes();
+        let stale = json!(format!(
             "(still on node {left}, which is no longer targeted)"
         ));
+        plan.assert_actions(RESOURCE, &["update"]);
+        plan.assert_change(RESOURCE, "taints[0].value", stale.clone(), json!(pool));
+        plan.assert_change(RESOURCE, "taints[1].value", stale, json!(null));
         ws.apply();
         assert_eq!(taints_on(&left), ["team=ml:NoSchedule"]);
-        ws.assert_plan_empty();
 
         // A node is deleted: it drops out of `nodes`, with nothing to do.
         let deleted = members.remove(0);
@@ -386,12 +383,14 @@ fn selector_follows_matching_nodes() {
 }
 
 /// What the other writer did: its rounds, how many of its writes met a
-/// conflict, and its own taints as it last wrote them on each node.
+/// conflict, its own taints as it last wrote them on each node, and every
+/// time it found a round of its own lost.
 #[derive(Default)]
 struct WriterReport {
     rounds: u32,
     conflicts: u32,
     last_written: BTreeMap<String, Vec<String>>,
+    lost: Vec<String>,
 }
 
 /// The other writer's own taints in a round: a value that changes every
@@ -412,8 +411,36 @@ fn writer_taints(round: u32) -> Vec<Taint> {
     own
 }
 
+fn writers_on(node: &Node) -> Vec<String> {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .filter(|t| t.key.starts_with(WRITER_DOMAIN))
+        .map(text)
+        .collect()
+}
+
+/// What the other writer finds missing of its `last` round when it reads
+/// `node` for `round`.
+fn lost_round(node: &Node, round: u32, last: &[String]) -> Option<String> {
+    let found = writers_on(node);
+    (found != last).then(|| {
+        format!(
+            "{}, reading for round {round}: expected {last:?}, found {found:?}",
+            node.metadata.name.as_deref().unwrap_or_default()
+        )
+    })
+}
+
 /// Another tool that keeps rewriting its own taints on every node of
 /// `nodes` at once, one round after another on each, until `stop` is set.
+/// It writes as a careful client does, with PUT (the provider patches, so
+/// the API server's metrics tell their conflicts apart): read, replace its
+/// own taints, write with the resourceVersion read, again on conflict. Every
+/// read first checks that its last round is still there, and once stopped
+/// it reads each node a last time to check the final round.
 fn start_writer(
     nodes: Vec<String>,
     stop: Arc<AtomicBool>,
@@ -421,42 +448,61 @@ fn start_writer(
     std::thread::spawn(move || {
         block_on(async move {
             let api = nodes_api().await;
-            let per_node = nodes.iter().map(|node| {
+            let per_node = nodes.iter().map(|name| {
                 let (api, stop) = (&api, &stop);
                 async move {
-                    let (mut rounds, mut conflicts, mut own) = (0, 0, Vec::new());
+                    let (mut rounds, mut conflicts) = (0, 0);
+                    let mut last: Vec<String> = Vec::new();
+                    let mut lost = Vec::new();
                     while !stop.load(Ordering::Relaxed) {
-                        own = writer_taints(rounds);
-                        conflicts += edit_taints(api, node, |taints| {
+                        let own = writer_taints(rounds);
+                        loop {
+                            let mut node = api.get(name).await.unwrap();
+                            lost.extend(lost_round(&node, rounds, &last));
+                            let taints = node
+                                .spec
+                                .get_or_insert_default()
+                                .taints
+                                .get_or_insert_default();
                             taints.retain(|t| !t.key.starts_with(WRITER_DOMAIN));
                             taints.extend(own.iter().cloned());
-                        })
-                        .await;
+                            match api.replace(name, &PostParams::default(), &node).await {
+                                Ok(_) => break,
+                                Err(kube::Error::Api(status)) if status.code == 409 => {
+                                    conflicts += 1
+                                }
+                                Err(e) => panic!("the other writer could not update {name}: {e}"),
+                            }
+                        }
+                        last = own.iter().map(text).collect();
                         rounds += 1;
                         tokio::time::sleep(Duration::from_millis(1)).await;
                     }
-                    (node.clone(), rounds, conflicts, own)
+                    lost.extend(lost_round(&api.get(name).await.unwrap(), rounds, &last));
+                    (name.clone(), rounds, conflicts, last, lost)
                 }
             });
             let mut report = WriterReport::default();
-            for (node, rounds, conflicts, own) in futures::future::join_all(per_node).await {
+            for (node, rounds, conflicts, last, lost) in futures::future::join_all(per_node).await {
                 report.rounds += rounds;
                 report.conflicts += conflicts;
-                report
-                    .last_written
-                    .insert(node, own.iter().map(text).collect());
+                report.last_written.insert(node, last);
+                report.lost.extend(lost);
             }
             report
         })
     })
 }
 
-/// How many Node patches the API server has refused as conflicts (HTTP 409)
-/// since it started, from its metrics: the writer counts its own, and the
-/// rest during the test are the provider's.
-async fn node_patch_conflicts() -> u64 {
+/// How many writes to Node objects (not their status) of `verb` the API
+/// server has refused as conflicts (HTTP 409) since it started, from its
+/// metrics. With the node lifecycle controller off (tests/controlplane),
+/// the conflicts on nodes come from writers racing each other: in the
+/// concurrency test, PUTs are the other writer's and PATCHes the provider's.
+async fn node_write_conflicts(verb: &str) -> u64 {
     let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
     let metrics = kube_client().await.request_text(request).await.unwrap();
+    let verb = format!("verb=\"{verb}\"");
     metrics
         .lines()
         .filter(|line| {
@@ -465,7 +511,7 @@ async fn node_patch_conflicts() -> u64 {
                     "code=\"409\"",
                     "resource=\"nodes\"",
                     "subresource=\"\"",
-                    "verb=\"PATCH\"",
+                    verb.as_str(),
                 ]
                 .iter()
                 .all(|label| line.contains(label))
@@ -474,6 +520,11 @@ async fn node_patch_conflicts() -> u64 {
         .sum()
 }
 
+/// Terraform applies, changes and destroys taints on three nodes while
+/// another tool keeps rewriting its own taints there. After every apply
+/// Terraform's taints are exactly as configured, and every round the other
+/// tool finds its previous round intact; the provider's writes did meet
+/// conflicts (so the test did race them) and retried each.
 #[test]
 fn a_concurrent_writer_and_terraform_both_keep_their_taints() {
     each_cli(|cli| {
@@ -482,9 +533,22 @@ fn a_concurrent_writer_and_terraform_both_keep_their_taints() {
         let members: Vec<String> = (0..3)
             .map(|_| nodes.create("taint-race", &[("example.com/pool", &pool)], &[]))
             .collect();
-        let conflicts_before = block_on(node_patch_conflicts());
+        let conflicts_before = block_on(async {
+            (
+                node_write_conflicts("PATCH").await,
+                node_write_conflicts("PUT").await,
+            )
+        });
         let stop = Arc::new(AtomicBool::new(false));
         let writer = start_writer(members.clone(), stop.clone());
+        // Stops the writer however the test ends, so it cannot outlive it.
+        struct StopOnDrop(Arc<AtomicBool>);
+        impl Drop for StopOnDrop {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let _stop_on_drop = StopOnDrop(stop.clone());
         let ours_on = |member: &str| -> Vec<String> {
             taints_on(member)
                 .into_iter()
@@ -512,16 +576,36 @@ fn a_concurrent_writer_and_terraform_both_keep_their_taints() {
                 for member in &members {
                     assert_eq!(ours_on(member), expected, "on {member}");
                 }
-                ws.assert_plan_empty();
             }
         }
         ws.destroy();
         applies += 1;
         let terraform_time = started.elapsed();
 
+        // The writer stops, then checks its last round on every node.
         stop.store(true, Ordering::Relaxed);
         let report = writer.join().expect("the writer panicked");
-        let conflicts = block_on(node_patch_conflicts()) - conflicts_before;
+        let (patch_conflicts, put_conflicts) = block_on(async {
+            (
+                node_write_conflicts("PATCH").await - conflicts_before.0,
+                node_write_conflicts("PUT").await - conflicts_before.1,
+            )
+        });
+        eprintln!(
+            "{}: concurrent writer: {} rounds on {} nodes during {applies} applies in {:.1?}; \
+             the API server refused {put_conflicts} of the writer's PUTs and \
+             {patch_conflicts} of the provider's PATCHes as conflicts",
+            cli.name,
+            report.rounds,
+            members.len(),
+            terraform_time,
+        );
+        assert!(
+            report.lost.is_empty(),
+            "{}: the other writer's taints were lost:\n  {}",
+            cli.name,
+            report.lost.join("\n  ")
+        );
         for member in &members {
             assert!(
                 ours_on(member).is_empty(),
@@ -537,19 +621,21 @@ fn a_concurrent_writer_and_terraform_both_keep_their_taints() {
                 "the writer's taints on {member} are not what it last wrote"
             );
         }
-        eprintln!(
-            "{}: concurrent writer: {} rounds on {} nodes during {applies} applies in {:.1?}; \
-             the API server refused {conflicts} Node patches as conflicts, {} of them the writer's \
-             (the rest the provider's, retried); no taint lost on either side",
-            cli.name,
-            report.rounds,
-            members.len(),
-            terraform_time,
-            report.conflicts,
-        );
         assert!(
             report.rounds as usize >= 10 * members.len(),
             "the writer hardly ran"
+        );
+        // The metrics count what the writer counted: the attribution holds.
+        assert_eq!(
+            put_conflicts,
+            u64::from(report.conflicts),
+            "the API server counted other PUT conflicts on nodes than the writer's"
+        );
+        assert!(
+            patch_conflicts > 0,
+            "{}: none of the provider's writes met a conflict, so the race was never run \
+             (or the provider writes without its resourceVersion precondition)",
+            cli.name
         );
     });
 }
@@ -585,22 +671,24 @@ fn import_takes_the_workload_taints_and_leaves_the_system_ones() {
                 ("workload", "inference", "NoExecute"),
             ],
         );
+        // Applying takes the workload taints over as they are; an import
+        // into an empty state (by command, by block) then gives an empty plan
+        // and the same state.
         let mut ws = Workspace::new(cli);
         ws.config(&body);
-        ws.import(RESOURCE, &node);
-        ws.assert_plan_empty();
+        let before = taints_on(&node);
+        ws.apply();
+        assert_eq!(
+            taints_on(&node),
+            before,
+            "apply changed taints it only had to take over"
+        );
         assert_eq!(managed_nodes(&ws), std::slice::from_ref(&node));
+        for by in [ImportBy::Command, ImportBy::Block] {
+            ws.assert_import_verifies(&[(RESOURCE, &node)], by, &[]);
+        }
 
-        // An import {} block does the same.
-        let mut block = Workspace::new(cli);
-        block.config(&format!(
-            "import {{\n  to = {RESOURCE}\n  id = \"{node}\"\n}}\n\n{body}"
-        ));
-        let out = block.apply();
-        assert!(out.stdout.contains("1 imported"), "{}", out.stdout);
-        block.assert_plan_empty();
-
-        // Destroy releases exactly the imported taints.
+        // Destroy releases exactly the workload taints.
         ws.destroy();
         let left: Vec<String> = block_on(async { nodes_api().await.get(&node).await.unwrap() })
             .spec
@@ -627,67 +715,73 @@ fn import_takes_the_workload_taints_and_leaves_the_system_ones() {
     });
 }
 
+/// Each bad input fails `validate` with one error that names the attribute
+/// path, placed where the CLIs place that path (see `NESTED_ATTRIBUTE`).
 #[test]
 fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
     each_cli(|cli| {
         let one = [("gpu", "", "NoSchedule")];
-        // Terraform quotes the line of a top-level attribute; for one inside
-        // a list element it quotes the resource, and the detail names the path.
-        let resource_line = "resource \"gpufleet_node_taint\" \"t\" {";
-        // A list element is placed on its line, which Terraform does not quote.
-        let duplicate = on_node(
-            "n",
-            &[("gpu", "", "NoSchedule"), ("gpu", "x", "NoSchedule")],
-        );
-        let duplicate_line = format!(
-            "main.tf line {}",
-            (provider_block("") + &duplicate)
-                .lines()
-                .position(|l| l.contains("value = \"x\""))
-                .unwrap()
-                + 1
-        );
         let cases = [
             (
                 on_node("n", &[("gpu", "", "NoSchedule"), ("gpu", "", "Sometimes")]),
                 "taints[1].effect: \"Sometimes\" is not one of",
-                resource_line,
+                NESTED_ATTRIBUTE,
             ),
             (
                 on_node("n", &[("", "", "NoSchedule")]),
                 "taints[0].key: the key must not be empty",
-                resource_line,
+                NESTED_ATTRIBUTE,
             ),
             (
                 on_node("n", &[("bad key", "", "NoSchedule")]),
                 "taints[0].key: \"bad key\" is not a valid key",
-                resource_line,
+                NESTED_ATTRIBUTE,
             ),
             (
-                duplicate.clone(),
+                on_node("n", &[("gpu", "bad value!", "NoSchedule")]),
+                "taints[0].value: \"bad value!\" is not a valid label value",
+                NESTED_ATTRIBUTE,
+            ),
+            // A list element (no attribute inside it) is placed on its line.
+            (
+                on_node(
+                    "n",
+                    &[("gpu", "", "NoSchedule"), ("gpu", "x", "NoSchedule")],
+                ),
                 "taints[1] repeats key \"gpu\" with effect NoSchedule from taints[0]",
-                duplicate_line.as_str(),
+                At::Line("value = \"x\""),
+            ),
+            // So is a map entry.
+            (
+                on_pool("p", &one).replace("\"p\" }", "\"bad value!\" }"),
+                "label \"example.com/pool\": \"bad value!\" is not a valid label value",
+                At::Line("node_selector = {"),
             ),
             (
                 on_pool("p", &one)
                     .replace("  node_selector", "  node_name = \"n\"\n  node_selector"),
                 "not both",
-                "node_selector = {",
+                At::Line("node_selector = {"),
             ),
+            // No attribute is at fault: the resource is.
             (
                 on_node("n", &one).replace("  node_name = \"n\"\n", ""),
                 "Set exactly one of `node_name` or `node_selector`.",
-                resource_line,
+                At::Block,
             ),
             (
                 on_pool("p", &one).replace("{ \"example.com/pool\" = \"p\" }", "{}"),
                 "matches every node",
-                "node_selector = {}",
+                At::Line("node_selector = {}"),
             ),
-            (on_node("n", &[]), "must not be empty", "taints = ["),
+            (
+                on_node("n", &[]),
+                "must not be empty",
+                At::Line("taints = ["),
+            ),
         ];
-        for (body, message, source_line) in cases {
-            assert_invalid(cli, &body, message, Some(source_line));
+        for (body, message, at) in cases {
+            assert_invalid(cli, &body, message, at);
         }
     });
 }

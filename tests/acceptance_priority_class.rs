@@ -3,12 +3,13 @@
 
 mod common;
 
-use common::fixtures::{TRAINING, class, fleet, live_priority_class};
-use common::terraform::{Workspace, assert_invalid, each_cli};
-use common::{block_on, kube_client, unique_name};
+use common::fixtures::{Guard, TRAINING, class, fleet, live_priority_class};
+use common::terraform::{At, ImportBy, Workspace, assert_invalid, each_cli};
+use common::{block_on, kube_client, skipped, unique_name};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
+use serde_json::json;
 
 /// The seed's two classes, with their exact names: inference preempts,
 /// training never does. One CLI at a time, since the names are fixed.
@@ -40,7 +41,6 @@ fn seed_classes_exactly_as_described() {
         assert_eq!(training.value, 1000);
         assert_eq!(training.preemption_policy.as_deref(), Some("Never"));
         assert!(!training.global_default.unwrap_or(false));
-        ws.assert_plan_empty();
         ws.destroy();
         assert!(
             live_priority_class("online-inference").is_none()
@@ -63,7 +63,6 @@ fn lifecycle_update_replace_and_destroy() {
             &format!("  description = \"first\"\n{labels}"),
         ));
         ws.apply();
-        ws.assert_plan_empty();
         let values = ws.resource_values("gpufleet_priority_class.c");
         assert_eq!(values["id"], name.as_str());
         assert_eq!(values["preemption_policy"], "PreemptLowerPriority");
@@ -75,19 +74,23 @@ fn lifecycle_update_replace_and_destroy() {
             5000,
             &format!("  description = \"second\"\n  global_default = false\n{labels}"),
         ));
-        let plan = ws.assert_plan_changes("update in-place");
-        assert!(!plan.contains("must be replaced"), "{plan}");
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions("gpufleet_priority_class.c", &["update"]);
+        plan.assert_change(
+            "gpufleet_priority_class.c",
+            "description",
+            json!("first"),
+            json!("second"),
+        );
         ws.apply();
         assert_eq!(
             live_priority_class(&name).unwrap().description.as_deref(),
             Some("second")
         );
-        ws.assert_plan_empty();
 
         // Removing a label from the configuration removes it from the object.
         ws.config(&class("c", &name, 5000, "  description = \"second\"\n"));
         ws.apply();
-        ws.assert_plan_empty();
         let object = live_priority_class(&name).unwrap();
         assert!(
             !object
@@ -98,11 +101,15 @@ fn lifecycle_update_replace_and_destroy() {
         );
 
         // value is immutable in Kubernetes: a change replaces the class.
+        let uid = |name: &str| live_priority_class(name).unwrap().metadata.uid.unwrap();
+        let first_uid = uid(&name);
         ws.config(&class("c", &name, 6000, "  description = \"second\"\n"));
-        ws.assert_plan_changes("must be replaced");
+        ws.assert_plan_changes()
+            .assert_replaced_for("gpufleet_priority_class.c", &["value"]);
         ws.apply();
         assert_eq!(live_priority_class(&name).unwrap().value, 6000);
-        ws.assert_plan_empty();
+        let second_uid = uid(&name);
+        assert_ne!(first_uid, second_uid, "value changed without a new object");
 
         // So is preemption_policy.
         ws.config(&class(
@@ -111,7 +118,8 @@ fn lifecycle_update_replace_and_destroy() {
             6000,
             "  description = \"second\"\n  preemption_policy = \"Never\"\n",
         ));
-        ws.assert_plan_changes("must be replaced");
+        ws.assert_plan_changes()
+            .assert_replaced_for("gpufleet_priority_class.c", &["preemption_policy"]);
         ws.apply();
         assert_eq!(
             live_priority_class(&name)
@@ -120,7 +128,11 @@ fn lifecycle_update_replace_and_destroy() {
                 .as_deref(),
             Some("Never")
         );
-        ws.assert_plan_empty();
+        assert_ne!(
+            uid(&name),
+            second_uid,
+            "preemption_policy changed without a new object"
+        );
 
         ws.destroy();
         assert!(
@@ -154,11 +166,21 @@ fn drift_made_outside_terraform_shows_in_the_next_plan() {
                 .await
                 .unwrap();
         });
-        let plan = ws.assert_plan_changes("edited by hand");
-        assert!(plan.contains("\"changed\""), "{plan}");
-        assert!(
-            !plan.contains("someone-else"),
-            "a foreign label showed as drift:\n{plan}"
+        let plan = ws.assert_plan_changes();
+        let address = "gpufleet_priority_class.c";
+        plan.assert_actions(address, &["update"]);
+        plan.assert_change(
+            address,
+            "description",
+            json!("edited by hand"),
+            json!("ours"),
+        );
+        // Only our label, with its new value: the foreign one is no drift.
+        plan.assert_change(
+            address,
+            "labels",
+            json!({"team": "changed"}),
+            json!({"team": "ml"}),
         );
         ws.apply();
         let object = live_priority_class(&name).unwrap();
@@ -169,7 +191,6 @@ fn drift_made_outside_terraform_shows_in_the_next_plan() {
             labels["someone-else"], "x",
             "another writer's label was removed"
         );
-        ws.assert_plan_empty();
 
         // Someone deletes the class: the plan re-creates it.
         block_on(async {
@@ -178,10 +199,10 @@ fn drift_made_outside_terraform_shows_in_the_next_plan() {
                 .await
                 .unwrap();
         });
-        ws.assert_plan_changes("will be created");
+        ws.assert_plan_changes()
+            .assert_actions("gpufleet_priority_class.c", &["create"]);
         ws.apply();
         assert!(live_priority_class(&name).is_some());
-        ws.assert_plan_empty();
         ws.destroy();
     });
 }
@@ -200,24 +221,10 @@ fn import_into_an_empty_state_gives_an_empty_plan() {
         original.config(&body);
         original.apply();
 
-        // `terraform import` by name.
-        let mut imported = Workspace::new(cli);
-        imported.config(&body);
-        imported.import("gpufleet_priority_class.c", &name);
-        imported.assert_plan_empty();
-        assert_eq!(
-            imported.resource_values("gpufleet_priority_class.c"),
-            original.resource_values("gpufleet_priority_class.c")
-        );
-
-        // An `import {}` block (Terraform 1.5+, OpenTofu 1.5+).
-        let mut block = Workspace::new(cli);
-        block.config(&format!(
-            "import {{\n  to = gpufleet_priority_class.c\n  id = \"{name}\"\n}}\n\n{body}"
-        ));
-        let out = block.apply();
-        assert!(out.stdout.contains("1 imported"), "{}", out.stdout);
-        block.assert_plan_empty();
+        // `terraform import` by name, and an `import {}` block.
+        for by in [ImportBy::Command, ImportBy::Block] {
+            original.assert_import_verifies(&[("gpufleet_priority_class.c", &name)], by, &[]);
+        }
 
         // Importing a class that does not exist is an error, not an empty state.
         let mut missing = Workspace::new(cli);
@@ -232,9 +239,6 @@ fn import_into_an_empty_state_gives_an_empty_plan() {
         assert!(!run.success);
         assert!(run.stderr.contains("non-existent"), "{}", run.stderr);
 
-        // The other workspaces share the object; the original removes it.
-        imported.forget();
-        block.forget();
         original.destroy();
         assert!(live_priority_class(&name).is_none());
     });
@@ -276,7 +280,7 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
             ),
         ];
         for (body, message, source_line) in cases {
-            assert_invalid(cli, &body, message, Some(source_line));
+            assert_invalid(cli, &body, message, At::Line(source_line));
         }
     });
 }
@@ -287,9 +291,12 @@ fn bad_input_is_rejected_at_validate_time_with_the_attribute() {
 fn a_user_without_permissions_is_told_what_is_missing() {
     let limited = std::path::Path::new(&common::kubeconfig()).with_file_name("kubeconfig-limited");
     if !limited.exists() {
-        eprintln!(
-            "skipped: no {} (only `make cluster` clusters have it)",
-            limited.display()
+        skipped(
+            "a_user_without_permissions_is_told_what_is_missing",
+            &format!(
+                "no {} (only clusters from tests/controlplane/cluster.sh have it)",
+                limited.display()
+            ),
         );
         return;
     }
@@ -300,8 +307,10 @@ fn a_user_without_permissions_is_told_what_is_missing() {
             &(common::terraform::provider_block_for(limited.to_str().unwrap(), "")
                 + &class("c", &name, 7, "")),
         );
-        let (changes, plan) = ws.plan_has_changes();
-        assert!(changes && plan.contains("will be created"), "{plan}");
+        // Whatever happens, the class goes (the limited user could not delete it).
+        let _guard = Guard::of::<PriorityClass>(&[&name]);
+        ws.plan()
+            .assert_actions("gpufleet_priority_class.c", &["create"]);
         let out = ws.apply_fails();
         assert!(out.contains("Permission denied by Kubernetes"), "{out}");
         assert!(
@@ -326,13 +335,86 @@ fn plan_of_new_resources_needs_no_reachable_cluster() {
                 + &class("c", "nowhere", 1, "")
                 + &fleet("training", "training", TRAINING)),
         );
-        let (changes, plan) = ws.plan_has_changes();
-        assert!(changes, "{plan}");
-        assert!(plan.contains("Plan: 2 to add"), "{plan}");
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions("gpufleet_priority_class.c", &["create"]);
+        plan.assert_actions("gpufleet_fleet.training", &["create"]);
         // Computed values workloads consume are known at plan time.
-        assert!(
-            plan.contains("\"karpenter.sh/nodepool\" = \"training\""),
-            "{plan}"
+        assert_eq!(
+            plan.after("gpufleet_fleet.training", "node_selector"),
+            Some(&json!({"karpenter.sh/nodepool": "training"})),
+            "{}",
+            plan.text
         );
+    });
+}
+
+/// The harness's own cleanup never fails silently: when the destroy on drop
+/// fails (here the cluster became unreachable), it names what the state
+/// still holds and keeps the workspace to destroy it from.
+#[test]
+fn a_failed_cleanup_names_what_it_left_and_where() {
+    let cli = &common::terraform::clis()[0];
+    let name = unique_name("pc-left");
+    let _guard = Guard::of::<PriorityClass>(&[&name]);
+    let mut ws = Workspace::new(cli);
+    ws.config(&class("c", &name, 11, ""));
+    ws.apply();
+    let dir = ws.path().to_path_buf();
+    let unreachable = dir.join("unreachable.kubeconfig");
+    std::fs::write(&unreachable, common::unreachable_kubeconfig()).unwrap();
+    ws.config_raw(
+        &(common::terraform::provider_block_for(unreachable.to_str().unwrap(), "")
+            + &class("c", &name, 11, "")),
+    );
+    let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(ws)))
+        .expect_err("a failed destroy on drop passed silently");
+    let message = failure
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("gpufleet_priority_class.c")
+            && message.contains(&dir.display().to_string()),
+        "{message}"
+    );
+    assert!(
+        dir.join("terraform.tfstate").exists(),
+        "the workspace was not kept"
+    );
+    assert!(live_priority_class(&name).is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A value known only at apply time is checked too: `terraform validate`
+/// cannot see it, and 3000000000 does not fit a PriorityClass's int32. The
+/// apply must refuse it naming `value` and create no class (above all not
+/// one whose value wrapped around to a negative priority). The CLIs validate
+/// the configuration again during apply, once the value is known.
+#[test]
+fn a_value_known_only_at_apply_time_is_still_checked() {
+    each_cli(|cli| {
+        let name = unique_name("pc-late");
+        let _guard = Guard::of::<PriorityClass>(&[&name]);
+        let mut ws = Workspace::new(cli);
+        ws.config(
+            &("resource \"terraform_data\" \"v\" {\n  input = 3000000000\n}\n\n".to_string()
+                + &class("c", &name, 0, "")
+                    .replace("value = 0", "value = terraform_data.v.output")),
+        );
+        let out = ws.apply_fails();
+        assert!(
+            out.contains("value") && out.contains("3000000000"),
+            "{}: {out}",
+            cli.name
+        );
+        assert_eq!(
+            live_priority_class(&name).map(|c| c.value),
+            None,
+            "{}: a class was created",
+            cli.name
+        );
+        // The invalid configuration cannot even be destroyed; without it,
+        // the destroy on drop removes terraform_data.v.
+        ws.config("");
     });
 }

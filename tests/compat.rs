@@ -2,36 +2,19 @@
 //! v1.5.7 (the last MPL-licensed line) and OpenTofu 1.8, as built by
 //! `tests/controlplane/build.sh` into `target/tools/bin/` under their
 //! versioned names. Not the main matrix (that is terraform and tofu in the
-//! acceptance tests): a missing one is skipped, unless
-//! GPUFLEET_REQUIRE_OLDER_CLIS is set (as `make test` does).
+//! acceptance tests): a missing one is skipped with a notice, and is a
+//! failure under `make test` (GPUFLEET_REQUIRE_ALL).
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use common::fixtures::{TRAINING, class, fleet, live_node_pool, live_priority_class};
-use common::terraform::{Cli, Workspace, assert_invalid};
-use common::{repo_root, unique_name};
+use common::terraform::{At, Cli, ImportBy, NESTED_ATTRIBUTE, Workspace, assert_invalid, cli_at};
+use common::{repo_root, skipped, unique_name};
 
 /// Name prefixes of the extra CLIs in `target/tools/bin/`.
 const EXTRA: &[&str] = &["terraform-1.5.", "tofu-1.8."];
-
-fn cli_at(name: &str, path: &Path) -> Cli {
-    let out = Command::new(path)
-        .args(["version", "-json"])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{} version -json: {e}", path.display()));
-    Cli {
-        // One leak per CLI per test process; Cli wants a &'static str.
-        name: Box::leak(name.to_string().into_boxed_str()),
-        path: path.to_path_buf(),
-        version: json["terraform_version"].as_str().unwrap().to_string(),
-    }
-}
 
 /// The extra CLIs present, newest patch first within each line.
 fn extra_clis() -> &'static [Cli] {
@@ -48,7 +31,11 @@ fn extra_clis() -> &'static [Cli] {
             })
             .unwrap_or_default();
         names.sort();
-        let found: Vec<Cli> = names.iter().map(|n| cli_at(n, &bin.join(n))).collect();
+        // One leak per CLI per test process; Cli wants a &'static str.
+        let found: Vec<Cli> = names
+            .iter()
+            .map(|n| cli_at(Box::leak(n.clone().into_boxed_str()), &bin.join(n)))
+            .collect();
         for cli in &found {
             eprintln!(
                 "compat: using {} (reports {}, {})",
@@ -57,21 +44,14 @@ fn extra_clis() -> &'static [Cli] {
                 cli.path.display()
             );
         }
-        // make test sets this: there, a missing older CLI is a failure.
-        if std::env::var_os("GPUFLEET_REQUIRE_OLDER_CLIS").is_some() {
-            for prefix in EXTRA {
-                assert!(
-                    found.iter().any(|c| c.name.starts_with(prefix)),
-                    "required CLI {prefix}* not found in {} (run tests/controlplane/build.sh)",
-                    bin.display()
-                );
-            }
-        }
         for prefix in EXTRA {
             if !found.iter().any(|c| c.name.starts_with(prefix)) {
-                eprintln!(
-                    "compat: skipped {prefix}*: not in {} (tests/controlplane/build.sh builds it)",
-                    bin.display()
+                skipped(
+                    &format!("compat tests with {prefix}*"),
+                    &format!(
+                        "not in {} (tests/controlplane/build.sh builds it)",
+                        bin.display()
+                    ),
                 );
             }
         }
@@ -86,8 +66,9 @@ fn each_extra_cli(test: impl Fn(&Cli)) {
     }
 }
 
-/// Apply, an empty second plan, `import` into an empty state giving an empty
-/// plan, and a destroy that leaves nothing in the cluster.
+/// Apply, an empty second plan, import into an empty state (by command and
+/// by block) giving an empty plan and the applied state, and a destroy that
+/// leaves nothing in the cluster.
 #[test]
 fn priority_class_and_fleet_lifecycle() {
     each_extra_cli(|cli| {
@@ -110,23 +91,17 @@ fn priority_class_and_fleet_lifecycle() {
             node_pool.data["spec"]["limits"],
             serde_json::json!({"nvidia.com/gpu": "64"})
         );
-        ws.assert_plan_empty();
 
-        let mut imported = Workspace::new(cli);
-        imported.config(&config);
-        imported.import("gpufleet_priority_class.c", &pc);
-        imported.import("gpufleet_fleet.f", &pool);
-        imported.assert_plan_empty();
-        for address in ["gpufleet_priority_class.c", "gpufleet_fleet.f"] {
-            assert_eq!(
-                imported.resource_values(address),
-                ws.resource_values(address),
-                "{}: imported state of {address} differs",
-                cli.name
+        for by in [ImportBy::Command, ImportBy::Block] {
+            ws.assert_import_verifies(
+                &[
+                    ("gpufleet_priority_class.c", &pc),
+                    ("gpufleet_fleet.f", &pool),
+                ],
+                by,
+                &[],
             );
         }
-        // Both workspaces hold the same objects; the original removes them.
-        imported.forget();
 
         ws.destroy();
         assert!(
@@ -142,28 +117,50 @@ fn priority_class_and_fleet_lifecycle() {
     });
 }
 
-/// A validation error names the problem and the old CLIs still quote the
-/// attribute's line of the configuration.
+/// A validation error names the problem and the old CLIs place it as the
+/// new ones do: a top-level attribute on its line, a path into a nested
+/// attribute as `NESTED_ATTRIBUTE` says.
 #[test]
 fn validate_errors_point_at_the_attribute() {
     each_extra_cli(|cli| {
-        assert_invalid(
-            cli,
-            &class("c", "policy", 1, "  preemption_policy = \"Sometimes\"\n"),
-            "is not one of",
-            Some("preemption_policy = \"Sometimes\""),
-        );
-        assert_invalid(
-            cli,
-            &class("c", "fraction", 1, "").replace("value = 1", "value = 1.5"),
-            "not a whole number",
-            Some("value = 1.5"),
-        );
-        assert_invalid(
-            cli,
-            &fleet("f", "fleet-bad", "  accelerators = [\"H10\"]\n"),
-            "did you mean `H100`?",
-            Some("accelerators = [\"H10\"]"),
-        );
+        let cases = [
+            (
+                class("c", "policy", 1, "  preemption_policy = \"Sometimes\"\n"),
+                "is not one of",
+                At::Line("preemption_policy = \"Sometimes\""),
+            ),
+            (
+                class("c", "fraction", 1, "").replace("value = 1", "value = 1.5"),
+                "not a whole number",
+                At::Line("value = 1.5"),
+            ),
+            (
+                fleet("f", "fleet-bad", "  accelerators = [\"H10\"]\n"),
+                "did you mean `H100`?",
+                At::Line("accelerators = [\"H10\"]"),
+            ),
+            (
+                fleet(
+                    "f",
+                    "fleet-bad",
+                    "  taints = [{ key = \"workload\", effect = \"NoScheduled\" }]\n",
+                ),
+                "taints[0].effect: \"NoScheduled\" is not one of",
+                NESTED_ATTRIBUTE,
+            ),
+            (
+                fleet("f", "fleet-bad", "  limits = { gpus = -1 }\n"),
+                "limits.gpus: -1 is outside",
+                NESTED_ATTRIBUTE,
+            ),
+            (
+                fleet("f", "fleet-bad", "").replace("name = \"default\"", "name = \"\""),
+                "node_class.name: must not be empty",
+                At::Line("name       = \"fleet-bad\""),
+            ),
+        ];
+        for (body, message, at) in cases {
+            assert_invalid(cli, &body, message, at);
+        }
     });
 }

@@ -103,7 +103,8 @@ fn a_create_cut_short_by_ctrl_c_is_kept_and_replaced() {
         );
 
         network.heal();
-        ws.assert_plan_changes("must be replaced");
+        ws.assert_plan_changes()
+            .assert_actions(CLASS, &["delete", "create"]);
         ws.apply();
         ws.assert_plan_empty();
         assert_eq!(live_priority_class(&name).unwrap().value, 10);
@@ -162,7 +163,8 @@ fn writes_the_policy_gives_up_on_are_kept_when_they_landed() {
         }
         assert_eq!(ws.resource(CLASS)["tainted"], true);
         network.heal();
-        ws.assert_plan_changes("must be replaced");
+        ws.assert_plan_changes()
+            .assert_actions(CLASS, &["delete", "create"]);
         ws.apply();
         ws.assert_plan_empty();
 
@@ -181,8 +183,14 @@ fn writes_the_policy_gives_up_on_are_kept_when_they_landed() {
             "the update was not retried:\n{out}"
         );
         network.heal();
-        let plan = ws.assert_plan_changes("update in-place");
-        assert!(plan.contains("+ description"), "{plan}");
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions(CLASS, &["update"]);
+        assert_eq!(
+            plan.after(CLASS, "description"),
+            Some(&serde_json::json!("second")),
+            "{}",
+            plan.text
+        );
         ws.apply();
         ws.assert_plan_empty();
         assert_eq!(
@@ -202,7 +210,8 @@ fn writes_the_policy_gives_up_on_are_kept_when_they_landed() {
         assert!(!out.contains("Kept in state"), "{out}");
         assert!(live_priority_class(&other).is_none());
         network.heal();
-        ws.assert_plan_changes("gpufleet_priority_class.d will be created");
+        ws.assert_plan_changes()
+            .assert_actions("gpufleet_priority_class.d", &["create"]);
         ws.apply();
         ws.assert_plan_empty();
     });
@@ -352,7 +361,8 @@ fn node_taint_writes_refused_part_way_are_tracked() {
         assert_eq!(our_taints(&names[0]), ["gpu=a:NoSchedule"]);
         assert!(our_taints(&names[2]).is_empty());
         ws.config_raw(&(admin.clone() + &resource("a")));
-        ws.assert_plan_changes("must be replaced");
+        ws.assert_plan_changes()
+            .assert_actions("gpufleet_node_taint.t", &["delete", "create"]);
         ws.apply();
         ws.assert_plan_empty();
 
@@ -364,7 +374,8 @@ fn node_taint_writes_refused_part_way_are_tracked() {
         assert_eq!(our_taints(&names[1]), ["gpu=b:NoSchedule"]);
         assert_eq!(our_taints(&names[2]), ["gpu=a:NoSchedule"]);
         ws.config_raw(&(admin + &resource("b")));
-        ws.assert_plan_changes("update in-place");
+        ws.assert_plan_changes()
+            .assert_actions("gpufleet_node_taint.t", &["update"]);
         ws.apply();
         ws.assert_plan_empty();
         for name in &names {

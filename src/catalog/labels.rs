@@ -24,15 +24,7 @@ impl LabelScheme {
     pub const ALL: [Self; 3] = [Self::Cfke, Self::Aws, Self::Azure];
 
     /// Every scheme's [`as_str`](Self::as_str) spelling, in [`ALL`](Self::ALL) order.
-    pub const NAMES: &'static [&'static str] = &{
-        let mut names = [""; Self::ALL.len()];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Self::ALL[i].as_str();
-            i += 1;
-        }
-        names
-    };
+    pub const NAMES: &'static [&'static str] = &spellings!(Self);
 
     /// The configuration spelling: `cfke`, `aws` or `azure`.
     pub const fn as_str(self) -> &'static str {

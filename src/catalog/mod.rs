@@ -30,9 +30,27 @@
 //! serves at most 48 clients per GPU from 7.5 on and 16 below, and MIG is available only on
 //! the parts listed with profiles. The per-column sources are listed in the `models` module.
 
+/// The `as_str` spellings of an enum's `ALL` variants, as a constant array.
+macro_rules! spellings {
+    ($enum:ty) => {{
+        let mut names = [""; <$enum>::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = <$enum>::ALL[i].as_str();
+            i += 1;
+        }
+        names
+    }};
+}
+
+mod advertised;
 mod labels;
 mod models;
 
+pub use advertised::{
+    GPU_RESOURCE, MIG_BALANCED, MIG_DISABLED, MIG_ENABLED, MigLayout, SHARED_SUFFIX,
+    is_known_layout, mig_resource, shared_resource, single_profile_layout,
+};
 pub use labels::{LabelKeys, LabelScheme, MemoryLabel, MemoryUnit, canonical_names, selected_by};
 
 use std::fmt;
@@ -98,15 +116,7 @@ impl Sharing {
     pub const ALL: [Self; 3] = [Self::TimeSlicing, Self::Mps, Self::Mig];
 
     /// Every mode's [`as_str`](Self::as_str) spelling, in [`ALL`](Self::ALL) order.
-    pub const NAMES: &'static [&'static str] = &{
-        let mut names = [""; Self::ALL.len()];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Self::ALL[i].as_str();
-            i += 1;
-        }
-        names
-    };
+    pub const NAMES: &'static [&'static str] = &spellings!(Self);
 
     /// The configuration spelling: `time_slicing`, `mps` or `mig` (the first two are also
     /// Cloudfleet's `gpu_sharing_strategy` values).

@@ -84,6 +84,15 @@ impl Kubernetes {
         Ok(Api::all(self.client().await?))
     }
 
+    /// The API of a namespaced built-in kind in `namespace`.
+    pub async fn namespaced_api<K>(&self, namespace: &str) -> Result<Api<K>, Diagnostics>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        Ok(Api::namespaced(self.client().await?, namespace))
+    }
+
     /// The API of a cluster-scoped custom resource.
     pub async fn dynamic_api(
         &self,
@@ -113,6 +122,28 @@ impl Kubernetes {
         Fut: Future<Output = Result<T, kube::Error>>,
     {
         retry::call(&self.describe(), &self.reached, deadline, call, attempt).await
+    }
+
+    /// [`Self::call`] for a call named by its parts (see [`Call`]), giving
+    /// up with the diagnostics alone.
+    pub async fn retried<T, F, Fut>(
+        &self,
+        deadline: Deadline,
+        action: &str,
+        request: &str,
+        api: &str,
+        attempt: F,
+    ) -> Result<T, Diagnostics>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        let call = Call {
+            action,
+            request,
+            api,
+        };
+        Ok(self.call(deadline, &call, attempt).await?)
     }
 
     /// Runs `attempt` to find out what an operation whose outcome is unknown
@@ -171,6 +202,35 @@ impl Kubernetes {
             api: kind,
         };
         self.call(deadline, &call, || apply(api, name, value)).await
+    }
+
+    /// Creates or updates `value` by server-side apply as field manager
+    /// `manager`, under the retry policy: it owns exactly the fields `value`
+    /// carries, next to other managers' fields of the same object, and stops
+    /// owning (so the API server removes) fields it sent before and leaves
+    /// out now.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn apply_as<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        value: &K,
+        manager: &str,
+        action: &str,
+        kind: &str,
+        deadline: Deadline,
+    ) -> Result<K, GaveUp>
+    where
+        K: Clone + DeserializeOwned + Serialize + Debug,
+    {
+        let request = format!("PATCH {kind} {name:?} (server-side apply as {manager})");
+        let call = Call {
+            action,
+            request: &request,
+            api: kind,
+        };
+        self.call(deadline, &call, || apply_with(api, name, value, manager))
+            .await
     }
 
     /// The object as it is now, if it exists and gpufleet has applied it:
@@ -287,9 +347,22 @@ pub async fn apply<K>(api: &Api<K>, name: &str, object: &K) -> Result<K, kube::E
 where
     K: Clone + DeserializeOwned + Serialize + Debug,
 {
+    apply_with(api, name, object, FIELD_MANAGER).await
+}
+
+/// [`apply`] as field manager `manager`.
+pub async fn apply_with<K>(
+    api: &Api<K>,
+    name: &str,
+    object: &K,
+    manager: &str,
+) -> Result<K, kube::Error>
+where
+    K: Clone + DeserializeOwned + Serialize + Debug,
+{
     api.patch(
         name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
+        &PatchParams::apply(manager).force(),
         &Patch::Apply(object),
     )
     .await

@@ -8,19 +8,25 @@
 //! - [`names`]: Kubernetes names, keys, label values and quantities.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
 //! - [`object`]: a resource that is one server-side-applied object, written
-//!   once for every such resource.
+//!   once for every such resource, with the objects that go with it.
+//! - [`config_map`]: one owner's key of a ConfigMap several owners share.
+//! - [`plan_notes`]: what resources planned in this run tell each other.
 
 pub mod client;
+pub mod config_map;
 pub mod connection;
 pub mod errors;
 pub mod names;
 pub mod object;
 pub mod ownership;
+pub mod plan_notes;
 pub mod retry;
 
 pub use client::{FIELD_MANAGER, Kubernetes};
 
 use crate::catalog::LabelScheme;
+use config_map::ConfigMapRef;
+use plan_notes::PlanNotes;
 
 /// What every resource and data source works against: the cluster and the
 /// provider-wide settings.
@@ -29,6 +35,11 @@ pub struct Cluster {
     pub kubernetes: Kubernetes,
     /// How GPU constraints become node labels unless a fleet says otherwise.
     pub label_scheme: LabelScheme,
+    /// The ConfigMap the NVIDIA device plugin reads its configurations
+    /// from, in the GPU Operator's namespace.
+    pub device_plugin_config: ConfigMapRef,
+    /// What the resources planned so far in this run noted for each other.
+    pub plan_notes: PlanNotes,
 }
 
 impl Cluster {
@@ -39,6 +50,11 @@ impl Cluster {
         Self {
             kubernetes: Kubernetes::new(Default::default()),
             label_scheme,
+            device_plugin_config: ConfigMapRef {
+                namespace: "gpu-operator".into(),
+                name: "gpufleet-device-plugin".into(),
+            },
+            plan_notes: PlanNotes::default(),
         }
     }
 }

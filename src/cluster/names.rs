@@ -42,6 +42,22 @@ pub fn check_dns1123_subdomain(s: &str) -> Result<(), String> {
     }
 }
 
+/// A DNS-1123 label: what Kubernetes accepts as a namespace name.
+pub fn dns1123_label() -> Validator {
+    Validator::string_with(
+        "A DNS-1123 label: lower-case letters, digits and `-`, at most 63.",
+        |s| {
+            if s.len() <= 63 && !s.contains('.') {
+                check_dns1123_subdomain(s)
+            } else {
+                Err(format!(
+                    "{s:?} is not a valid namespace name: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+                ))
+            }
+        },
+    )
+}
+
 /// A Kubernetes qualified name, e.g. a taint or label key.
 pub fn qualified_name() -> Validator {
     Validator::string_with(

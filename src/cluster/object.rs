@@ -6,7 +6,9 @@
 //! fails after its write may have landed looks at the cluster and reports
 //! what is there, so nothing written is lost from state.
 //! A new such resource supplies its model, schema and the mapping between
-//! model and object; [`ObjectResource`] does the rest.
+//! model and object; [`ObjectResource`] does the rest. Objects that go with
+//! the main one (a ConfigMap key, NodeOverlays) are its companions: written
+//! after it, read with it so their drift shows, removed after it.
 
 use std::fmt::Debug;
 
@@ -96,6 +98,43 @@ pub trait AppliedObject: Send + Sync + 'static {
         )
         .into())
     }
+
+    /// Writes the companions `state` (the planned state, as the main
+    /// object's apply left it) asks for, over those `prior` asked for
+    /// (`None` on create), releasing what is no longer wanted. Every
+    /// companion call shares the operation's `deadline`.
+    async fn write_companions(
+        &self,
+        _cluster: &Cluster,
+        _prior: Option<&Self::Model>,
+        _state: &mut Self::Model,
+        _deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        Ok(Warnings::default())
+    }
+    /// Reads the companions into `state` (what the read of the main object
+    /// gave, with `prior` as what state had), so that drift shows; when
+    /// `importing`, also the configuration they imply.
+    async fn read_companions(
+        &self,
+        _cluster: &Cluster,
+        _state: &mut Self::Model,
+        _prior: &Self::Model,
+        _importing: bool,
+        _deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        Ok(())
+    }
+    /// Removes the companions `prior` wrote; runs after the main object is
+    /// deleted.
+    async fn delete_companions(
+        &self,
+        _cluster: &Cluster,
+        _prior: &Self::Model,
+        _deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        Ok(Warnings::default())
+    }
 }
 
 /// The resource of an [`AppliedObject`].
@@ -113,6 +152,7 @@ impl<T: AppliedObject> ObjectResource<T> {
     async fn apply(
         &self,
         cluster: &Cluster,
+        prior: Option<&T::Model>,
         planned: T::Model,
         operation: Operation,
         deadline: Deadline,
@@ -135,9 +175,17 @@ impl<T: AppliedObject> ObjectResource<T> {
             Err(gave_up) => return Err(gave_up.into()),
         };
         // The object is written: whatever happens now, state must keep it.
-        match self.0.state_from(cluster, live, &planned, false) {
-            Ok(state) => Ok(state.into()),
-            Err(d) => Err(Failed::after_write(planned, d)),
+        let mut state = match self.0.state_from(cluster, live, &planned, false) {
+            Ok(state) => state,
+            Err(d) => return Err(Failed::after_write(planned, d)),
+        };
+        match self
+            .0
+            .write_companions(cluster, prior, &mut state, deadline)
+            .await
+        {
+            Ok(warnings) => Ok(Stored::new(state).warn(warnings)),
+            Err(d) => Err(Failed::after_write(state, d)),
         }
     }
 
@@ -243,7 +291,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .kubernetes
             .ensure_absent(&api, name, &Self::what(&planned), T::API, deadline)
             .await?;
-        self.apply(cluster, planned, Operation::Create, deadline)
+        self.apply(cluster, None, planned, Operation::Create, deadline)
             .await
     }
 
@@ -261,21 +309,24 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .read(&api, name, &Self::what(&current), T::API, deadline)
             .await?;
         let Some(live) = live else { return Ok(None) };
-        let state = self
+        let mut state = self
             .0
             .state_from(cluster, live, &current, private.importing)?;
+        self.0
+            .read_companions(cluster, &mut state, &current, private.importing, deadline)
+            .await?;
         Ok(Some(state.into()))
     }
 
     async fn update(
         &self,
         cluster: &Cluster,
-        _prior: T::Model,
+        prior: T::Model,
         planned: T::Model,
         _private: &Private,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
         let deadline = Self::deadline(&planned, Operation::Update);
-        self.apply(cluster, planned, Operation::Update, deadline)
+        self.apply(cluster, Some(&prior), planned, Operation::Update, deadline)
             .await
     }
 
@@ -292,7 +343,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .kubernetes
             .remove(&api, name, &Self::what(&prior), T::API, deadline)
             .await?;
-        Ok(Warnings::default())
+        self.0.delete_companions(cluster, &prior, deadline).await
     }
 
     fn import(&self, id: &str) -> Result<T::Model, Diagnostics> {

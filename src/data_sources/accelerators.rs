@@ -1,6 +1,9 @@
 //! `gpufleet_accelerators`: the built-in GPU catalog, filtered, so that
 //! configurations can choose models by what they offer (memory, sharing
-//! modes, MIG profiles) instead of hard-coding names. It needs no cluster.
+//! modes, MIG profiles and layouts, the resources nodes advertise) instead
+//! of hard-coding names. It needs no cluster.
+
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -37,6 +40,8 @@ pub struct Entry {
     mig: bool,
     max_mps_clients: u32,
     mig_profiles: Vec<Profile>,
+    mig_layouts: Vec<Layout>,
+    resource_names: Vec<String>,
 }
 
 /// A MIG profile of a model.
@@ -44,6 +49,14 @@ pub struct Entry {
 pub struct Profile {
     name: String,
     max_instances: u8,
+    resource: String,
+}
+
+/// A MIG layout of a model and what one GPU advertises in it.
+#[derive(Debug, Deserialize, Serialize)]
+pub struct Layout {
+    name: String,
+    resources: BTreeMap<String, u32>,
 }
 
 impl From<&'static Accelerator> for Entry {
@@ -64,8 +77,18 @@ impl From<&'static Accelerator> for Entry {
                 .map(|p| Profile {
                     name: p.name.to_string(),
                     max_instances: p.max_instances,
+                    resource: catalog::mig_resource(p.name),
                 })
                 .collect(),
+            mig_layouts: a
+                .mig_layouts()
+                .into_iter()
+                .map(|l| Layout {
+                    resources: l.resources().into_iter().collect(),
+                    name: l.name,
+                })
+                .collect(),
+            resource_names: a.resource_names(),
         }
     }
 }
@@ -138,8 +161,27 @@ impl DataSource<Cluster> for Accelerators {
                                 computed(Attr::string("name")).describe("e.g. `1g.10gb`."),
                                 computed(Attr::number("max_instances"))
                                     .describe("Most instances per GPU."),
+                                computed(Attr::string("resource")).describe(
+                                    "The resource its devices are advertised as with the mixed MIG strategy, e.g. `nvidia.com/mig-1g.10gb`.",
+                                ),
                             ],
                         )),
+                        computed(Attr::nested(
+                            "mig_layouts",
+                            Nesting::List,
+                            vec![
+                                computed(Attr::string("name")).describe(
+                                    "A layout mig-manager knows, for a fleet's `gpu_sharing.mig_layout`: `all-disabled`, `all-enabled`, `all-balanced` or `all-<profile>`.",
+                                ),
+                                computed(Attr::number_map("resources")).describe(
+                                    "What one GPU advertises in it: resource name to count (`nvidia.com/gpu = 1` with MIG off).",
+                                ),
+                            ],
+                        ))
+                        .describe("MIG layouts; empty without MIG."),
+                        computed(Attr::string_list("resource_names")).describe(
+                            "Every resource name nodes with this model can advertise: `nvidia.com/gpu`, `nvidia.com/gpu.shared` when sharing renames, and each MIG device (also `.shared`).",
+                        ),
                     ],
                 )
                 .computed()
@@ -218,7 +260,29 @@ mod tests {
         assert_eq!(h100["max_mps_clients"], 48);
         assert_eq!(
             h100["mig_profiles"][0],
-            json!({"name": "1g.10gb", "max_instances": 7})
+            json!({"name": "1g.10gb", "max_instances": 7, "resource": "nvidia.com/mig-1g.10gb"})
+        );
+        let layouts = h100["mig_layouts"].as_array().unwrap();
+        assert_eq!(
+            layouts[0],
+            json!({"name": "all-disabled", "resources": {"nvidia.com/gpu": 1}})
+        );
+        assert!(
+            layouts.contains(
+                &json!({"name": "all-1g.10gb", "resources": {"nvidia.com/mig-1g.10gb": 7}})
+            )
+        );
+        assert!(
+            h100["resource_names"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("nvidia.com/mig-1g.10gb"))
+        );
+        let l4 = &list(json!({"names": ["L4"]}))["accelerators"][0];
+        assert_eq!(l4["mig_layouts"], json!([]));
+        assert_eq!(
+            l4["resource_names"],
+            json!(["nvidia.com/gpu", "nvidia.com/gpu.shared"])
         );
         // The filters stay as configured.
         assert_eq!(listing["names"], json!(["H100"]));

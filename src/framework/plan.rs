@@ -99,7 +99,8 @@ fn computed_unset<'a>(attrs: &'a [Attr], config: &'a Value) -> impl Iterator<Ite
 /// Plans the attributes declared `derived_from` with the values `derived`
 /// (the planned state after the resource's `derive`) holds, wherever their
 /// inputs are known. The others, and those `derive` left null (it cannot
-/// tell them before apply), stay as planned: unknown while changing.
+/// tell them before apply) unless they are `exact`, stay as planned:
+/// unknown while changing.
 pub fn derive_planned(schema: &ObjectSchema, planned: &mut Value, derived: Option<&Value>) {
     let Some(derived) = derived else { return };
     for attr in schema.attrs.iter().filter(|a| !a.derived_from.is_empty()) {
@@ -108,7 +109,7 @@ pub fn derive_planned(schema: &ObjectSchema, planned: &mut Value, derived: Optio
             .iter()
             .all(|input| planned.attr(input).is_wholly_known());
         let value = derived.attr(attr.name);
-        if known && !value.is_null() {
+        if known && (!value.is_null() || attr.exact) {
             set(planned, attr.name, value.clone());
         }
     }
@@ -125,7 +126,6 @@ pub fn set(object: &mut Value, name: &str, value: Value) {
 mod tests {
     use super::*;
     use crate::framework::schema::Attr;
-    use std::collections::BTreeMap;
 
     fn schema() -> ObjectSchema {
         ObjectSchema::new(
@@ -141,14 +141,7 @@ mod tests {
     }
 
     fn object(pairs: &[(&str, Value)]) -> Value {
-        let mut m: BTreeMap<String, Value> = ["id", "name", "mode", "status", "note"]
-            .iter()
-            .map(|k| (k.to_string(), Value::Null))
-            .collect();
-        for (k, v) in pairs {
-            m.insert(k.to_string(), v.clone());
-        }
-        Value::Object(m)
+        schema().object(pairs)
     }
 
     #[test]
@@ -231,6 +224,46 @@ mod tests {
             )]
             .into(),
         )
+    }
+
+    #[test]
+    fn exact_derived_attributes_plan_null_as_null() {
+        let schema = ObjectSchema::new(
+            "test",
+            vec![
+                Attr::string("name").required(),
+                Attr::string("maybe").derived_from(&["name"]),
+                Attr::string("exactly").derived_from(&["name"]).exact(),
+            ],
+        );
+        let unknown = Value::Object(
+            [
+                ("name", Value::string("a")),
+                ("maybe", Value::UNKNOWN),
+                ("exactly", Value::UNKNOWN),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into(),
+        );
+        let derived = Value::Object(
+            [
+                ("name", Value::string("a")),
+                ("maybe", Value::Null),
+                ("exactly", Value::Null),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into(),
+        );
+        let mut planned = unknown.clone();
+        derive_planned(&schema, &mut planned, Some(&derived));
+        // "Cannot tell before apply" stays unknown; an exact null is null.
+        assert!(planned.attr("maybe").is_unknown());
+        assert!(planned.attr("exactly").is_null());
+        // With its input unknown, even an exact one stays unknown.
+        let mut planned = unknown;
+        set(&mut planned, "name", Value::UNKNOWN);
+        derive_planned(&schema, &mut planned, Some(&derived));
+        assert!(planned.attr("exactly").is_unknown());
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub struct RegisteredResource<C> {
     name: &'static str,
     schema: ObjectSchema,
     ty: Type,
+    /// Derived attributes whose read value stands (see [`Attr::observed`]).
+    ///
+    /// [`Attr::observed`]: super::schema::Attr::observed
+    observed: Vec<&'static str>,
     operations: Box<dyn Operations<C>>,
 }
 
@@ -41,6 +45,12 @@ pub fn register_resource<C: Send + Sync + 'static, R: Resource<C>>(
     RegisteredResource {
         name: resource.name(),
         ty: schema.value_type(),
+        observed: schema
+            .attrs
+            .iter()
+            .filter(|a| a.observed)
+            .map(|a| a.name)
+            .collect(),
         schema,
         operations: Box::new(resource),
     }
@@ -66,7 +76,14 @@ trait Operations<C>: Send + Sync {
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics);
     fn derive(&self, planned: &Value, ty: &Type) -> Result<Value, Diagnostics>;
     fn modify_plan(&self, client: &C, change: &mut PlanChange<'_>, diagnostics: &mut Diagnostics);
-    async fn read(&self, client: &C, ty: &Type, current: &Value, private: &Private) -> Outcome;
+    async fn read(
+        &self,
+        client: &C,
+        ty: &Type,
+        observed: &[&'static str],
+        current: &Value,
+        private: &Private,
+    ) -> Outcome;
     async fn apply(
         &self,
         client: &C,
@@ -99,19 +116,33 @@ impl Outcome {
     }
 }
 
-/// The state value of a stored model, derived attributes filled in.
+/// The state value of a stored model, derived attributes filled in, except
+/// the `observed` ones, which keep the value the resource reported.
 fn stored_value<C, R: Resource<C>>(
     resource: &R,
     ty: &Type,
+    observed: &[&'static str],
     mut stored: Stored<R::Model>,
 ) -> Result<(Value, Private, Diagnostics), Diagnostics> {
+    let reported = if observed.is_empty() {
+        None
+    } else {
+        Some(encode(&stored.state, ty)?)
+    };
     resource.derive(&mut stored.state);
-    Ok((encode(&stored.state, ty)?, stored.private, stored.warnings))
+    let mut value = encode(&stored.state, ty)?;
+    if let Some(reported) = reported {
+        for name in observed {
+            plan::set(&mut value, name, reported.attr(name).clone());
+        }
+    }
+    Ok((value, stored.private, stored.warnings))
 }
 
 fn outcome<C, R: Resource<C>>(
     resource: &R,
     ty: &Type,
+    observed: &[&'static str],
     result: Result<Stored<R::Model>, Failed<R::Model>>,
 ) -> Outcome {
     let (stored, mut diagnostics) = match result {
@@ -121,7 +152,7 @@ fn outcome<C, R: Resource<C>>(
     let Some(stored) = stored else {
         return Outcome::failed(diagnostics);
     };
-    match stored_value(resource, ty, stored) {
+    match stored_value(resource, ty, observed, stored) {
         Ok((value, private, warnings)) => {
             diagnostics.extend(warnings);
             Outcome {
@@ -152,14 +183,21 @@ impl<C: Send + Sync + 'static, R: Resource<C>> Operations<C> for R {
         Resource::modify_plan(self, client, change, diagnostics);
     }
 
-    async fn read(&self, client: &C, ty: &Type, current: &Value, private: &Private) -> Outcome {
+    async fn read(
+        &self,
+        client: &C,
+        ty: &Type,
+        observed: &[&'static str],
+        current: &Value,
+        private: &Private,
+    ) -> Outcome {
         let result = async {
             let current = decode(current)?;
             Resource::read(self, client, current, private).await
         }
         .await;
         match result {
-            Ok(Some(stored)) => outcome(self, ty, Ok(stored)),
+            Ok(Some(stored)) => outcome(self, ty, observed, Ok(stored)),
             Ok(None) => Outcome {
                 state: Some((Value::Null, Private::default())),
                 diagnostics: Diagnostics::default(),
@@ -200,12 +238,14 @@ impl<C: Send + Sync + 'static, R: Resource<C>> Operations<C> for R {
             }
         }
         .await;
-        outcome(self, ty, result)
+        // What was just written is what the plan derived, observed
+        // attributes included.
+        outcome(self, ty, &[], result)
     }
 
     fn import(&self, ty: &Type, id: &str) -> Result<Value, Diagnostics> {
         let model = Resource::import(self, id)?;
-        let (value, _, _) = stored_value(self, ty, Stored::new(model))?;
+        let (value, _, _) = stored_value(self, ty, &[], Stored::new(model))?;
         Ok(value)
     }
 
@@ -516,7 +556,7 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
             let client = self.client()?;
             let private = Private::from_bytes(&req.private);
             Ok(r.operations
-                .read(&client, &r.ty, &req.current_state, &private)
+                .read(&client, &r.ty, &r.observed, &req.current_state, &private)
                 .await)
         }
         .await
@@ -664,6 +704,110 @@ mod tests {
             state["capacity"] = size;
             Ok(state)
         }
+    }
+
+    /// `reported` is read back from "the cluster"; `derive` sets it from `id`.
+    struct Observing;
+
+    #[derive(Default, Serialize, Deserialize)]
+    struct ObservingModel {
+        id: Option<String>,
+        reported: Option<String>,
+    }
+
+    #[async_trait]
+    impl Resource<()> for Observing {
+        type Model = ObservingModel;
+        fn name(&self) -> &'static str {
+            "observing"
+        }
+        fn schema(&self) -> ObjectSchema {
+            ObjectSchema::new(
+                "test",
+                vec![
+                    Attr::string("id").required(),
+                    Attr::string("reported").derived_from(&["id"]).observed(),
+                ],
+            )
+        }
+        fn derive(&self, model: &mut ObservingModel) {
+            model.reported = model.id.clone();
+        }
+        async fn create(
+            &self,
+            _: &(),
+            planned: ObservingModel,
+        ) -> Result<Stored<ObservingModel>, Failed<ObservingModel>> {
+            Ok(ObservingModel {
+                reported: None,
+                ..planned
+            }
+            .into())
+        }
+        async fn read(
+            &self,
+            _: &(),
+            current: ObservingModel,
+            _: &Private,
+        ) -> Result<Option<Stored<ObservingModel>>, Diagnostics> {
+            Ok(Some(
+                ObservingModel {
+                    reported: Some("drifted".into()),
+                    ..current
+                }
+                .into(),
+            ))
+        }
+        async fn update(
+            &self,
+            _: &(),
+            _: ObservingModel,
+            planned: ObservingModel,
+            _: &Private,
+        ) -> Result<Stored<ObservingModel>, Failed<ObservingModel>> {
+            Ok(planned.into())
+        }
+        async fn delete(
+            &self,
+            _: &(),
+            _: ObservingModel,
+            _: &Private,
+        ) -> Result<Warnings, Diagnostics> {
+            Ok(Diagnostics::default())
+        }
+        fn import(&self, _: &str) -> Result<ObservingModel, Diagnostics> {
+            Ok(ObservingModel::default())
+        }
+    }
+
+    #[test]
+    fn observed_attributes_keep_what_reads_report() {
+        let registered = register_resource(Observing);
+        assert_eq!(registered.observed, ["reported"]);
+        let state = registered
+            .schema
+            .object(&[("id", Value::string("a")), ("reported", Value::string("a"))]);
+        let read = futures::executor::block_on(registered.operations.read(
+            &(),
+            &registered.ty,
+            &registered.observed,
+            &state,
+            &Private::default(),
+        ));
+        let (value, _) = read.state.unwrap();
+        assert_eq!(value.attr("reported"), &Value::string("drifted"));
+        // What an apply wrote is what the plan derived.
+        let applied = futures::executor::block_on(registered.operations.apply(
+            &(),
+            &registered.ty,
+            &Value::Null,
+            &state,
+            &Private::default(),
+        ));
+        assert_eq!(
+            applied.state.unwrap().0.attr("reported"),
+            &Value::string("a")
+        );
     }
 
     fn upgrade(version: i64, json: &str) -> Result<Value, Diagnostics> {

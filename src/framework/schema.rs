@@ -44,6 +44,12 @@ pub struct Attr {
     /// A computed attribute the resource derives from these configured
     /// attributes: planned as soon as they are known.
     pub derived_from: &'static [&'static str],
+    /// A derived attribute that reads report as the cluster has it, so that
+    /// a change made outside Terraform shows as a planned change.
+    pub observed: bool,
+    /// A derived attribute that `derive` always decides from its inputs,
+    /// so a null it gives is planned as null, not as unknown.
+    pub exact: bool,
 }
 
 impl Attr {
@@ -59,6 +65,8 @@ impl Attr {
             use_state_for_unknown: false,
             default: None,
             derived_from: &[],
+            observed: false,
+            exact: false,
         }
     }
     /// A string attribute.
@@ -72,6 +80,10 @@ impl Attr {
     /// A bool attribute.
     pub fn bool(name: &'static str) -> Self {
         Self::new(name, AttrKind::Primitive(Type::Bool))
+    }
+    /// A map of numbers.
+    pub fn number_map(name: &'static str) -> Self {
+        Self::new(name, AttrKind::Primitive(Type::map(Type::Number)))
     }
     /// A map of strings.
     pub fn string_map(name: &'static str) -> Self {
@@ -150,6 +162,22 @@ impl Attr {
         self
     }
 
+    /// What a derived attribute describes lives in the cluster: plans derive
+    /// it from configuration, reads report what is there, so a difference
+    /// (drift) is a planned change back.
+    pub fn observed(mut self) -> Self {
+        self.observed = true;
+        self.exact = true;
+        self
+    }
+
+    /// `derive` decides this derived attribute from its inputs alone: null
+    /// is one of its values (not "known only after apply").
+    pub fn exact(mut self) -> Self {
+        self.exact = true;
+        self
+    }
+
     /// The description with the attribute's rules appended: validators,
     /// default, replacement.
     fn documented(&self) -> String {
@@ -175,6 +203,12 @@ impl Attr {
         }
         if self.requires_replace {
             parts.push("Changing it forces replacement.".to_string());
+        }
+        if self.observed {
+            parts.push(
+                "Read back from the cluster: a change made there shows in the next plan."
+                    .to_string(),
+            );
         }
         parts.join(" ")
     }
@@ -229,6 +263,9 @@ impl Attr {
         }
         if !self.derived_from.is_empty() && f.optional {
             problem("a derived attribute cannot be configured");
+        }
+        if self.exact && self.derived_from.is_empty() {
+            problem("an exact or observed attribute must be derived");
         }
         match &self.kind {
             AttrKind::Nested(_, nested) => {

@@ -282,8 +282,8 @@ fn and_list(items: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framework::schema::{Attr, ObjectSchema};
     use crate::protocol::Value;
-    use std::collections::BTreeMap;
 
     #[test]
     fn collections() {
@@ -317,14 +317,8 @@ mod tests {
     }
 
     fn object(pairs: &[(&str, Value)]) -> Value {
-        let mut m: BTreeMap<String, Value> = ["a", "b", "c"]
-            .iter()
-            .map(|k| (k.to_string(), Value::Null))
-            .collect();
-        for (k, v) in pairs {
-            m.insert(k.to_string(), v.clone());
-        }
-        Value::Object(m)
+        let attrs = ["a", "b", "c"].map(|name| Attr::string(name).optional());
+        ObjectSchema::new("t", attrs.into()).object(pairs)
     }
 
     fn located(validator: &ObjectValidator, object: &Value) -> Vec<(String, String)> {

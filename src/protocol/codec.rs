@@ -8,7 +8,7 @@ use rmpv::Value as Mp;
 use serde_json::Value as Json;
 
 use super::types::Type;
-use super::value::{Number, Refinements, Value, number_text};
+use super::value::{MAX_NUMBER_DIGITS, Number, Refinements, Value, number_text};
 
 /// msgpack extension code of a plain unknown value.
 const EXT_UNKNOWN: i8 = 0;
@@ -194,7 +194,19 @@ fn msgpack_number(mp: &Mp, path: &str) -> Result<Number, CodecError> {
         Mp::String(s) => s.as_str().and_then(Value::parse_number),
         other => return Err(err(path, format!("expected a number, got {other}"))),
     };
-    parsed.ok_or_else(|| err(path, format!("invalid number {mp}")))
+    parsed.ok_or_else(|| invalid_number(path, &mp.to_string()))
+}
+
+fn invalid_number(path: &str, text: &str) -> CodecError {
+    // Quote at most the start of a long text.
+    let shown: String = text.chars().take(40).collect();
+    let more = if shown.len() < text.len() { "..." } else { "" };
+    err(
+        path,
+        format!(
+            "invalid number {shown}{more}: not a decimal number of at most {MAX_NUMBER_DIGITS} digits"
+        ),
+    )
 }
 
 fn float_number(f: f64) -> Option<Number> {
@@ -352,7 +364,7 @@ pub fn from_json(json: &Json, ty: &Type, path: &str) -> Result<Value, CodecError
             };
             Value::parse_number(&text)
                 .map(Value::Number)
-                .ok_or_else(|| err(path, format!("invalid number {text:?}")))
+                .ok_or_else(|| invalid_number(path, &text))
         }
         Type::List(e) | Type::Set(e) => {
             let items = json
@@ -572,6 +584,47 @@ mod tests {
             num("1e30").to_json().to_string(),
             "1000000000000000000000000000000"
         );
+    }
+
+    #[test]
+    fn numbers_beyond_the_digit_bound_are_errors_not_hangs() {
+        // Found by fuzzing: 1e99999999 decoded, then converting it to an
+        // integer (validators, the encoder) computed 10^99999999.
+        let ty = Type::object([("n", Type::Number)]);
+        let started = std::time::Instant::now();
+        for text in [
+            "1e99999999",
+            "-1e-99999999",
+            "1e-9223372036854775808",
+            "1e9223372036854775807",
+        ] {
+            let json = format!("{{\"n\":{text}}}");
+            let e = decode_json(json.as_bytes(), &ty).unwrap_err();
+            assert!(e.message.contains("at most 4096 digits"), "{text}: {e}");
+            let mut msgpack = Vec::new();
+            rmpv::encode::write_value(&mut msgpack, &Mp::from(text)).unwrap();
+            assert!(decode_msgpack(&msgpack, &Type::Number).is_err(), "{text}");
+        }
+        let long = "9".repeat(5000);
+        assert!(
+            decode_json(format!("{{\"n\":{long}}}").as_bytes(), &ty)
+                .unwrap_err()
+                .message
+                .contains("9999...")
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        // The largest accepted numbers still round-trip, as text.
+        for text in [
+            format!("1e{}", MAX_NUMBER_DIGITS - 1),
+            format!("1e-{}", MAX_NUMBER_DIGITS - 1),
+        ] {
+            let v = num(&text);
+            assert_eq!(round_trip(&v, &Type::Number), v, "{text}");
+        }
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! The go-plugin start-up contract: the magic cookie, the protocol version
 //! and port range the client allows, and the handshake line on stdout.
 
+use std::path::PathBuf;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
+
+use super::listener::Network;
 
 pub const MAGIC_COOKIE_KEY: &str = "TF_PLUGIN_MAGIC_COOKIE";
 pub const MAGIC_COOKIE_VALUE: &str =
@@ -35,6 +39,10 @@ pub struct Environment {
     pub client_cert: Option<String>,
     pub min_port: u16,
     pub max_port: u16,
+    /// Where to create a unix socket; the temporary directory when unset.
+    pub unix_socket_dir: Option<PathBuf>,
+    /// Group (name or id) to give the unix socket, with group write access.
+    pub unix_socket_group: Option<String>,
 }
 
 impl Environment {
@@ -69,17 +77,23 @@ impl Environment {
             client_cert: var("PLUGIN_CLIENT_CERT").filter(|c| !c.trim().is_empty()),
             min_port,
             max_port,
+            unix_socket_dir: var("PLUGIN_UNIX_SOCKET_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
+            unix_socket_group: var("PLUGIN_UNIX_SOCKET_GROUP").filter(|g| !g.is_empty()),
         })
     }
 }
 
-/// `1|6|tcp|127.0.0.1:PORT|grpc|CERT`: the certificate is the DER of our
-/// server certificate in unpadded standard base64, empty for plaintext.
-pub fn handshake_line(address: std::net::SocketAddr, server_cert_der: Option<&[u8]>) -> String {
+/// `1|6|NETWORK|ADDRESS|grpc|CERT`, e.g. `1|6|unix|/tmp/plugin-gpufleet-7-0|grpc|MIIB...`:
+/// the certificate is the DER of our server certificate in unpadded
+/// standard base64, empty for plaintext.
+pub fn handshake_line(network: Network, address: &str, server_cert_der: Option<&[u8]>) -> String {
     let cert = server_cert_der
         .map(|der| STANDARD_NO_PAD.encode(der))
         .unwrap_or_default();
-    format!("{CORE_PROTOCOL_VERSION}|{PROTOCOL_VERSION}|tcp|{address}|grpc|{cert}")
+    let network = network.as_str();
+    format!("{CORE_PROTOCOL_VERSION}|{PROTOCOL_VERSION}|{network}|{address}|grpc|{cert}")
 }
 
 #[cfg(test)]
@@ -132,10 +146,14 @@ mod tests {
             ("PLUGIN_MIN_PORT", "10000"),
             ("PLUGIN_MAX_PORT", "25000"),
             ("PLUGIN_CLIENT_CERT", "-----BEGIN CERTIFICATE-----"),
+            ("PLUGIN_UNIX_SOCKET_DIR", "/run/plugins"),
+            ("PLUGIN_UNIX_SOCKET_GROUP", "terraform"),
         ])
         .unwrap();
         assert_eq!((e.min_port, e.max_port), (10000, 25000));
         assert!(e.client_cert.is_some());
+        assert_eq!(e.unix_socket_dir, Some(PathBuf::from("/run/plugins")));
+        assert_eq!(e.unix_socket_group.as_deref(), Some("terraform"));
         let bad = env(&[
             (MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE),
             ("PLUGIN_MIN_PORT", "9"),
@@ -151,10 +169,21 @@ mod tests {
 
     #[test]
     fn handshake_line_has_six_fields_and_unpadded_certificate() {
-        let addr = "127.0.0.1:12345".parse().unwrap();
-        assert_eq!(handshake_line(addr, None), "1|6|tcp|127.0.0.1:12345|grpc|");
-        let line = handshake_line(addr, Some(&[1, 2, 3, 4]));
+        let tcp = "127.0.0.1:12345";
+        assert_eq!(
+            handshake_line(Network::Tcp, tcp, None),
+            "1|6|tcp|127.0.0.1:12345|grpc|"
+        );
+        let line = handshake_line(Network::Tcp, tcp, Some(&[1, 2, 3, 4]));
         assert_eq!(line, "1|6|tcp|127.0.0.1:12345|grpc|AQIDBA");
         assert_eq!(line.split('|').count(), 6);
+        assert_eq!(
+            handshake_line(
+                Network::Unix,
+                "/tmp/plugin-gpufleet-7-0",
+                Some(&[1, 2, 3, 4])
+            ),
+            "1|6|unix|/tmp/plugin-gpufleet-7-0|grpc|AQIDBA"
+        );
     }
 }

@@ -5,6 +5,7 @@
 pub mod codec;
 pub mod diagnostics;
 pub mod handshake;
+pub mod listener;
 pub mod proto;
 pub mod provider;
 pub mod schema;

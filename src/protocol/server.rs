@@ -2,19 +2,24 @@
 //! services go-plugin clients expect (controller, stdio, broker, health).
 
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Instant;
 
 use futures::{Stream, StreamExt};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tonic::codegen::{Service, http};
+use tonic::server::NamedService;
+use tonic::transport::server::{Connected, Router};
 use tonic::{Request, Response, Status, Streaming};
 
 use super::codec::{decode_json, decode_msgpack, encode_msgpack};
 use super::diagnostics::{Diagnostic, Diagnostics};
 use super::handshake::{Environment, handshake_line};
+use super::listener::{ListenError, Listener, Network, tcp_connections, unix_connections};
 use super::proto::plugin;
 use super::proto::tfplugin6 as pb;
 use super::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
@@ -27,35 +32,49 @@ const MAX_MESSAGE_SIZE: usize = 256 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("no free port between {0} and {1} on 127.0.0.1")]
-    NoFreePort(u16, u16),
+    #[error(transparent)]
+    Listen(#[from] ListenError),
     #[error(transparent)]
     Tls(#[from] super::tls::TlsError),
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
 }
 
 /// A bound listener, ready to print its handshake line and serve.
 pub struct PluginServer {
-    listener: TcpListener,
+    listener: Listener,
     tls: Option<ServerTls>,
 }
 
 impl PluginServer {
+    /// Listens on a unix socket, as go-plugin servers do on Linux and macOS:
+    /// no port to find, no TCP stack, and no Nagle stall whatever a client
+    /// does (measured slightly faster than TCP with TCP_NODELAY; see
+    /// docs/benchmarks.md). TCP when no socket can be made (the directory is
+    /// not writable, or its path is too long for a socket address).
     pub async fn bind(env: &Environment) -> Result<Self, ServeError> {
-        let tls = env.client_cert.as_deref().map(server_tls).transpose()?;
-        for port in env.min_port..=env.max_port {
-            if let Ok(listener) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await {
-                return Ok(Self { listener, tls });
+        match Self::bind_on(env, Network::Unix).await {
+            Err(ServeError::Listen(e)) => {
+                tracing::warn!("serving on TCP instead of a unix socket: {e}");
+                Self::bind_on(env, Network::Tcp).await
             }
+            other => other,
         }
-        Err(ServeError::NoFreePort(env.min_port, env.max_port))
     }
 
-    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
-        Ok(self.listener.local_addr()?)
+    pub async fn bind_on(env: &Environment, network: Network) -> Result<Self, ServeError> {
+        let tls = env.client_cert.as_deref().map(server_tls).transpose()?;
+        let listener = Listener::bind(env, network).await?;
+        Ok(Self { listener, tls })
+    }
+
+    pub fn network(&self) -> Network {
+        self.listener.network()
+    }
+
+    /// Where the plugin serves: `127.0.0.1:PORT` or a unix socket path.
+    pub fn address(&self) -> Result<String, ServeError> {
+        Ok(self.listener.address()?)
     }
 
     pub fn server_certificate_der(&self) -> Option<&[u8]> {
@@ -64,7 +83,8 @@ impl PluginServer {
 
     pub fn handshake_line(&self) -> Result<String, ServeError> {
         Ok(handshake_line(
-            self.local_addr()?,
+            self.listener.network(),
+            &self.listener.address()?,
             self.server_certificate_der(),
         ))
     }
@@ -82,11 +102,11 @@ impl PluginServer {
             .await;
 
         let router = tonic::transport::Server::builder()
-            .add_service(
+            .add_service(Timed(
                 pb::provider_server::ProviderServer::new(ProviderService::new(provider))
                     .max_decoding_message_size(MAX_MESSAGE_SIZE)
                     .max_encoding_message_size(MAX_MESSAGE_SIZE),
-            )
+            ))
             .add_service(plugin::grpc_controller_server::GrpcControllerServer::new(
                 Controller {
                     shutdown: shutdown.clone(),
@@ -105,33 +125,100 @@ impl PluginServer {
                 }
             }
         };
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(self.listener);
-        match self.tls {
-            None => router.serve_with_incoming_shutdown(incoming, until).await?,
-            Some(tls) => {
-                let acceptor = tokio_rustls::TlsAcceptor::from(tls.config);
-                // Handshakes run concurrently; a failed one (e.g. a client
-                // without the certificate) is logged and dropped.
-                let secured = incoming
-                    .filter_map(|conn| async move { conn.ok() })
-                    .map(move |tcp| {
-                        let acceptor = acceptor.clone();
-                        async move { acceptor.accept(tcp).await }
-                    })
-                    .buffer_unordered(16)
-                    .filter_map(|result| async move {
-                        match result {
-                            Ok(stream) => Some(Ok::<_, std::io::Error>(stream)),
-                            Err(e) => {
-                                tracing::warn!("refused a connection: TLS handshake failed: {e}");
-                                None
-                            }
-                        }
-                    });
-                router.serve_with_incoming_shutdown(secured, until).await?
+        match self.listener {
+            Listener::Tcp(listener) => {
+                serve_connections(router, tcp_connections(listener), self.tls, until).await
             }
+            // The socket file goes when serving ends.
+            Listener::Unix {
+                listener,
+                socket: _socket,
+            } => serve_connections(router, unix_connections(listener), self.tls, until).await,
         }
-        Ok(())
+    }
+}
+
+/// Serves gRPC on `connections`, each one secured by TLS first when AutoMTLS is on.
+async fn serve_connections<IO>(
+    router: Router,
+    connections: impl Stream<Item = std::io::Result<IO>> + Send + 'static,
+    tls: Option<ServerTls>,
+    until: impl Future<Output = ()>,
+) -> Result<(), ServeError>
+where
+    IO: AsyncRead + AsyncWrite + Connected + Unpin + Send + 'static,
+    IO::ConnectInfo: Clone + Send + Sync + 'static,
+{
+    match tls {
+        None => {
+            router
+                .serve_with_incoming_shutdown(connections, until)
+                .await?
+        }
+        Some(tls) => {
+            let acceptor = tokio_rustls::TlsAcceptor::from(tls.config);
+            // Handshakes run concurrently; a failed one (e.g. a client
+            // without the certificate) is logged and dropped.
+            let secured = connections
+                .filter_map(|conn| async move { conn.ok() })
+                .map(move |conn| {
+                    let acceptor = acceptor.clone();
+                    async move { acceptor.accept(conn).await }
+                })
+                .buffer_unordered(16)
+                .filter_map(|result| async move {
+                    match result {
+                        Ok(stream) => Some(Ok::<_, std::io::Error>(stream)),
+                        Err(e) => {
+                            tracing::warn!("refused a connection: TLS handshake failed: {e}");
+                            None
+                        }
+                    }
+                });
+            router.serve_with_incoming_shutdown(secured, until).await?
+        }
+    }
+    Ok(())
+}
+
+/// The provider service, logging at TRACE how long the provider took over
+/// each call (from the request's arrival to its answer, decoding and
+/// encoding included): with `TF_LOG_PROVIDER=trace` a slow plan shows
+/// where its time goes.
+#[derive(Clone)]
+struct Timed<S>(S);
+
+impl<S: NamedService> NamedService for Timed<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, B> Service<http::Request<B>> for Timed<S>
+where
+    S: Service<http::Request<B>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let timed = tracing::enabled!(tracing::Level::TRACE).then(|| {
+            let rpc = request.uri().path().rsplit('/').next().unwrap_or_default();
+            (rpc.to_string(), Instant::now())
+        });
+        let answer = self.0.call(request);
+        Box::pin(async move {
+            let result = answer.await;
+            if let Some((rpc, started)) = timed {
+                let micros = started.elapsed().as_micros();
+                tracing::trace!(rpc, micros, "rpc served");
+            }
+            result
+        })
     }
 }
 
@@ -190,7 +277,13 @@ struct ProviderService {
     stop: Mutex<CancellationToken>,
 }
 
-fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+/// A request's `DynamicValue` as a value of `ty` (msgpack when present, else
+/// JSON; absent is null). Public so the fuzz targets reach the same path.
+pub fn decode(
+    value: Option<&pb::DynamicValue>,
+    ty: &Type,
+    what: &str,
+) -> Result<Value, Diagnostics> {
     let Some(dv) = value else {
         return Ok(Value::Null);
     };

@@ -13,6 +13,16 @@ use super::types::Type;
 /// `1.5` and `1e30` must survive a round trip exactly.
 pub type Number = BigDecimal;
 
+/// Most decimal digits a number may have when written out in full (`1e30`
+/// has 31). Terraform keeps about 155 significant digits, so this is far
+/// beyond any real value, and it keeps work on what a client sends cheap:
+/// converting `1e99999999` to an integer or to text would take minutes and
+/// gigabytes.
+pub const MAX_NUMBER_DIGITS: u64 = 4096;
+/// Longest number text parsed: the digits written out, a sign, a point and
+/// an exponent.
+const MAX_NUMBER_TEXT: usize = MAX_NUMBER_DIGITS as usize + 32;
+
 /// What Terraform told us about an unknown value (refinements, protocol
 /// extension 12). We keep what validation can use.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -133,10 +143,18 @@ impl Value {
         }
     }
 
-    /// Parses a decimal number the way Terraform writes them (`1`, `1.5`, `1e30`).
+    /// Parses a decimal number the way Terraform writes them (`1`, `1.5`,
+    /// `1e30`); `None` for anything else, including numbers beyond
+    /// [`MAX_NUMBER_DIGITS`].
     pub fn parse_number(text: &str) -> Option<Number> {
-        let n = Number::from_str(text.trim()).ok()?;
-        Some(n.normalized())
+        let text = text.trim();
+        // Parsing costs more than linear time in the length.
+        if text.len() > MAX_NUMBER_TEXT {
+            return None;
+        }
+        let n = Number::from_str(text).ok()?.normalized();
+        let (_, scale) = n.as_bigint_and_scale();
+        (n.digits().saturating_add(scale.unsigned_abs()) <= MAX_NUMBER_DIGITS).then_some(n)
     }
 
     /// Converts a known value to JSON (numbers stay exact). Unknowns, which

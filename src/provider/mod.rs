@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::LabelScheme;
+use crate::cluster::config_map::ConfigMapRef;
 use crate::cluster::connection::Connection;
+use crate::cluster::names::{dns1123_label, dns1123_subdomain};
 use crate::cluster::object::ObjectResource;
 use crate::cluster::{Cluster, Kubernetes};
 use crate::framework::schema::{Attr, ObjectSchema};
@@ -30,7 +32,16 @@ pub struct Config {
     connection: Connection,
     /// The label scheme fleets use unless they say otherwise.
     label_scheme: Option<String>,
+    /// Where the GPU Operator runs.
+    gpu_operator_namespace: Option<String>,
+    /// The ConfigMap of device-plugin configurations gpufleet writes.
+    device_plugin_config_map: Option<String>,
 }
+
+/// The GPU Operator's namespace unless the provider block says otherwise;
+/// the operator reads device-plugin configurations only from there.
+const DEFAULT_GPU_OPERATOR_NAMESPACE: &str = "gpu-operator";
+const DEFAULT_DEVICE_PLUGIN_CONFIG_MAP: &str = "gpufleet-device-plugin";
 
 #[async_trait]
 impl ProviderDefinition for Gpufleet {
@@ -43,7 +54,7 @@ impl ProviderDefinition for Gpufleet {
 
     fn schema(&self) -> ObjectSchema {
         ObjectSchema::new(
-            "Manages GPU fleets, node taints and priority classes on a Kubernetes cluster.",
+            "Manages GPU fleets, GPU sharing, node taints and priority classes on a Kubernetes cluster.",
             vec![
                 Attr::string("config_path").optional().describe("Path to a kubeconfig file. Defaults to `KUBE_CONFIG_PATH`, then `KUBECONFIG`."),
                 Attr::string("config_context").optional().describe("Context of the kubeconfig to use; its current context when unset."),
@@ -69,6 +80,14 @@ impl ProviderDefinition for Gpufleet {
                     .optional()
                     .validate(one_of(LabelScheme::NAMES))
                     .describe("Node labels GPU constraints map to; `cfke` when unset."),
+                Attr::string("gpu_operator_namespace")
+                    .optional()
+                    .validate(dns1123_label())
+                    .describe("Namespace of the NVIDIA GPU Operator (or of a standalone device plugin), where GPU sharing writes the device-plugin ConfigMap; `gpu-operator` when unset. The operator reads the ConfigMap only from its own namespace."),
+                Attr::string("device_plugin_config_map")
+                    .optional()
+                    .validate(dns1123_subdomain())
+                    .describe("Name of the ConfigMap holding the device-plugin configurations that `gpufleet_gpu_sharing`, fleets' `gpu_sharing` and `gpufleet_node_sharing` write, one key each; `gpufleet-device-plugin` when unset."),
             ],
         )
         .validate(all_or_none(&["client_certificate", "client_key"]))
@@ -83,6 +102,15 @@ impl ProviderDefinition for Gpufleet {
         Ok(Cluster {
             kubernetes: Kubernetes::new(config.connection),
             label_scheme,
+            device_plugin_config: ConfigMapRef {
+                namespace: config
+                    .gpu_operator_namespace
+                    .unwrap_or_else(|| DEFAULT_GPU_OPERATOR_NAMESPACE.into()),
+                name: config
+                    .device_plugin_config_map
+                    .unwrap_or_else(|| DEFAULT_DEVICE_PLUGIN_CONFIG_MAP.into()),
+            },
+            plan_notes: Default::default(),
         })
     }
 
@@ -91,6 +119,8 @@ impl ProviderDefinition for Gpufleet {
             register_resource(ObjectResource(resources::priority_class::PriorityClass)),
             register_resource(ObjectResource(resources::fleet::Fleet)),
             register_resource(resources::node_taint::NodeTaint),
+            register_resource(resources::gpu_sharing::GpuSharing),
+            register_resource(resources::node_sharing::NodeSharing),
         ]
     }
 

@@ -1,8 +1,10 @@
 //! Configuration snippets and live-object lookups the acceptance tests share.
 
+use std::io::Write;
+
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind};
 
 use super::{block_on, kube_client};
 
@@ -51,4 +53,77 @@ pub async fn node_pool_api() -> Api<DynamicObject> {
 
 pub fn live_node_pool(name: &str) -> Option<DynamicObject> {
     block_on(async { node_pool_api().await.get_opt(name).await.unwrap() })
+}
+
+/// Cluster-scoped objects a test made or may leave behind, deleted when the
+/// guard goes however the test ends. A deletion that fails says what is left
+/// and how to remove it, and fails a test that passed so far.
+pub struct Guard {
+    resource: ApiResource,
+    names: Vec<String>,
+}
+
+impl Guard {
+    pub fn of<K: kube::Resource<DynamicType = ()>>(names: &[&str]) -> Self {
+        Self {
+            resource: ApiResource::erase::<K>(&()),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    pub fn add(&mut self, name: &str) {
+        self.names.push(name.to_string());
+    }
+
+    /// Deletes `name` now (a missing object is fine); the guard keeps
+    /// watching nothing else for it.
+    pub fn delete(&mut self, name: &str) {
+        self.names.retain(|n| n != name);
+        if let Err(e) = self.try_delete(name) {
+            panic!("{e}");
+        }
+    }
+
+    /// On a thread of its own, so that it works from async tests too.
+    fn try_delete(&self, name: &str) -> Result<(), String> {
+        let resource = &self.resource;
+        let delete = || {
+            block_on(async move {
+                let api: Api<DynamicObject> = Api::all_with(kube_client().await, resource);
+                match api.delete(name, &DeleteParams::default()).await {
+                    Ok(_) => Ok(()),
+                    Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+                    Err(e) => Err(format!(
+                        "cleanup: could not delete {} {name}: {e}; remove it with `kubectl delete {} {name}`",
+                        resource.kind, resource.plural
+                    )),
+                }
+            })
+        };
+        std::thread::scope(|scope| scope.spawn(delete).join()).unwrap_or_else(|_| {
+            Err(format!(
+                "cleanup: deleting {} {name} panicked",
+                resource.kind
+            ))
+        })
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let failures: Vec<String> = self
+            .names
+            .iter()
+            .filter_map(|name| self.try_delete(name).err())
+            .collect();
+        if failures.is_empty() {
+            return;
+        }
+        let message = failures.join("\n");
+        if std::thread::panicking() {
+            let _ = writeln!(std::io::stderr(), "{message}");
+        } else {
+            panic!("{message}");
+        }
+    }
 }

@@ -1,10 +1,13 @@
 //! Shared by the integration tests: where the cluster is, unique names.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod apiserver_metrics;
 pub mod fixtures;
 pub mod lossy_network;
+pub mod pinging_client;
 pub mod terraform;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -24,6 +27,24 @@ pub fn kubeconfig() -> String {
         path.display()
     );
     path.to_string_lossy().into_owned()
+}
+
+/// `make test` sets GPUFLEET_REQUIRE_ALL: there every CLI (terraform, tofu
+/// and the older ones of tests/compat.rs) and every cluster extra a test
+/// looks for must be present, and nothing is skipped.
+pub fn everything_required() -> bool {
+    std::env::var_os("GPUFLEET_REQUIRE_ALL").is_some()
+}
+
+/// Says that `what` does not run here and why, where the user sees it even
+/// when the test passes (libtest hides a passing test's `eprintln!`, but not
+/// a direct write to stderr). Under `make test` a skip is a failure.
+pub fn skipped(what: &str, why: &str) {
+    assert!(
+        !everything_required(),
+        "{what} cannot run: {why} (GPUFLEET_REQUIRE_ALL is set, so nothing may be skipped)"
+    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED {what}: {why}");
 }
 
 /// A kubeconfig naming a server where nothing listens.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager, kubectl, kwok) and the OpenTofu CLI from Go modules,
-# with no container images or release tarballs.
+# kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
+# the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
+# `make docs`) from Go modules, with no container images or release tarballs.
 #
 #   tests/controlplane/build.sh [name...]   # default: all of them
 #
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok tofu terraform-1.5.7 tofu-1.8.11)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.5.7 tofu-1.8.11 tfplugindocs)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -25,7 +26,8 @@ die() { log "ERROR: $*"; exit 1; }
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 [ -x "$GO" ] || die "no Go toolchain found (put go on PATH or set GO=/path/to/go)"
 # Never let go fetch a different toolchain behind our back; a too-old Go
-# should fail here with a clear message instead.
+# should fail here with a clear message instead. The one exception is pinned
+# per wrapper module below (toolchain).
 export GOTOOLCHAIN=local CGO_ENABLED=0
 goversion=$("$GO" env GOVERSION)
 case $goversion in
@@ -39,11 +41,13 @@ module_dir() {
     etcd) echo etcd ;;
     kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo k8s ;;
     kwok) echo kwok ;;
+    karpenter-kwok) echo karpenter ;;
     tofu) echo tofu ;;
     # Older CLIs, extra compatibility evidence (tests/compat.rs); the version
     # is part of the name so they sit next to terraform and tofu in bin/.
     terraform-1.5.*) echo terraform-1.5 ;;
     tofu-1.8.*) echo tofu-1.8 ;;
+    tfplugindocs) echo tfplugindocs ;;
     *) return 1 ;;
   esac
 }
@@ -52,16 +56,20 @@ version_module() {
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     k8s) echo k8s.io/kubernetes ;;
     kwok) echo sigs.k8s.io/kwok ;;
+    karpenter) echo sigs.k8s.io/karpenter ;;
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.5) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
   esac
 }
 package() {
   case $1 in
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
+    karpenter-kwok) echo sigs.k8s.io/karpenter/kwok ;;
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.5.*) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -90,9 +98,21 @@ ldflags() {
       done
       ;;
     tofu | tofu-1.8) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
+    # What Karpenter's release build stamps; it shows in its logs and user agent.
+    karpenter) flags+=" -X sigs.k8s.io/karpenter/pkg/operator.Version=$v" ;;
     # terraform v1.5.7's version package has no dev flag (Prerelease is "").
+    # What upstream's release build stamps; otherwise --version says "dev".
+    tfplugindocs) flags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=${v#v}" ;;
   esac
   echo "$flags"
+}
+
+# The Go toolchain a wrapper module builds with: the `toolchain` line of its
+# go.mod, else the local Go. Karpenter v1.15.0 declares go 1.26.9, above the
+# machine's Go; the module proxy serves Go 1.27.3 as a module, and `go`
+# fetches it (about 76 MB, once) for that module only.
+toolchain() {
+  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$here/$1/go.mod"
 }
 
 # Prints a line every minute while a long build runs, so CI logs show life.
@@ -124,7 +144,7 @@ build() {
   tick=$!
   local ok=0
   # nice: a developer machine has other compilers running; keep them responsive.
-  if (cd "$here/$dir" && nice -n 10 "$GO" build -trimpath -buildvcs=false \
+  if (cd "$here/$dir" && GOTOOLCHAIN=$(toolchain "$dir") nice -n 10 "$GO" build -trimpath -buildvcs=false \
     -ldflags "$(ldflags "$dir" "$v")" -o "$tmp/" "${pkgs[@]}"); then ok=1; fi
   kill "$tick" 2>/dev/null || true
   wait "$tick" 2>/dev/null || true
@@ -152,12 +172,33 @@ for name in "${names[@]}"; do
 done
 
 mkdir -p "$cache" "$bindir"
+link_all() {
+  for name in "${names[@]}"; do
+    ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
+  done
+  log "ready in $bindir: ${names[*]}"
+}
+# Everything cached: no need to wait for the lock while another checkout
+# builds (a binary enters the cache whole, by rename).
+cached=0
+if [ "${GPUFLEET_REBUILD:-0}" != 1 ]; then
+  cached=1
+  for name in "${names[@]}"; do
+    v=$(version "$name")
+    [ -n "$v" ] && [ -x "$cache/$name-$v" ] || cached=0
+  done
+fi
+if [ $cached = 1 ]; then
+  link_all
+  exit 0
+fi
+
 # Serialise concurrent callers (parallel make targets) on one machine.
 exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok tofu terraform-1.5 tofu-1.8; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.5 tofu-1.8 tfplugindocs; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue
@@ -172,7 +213,4 @@ for dir in etcd k8s kwok tofu terraform-1.5 tofu-1.8; do
   [ ${#todo[@]} -eq 0 ] || build "$dir" "${todo[@]}"
 done
 
-for name in "${names[@]}"; do
-  ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
-done
-log "ready in $bindir: ${names[*]}"
+link_all

@@ -2,8 +2,11 @@
 # A real Kubernetes control plane on loopback for the acceptance tests: etcd,
 # kube-apiserver, kube-scheduler and kube-controller-manager (no kubelet; nodes
 # are plain Node objects or kwok's), built from Go modules by build.sh.
+# With --karpenter also Karpenter's kwok cloud provider, which turns fleets
+# (NodePools) into nodes, and kwok, which plays the kubelet on those nodes.
 #
 #   tests/controlplane/cluster.sh up       start (idempotent), wait until ready, install CRDs
+#   tests/controlplane/cluster.sh up --karpenter   the same plus kwok and Karpenter
 #   tests/controlplane/cluster.sh down     stop everything, delete the state (keeps logs/)
 #   tests/controlplane/cluster.sh status   exit 0 when running and ready
 #   KUBECONFIG=... cluster.sh crds         install the CRDs into another cluster (e.g. kind)
@@ -34,17 +37,19 @@ bin=$repo/target/tools/bin
 pki=$state/pki
 logs=$state/logs
 components=(etcd kube-apiserver kube-scheduler kube-controller-manager)
+# Started by `up --karpenter` only.
+provisioners=(kwok karpenter-kwok)
 
 # CRDs come from the projects' own releases, fetched through the Go module proxy
 # when the cluster starts (they are not copied into this repository).
-# Karpenter v1.14.1: newer patches declare a go directive above our Go 1.26.8.
-karpenter_module=sigs.k8s.io/karpenter@v1.14.1
+# Karpenter's are those of the release build.sh builds the controller from
+# (the version in karpenter/go.mod), so CRDs and controller always match.
 karpenter_crds=(
   kwok/charts/crds/karpenter.sh_nodepools.yaml # the kwok chart's copies also
   kwok/charts/crds/karpenter.sh_nodeclaims.yaml # restrict the karpenter.kwok.sh
   kwok/charts/crds/karpenter.sh_nodeoverlays.yaml # label domain, as in a real install
   kwok/charts/crds/autoscaling.x-k8s.io_capacitybuffers.yaml # watched by karpenter itself
-  kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml
+  kwok/apis/crds/karpenter.kwok.sh_kwoknodeclasses.yaml # (the chart's copy is a symlink, not in the module zip)
 )
 # gpu-operator tags (v25.x) are not valid Go module versions for its module
 # path, and the proxy serves only this pseudo-version: the commit of tag v25.3.4.
@@ -229,11 +234,23 @@ etcd_healthy() { curl -sf --max-time 2 "http://127.0.0.1:$etcd_port/health" | gr
 
 # --- CRDs --------------------------------------------------------------------
 
+# The `toolchain` line of a wrapper module's go.mod (as build.sh uses it).
+wrapper_toolchain() {
+  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$here/$1/go.mod"
+}
+
 # module_dir <module@version>: its extracted directory in the module cache
-# (downloaded through the Go module proxy on first use).
+# (downloaded through the Go module proxy on first use). With a bare module
+# path, the version a wrapper module of ours pins: module_dir <path> <wrapper>.
 module_dir() {
   local out dir
-  out=$(cd / && "$GO" mod download -json "$1") || die "go mod download $1 failed: $out"
+  if [ $# = 2 ]; then
+    # The wrapper's own toolchain: Karpenter's go directive needs Go 1.27.
+    out=$(cd "$here/$2" && GOTOOLCHAIN=$(wrapper_toolchain "$2") "$GO" mod download -json "$1") ||
+      die "go mod download $1 (as pinned in $2/go.mod) failed: $out"
+  else
+    out=$(cd / && "$GO" mod download -json "$1") || die "go mod download $1 failed: $out"
+  fi
   dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$out")
   [ -n "$dir" ] && [ -d "$dir" ] || die "go mod download $1 gave no directory: $out"
   echo "$dir"
@@ -243,7 +260,7 @@ install_crds() {
   local dir f
   rm -rf "$state/crds"
   mkdir -p "$state/crds"
-  dir=$(module_dir "$karpenter_module")
+  dir=$(module_dir sigs.k8s.io/karpenter karpenter)
   for f in "${karpenter_crds[@]}"; do cp "$dir/$f" "$state/crds/"; done
   dir=$(module_dir "$gpu_operator_module")
   for f in "${gpu_operator_crds[@]}"; do cp "$dir/$f" "$state/crds/"; done
@@ -332,6 +349,103 @@ wait_healthy() {
   esac
 }
 
+# --- provisioning: kwok and Karpenter's kwok provider -----------------------
+
+# kwok's own stage files (from its module, the version kwok/go.mod pins): it
+# plays the kubelet on every node carrying the annotation Karpenter's kwok
+# provider puts on the nodes it creates (kwok.x-k8s.io/node=fake).
+kwok_stages=(
+  node/fast/node-initialize.yaml                           # Ready, addresses
+  node/heartbeat-with-lease/node-heartbeat-with-lease.yaml # node leases
+  pod/fast/pod-ready.yaml                                  # bound pods run
+  # Job pods succeed after the time they declare in the annotations
+  # pod-complete.stage.kwok.x-k8s.io/delay and .../jitter-delay.
+  pod/general/pod-complete.yaml
+  # Deleted pods go once they have no finalizers, within their grace period.
+  pod/general/pod-delete.yaml
+)
+# Ours: what a kubelet does with a deleted pod that has finalizers (see the file).
+own_kwok_stages=("$here/kwok/stages/pod-stop-on-delete.yaml")
+
+# Karpenter's settings, for a cluster that reacts in seconds: it gathers
+# pending pods for BATCH_IDLE_DURATION after the last one came (at most
+# BATCH_MAX_DURATION) before launching nodes for them (defaults 1s and 10s).
+karpenter_env=(
+  DISABLE_LEADER_ELECTION=true # one replica, and no in-cluster namespace
+  BATCH_IDLE_DURATION=500ms
+  BATCH_MAX_DURATION=3s
+  LOG_LEVEL=info
+  # NodeOverlay: the gate is off by default; GPU sharing plans shared
+  # capacity with overlays.
+  FEATURE_GATES=NodeOverlay=true
+)
+
+karpenter_ready() { [ "$(curl -s --max-time 2 "http://127.0.0.1:$karpenter_health_port/readyz")" = ok ]; }
+kwok_ready() { [ "$(curl -s --max-time 2 "http://127.0.0.1:$kwok_port/healthz")" = ok ]; }
+
+provisioners_running() {
+  local name
+  for name in "${provisioners[@]}"; do pid_of "$name" >/dev/null || return 1; done
+}
+
+up_provisioners() {
+  local t0 dir stage name configs=() instance_types=$here/karpenter/instance-types.json
+  if provisioners_running; then
+    log "kwok and Karpenter already running"
+    return 0
+  fi
+  for name in "${provisioners[@]}"; do stop "$name"; done
+  "$here/build.sh" kwok karpenter-kwok
+  t0=$SECONDS
+  trap 'rc=$?; if [ $rc != 0 ]; then log "starting kwok and Karpenter failed; stopping them"; stop karpenter-kwok; stop kwok; fi' EXIT
+
+  dir=$(module_dir sigs.k8s.io/kwok kwok)/kustomize/stage
+  for stage in "${kwok_stages[@]}"; do
+    [ -f "$dir/$stage" ] || die "kwok stage $stage missing from $dir"
+    configs+=(--config="$dir/$stage")
+  done
+  for stage in "${own_kwok_stages[@]}"; do configs+=(--config="$stage"); done
+  free_port kwok_port
+  # --cidr keeps pod IPs out of the service range (10.0.0.0/24).
+  start kwok --kubeconfig="$state/kubeconfig" \
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --server-address="127.0.0.1:$kwok_port" --cidr=10.244.0.0/16 "${configs[@]}"
+  wait_for "kwok /healthz" 30 kwok kwok_ready
+
+  # The node class every test and example fleet names; KWOKNodeClass has
+  # nothing to configure but an optional registration delay (none here).
+  kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f - >/dev/null <<'EOF'
+apiVersion: karpenter.kwok.sh/v1alpha1
+kind: KWOKNodeClass
+metadata:
+  name: default
+EOF
+
+  free_port karpenter_metrics_port
+  free_port karpenter_health_port
+  (
+    export KUBECONFIG=$state/kubeconfig # Karpenter reads no --kubeconfig flag
+    export METRICS_PORT=$karpenter_metrics_port HEALTH_PROBE_PORT=$karpenter_health_port
+    export INSTANCE_TYPES_FILE_PATH=$instance_types
+    export "${karpenter_env[@]}"
+    start karpenter-kwok
+  )
+  wait_for "Karpenter /readyz" 60 karpenter-kwok karpenter_ready
+  # A broken instance-types file is only logged, and Karpenter runs on with
+  # none: fail here instead of leaving every fleet without nodes.
+  if grep -q 'failed constructing instance types' "$logs/karpenter-kwok.log"; then
+    die "Karpenter could not read $instance_types; see $logs/karpenter-kwok.log"
+  fi
+
+  cat >>"$state/env" <<EOF
+kwok_port=$kwok_port
+karpenter_metrics_port=$karpenter_metrics_port
+karpenter_health_port=$karpenter_health_port
+EOF
+  trap - EXIT
+  log "kwok and Karpenter up in $((SECONDS - t0))s (instance types: $instance_types)"
+}
+
 # --- commands ----------------------------------------------------------------
 
 up() {
@@ -394,7 +508,7 @@ down() {
   # Clients of etcd first, so they do not spend their shutdown retrying it.
   # Wait for these stoppers only: a bare `wait` would also wait for the
   # components themselves when `up` fails and they are still our children.
-  for name in kube-controller-manager kube-scheduler kube-apiserver; do
+  for name in "${provisioners[@]}" kube-controller-manager kube-scheduler kube-apiserver; do
     stop "$name" &
     stoppers+=($!)
   done
@@ -414,6 +528,9 @@ status() {
   if [ $rc = 0 ] && healthy; then
     echo "kube-apiserver: ready at https://127.0.0.1:$api_port"
     echo "KUBECONFIG=$state/kubeconfig"
+    for name in "${provisioners[@]}"; do
+      if pid=$(pid_of "$name"); then echo "$name: running (pid $pid)"; else echo "$name: not started (up --karpenter)"; fi
+    done
   else
     echo "cluster: not ready"
     rc=1
@@ -464,7 +581,13 @@ exec 8>"$repo/target/.cluster.lock"
 flock 8
 
 case ${1:-} in
-  up) up ;;
+  up)
+    case ${2:-} in
+      "") up ;;
+      --karpenter) up && up_provisioners ;;
+      *) echo "usage: $0 up [--karpenter]" >&2; exit 2 ;;
+    esac
+    ;;
   down) down ;;
   status) status ;;
   # Installs the same CRDs into any cluster (e.g. kind): KUBECONFIG=... cluster.sh crds
@@ -482,5 +605,5 @@ case ${1:-} in
     stop "$2"
     start_component "$2"
     ;;
-  *) echo "usage: $0 up|down|status|crds|kill <component> [SIGNAL]|start <component>|restart <component>" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--karpenter]|down|status|crds|kill <component> [SIGNAL]|start <component>|restart <component>" >&2; exit 2 ;;
 esac

@@ -9,6 +9,8 @@
 //!   whether requirements on one label contradict each other.
 //! - `node_pool`: the NodePool spec and its mapping to state.
 //! - `upgrade`: state written by older schema versions.
+//! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
+//!   NodeOverlays written beside the NodePool.
 //!
 //! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
 //! and always sent, so they never show as diffs.
@@ -19,6 +21,7 @@ mod model;
 mod node_pool;
 mod requirements;
 mod schema;
+mod sharing;
 mod upgrade;
 mod validation;
 
@@ -35,10 +38,11 @@ use requirements::Constraints;
 
 use crate::cluster::Cluster;
 use crate::cluster::object::AppliedObject;
-use crate::framework::PlanChange;
+use crate::cluster::retry::Deadline;
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
 use crate::framework::timeouts::Timeouts;
+use crate::framework::{PlanChange, Warnings};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
@@ -88,10 +92,12 @@ impl AppliedObject for Fleet {
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
         validation::validate(config, diagnostics);
+        sharing::validate(config, diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
         model.derive();
+        sharing::derive(model);
     }
 
     /// What the label scheme cannot express, and raw requirements that
@@ -114,6 +120,7 @@ impl AppliedObject for Fleet {
                 .requires_replace
                 .push(AttributePath::attr("replicas"));
         }
+        sharing::modify_plan(cluster, change, diagnostics);
         let config = change.config;
         let known = CONSTRAINT_ATTRS
             .iter()
@@ -199,6 +206,38 @@ impl AppliedObject for Fleet {
         state: serde_json::Value,
     ) -> Result<serde_json::Value, Diagnostics> {
         upgrade::upgrade(version, state)
+    }
+
+    async fn write_companions(
+        &self,
+        cluster: &Cluster,
+        prior: Option<&Model>,
+        state: &mut Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        let warnings = sharing::write(cluster, prior, state, deadline).await?;
+        Ok(Diagnostics(warnings))
+    }
+
+    async fn read_companions(
+        &self,
+        cluster: &Cluster,
+        state: &mut Model,
+        prior: &Model,
+        importing: bool,
+        deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        sharing::read(cluster, state, prior, importing, deadline).await
+    }
+
+    async fn delete_companions(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        sharing::delete(cluster, prior, deadline).await?;
+        Ok(Warnings::default())
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::requirements::Constraints;
+use super::sharing::SharingState;
 use crate::framework::timeouts::Timeouts;
 
 /// The label Karpenter puts on every node of a NodePool, naming the pool.
@@ -42,6 +43,9 @@ pub struct Model {
     pub(super) node_selector: Option<BTreeMap<String, String>>,
     pub(super) tolerations: Option<Vec<Toleration>>,
     pub(super) timeouts: Option<Timeouts>,
+    /// `gpu_sharing` and what it writes.
+    #[serde(flatten)]
+    pub(super) sharing: SharingState,
 }
 
 /// `nodeClassRef`, spelled the same in state and in the NodePool.

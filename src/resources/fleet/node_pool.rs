@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Budget, Disruption, Model, NodeClass, Taint};
 use super::requirements::{Constraint, Constraints, Requirement};
+use super::sharing::{self, SharingState, split_labels};
 use crate::catalog::LabelScheme;
 use crate::cluster::ownership::{owned, owned_map, owned_whole};
 
@@ -162,10 +163,10 @@ impl Model {
     }
 
     /// `spec.template.metadata.labels`: every label the fleet puts on its
-    /// nodes. The one place they are assembled, so other sources of node
-    /// labels join the user's `labels` here.
+    /// nodes, the user's `labels` and those GPU sharing needs. The one place
+    /// they are assembled.
     fn template_labels(&self) -> Option<BTreeMap<String, String>> {
-        self.labels.clone()
+        sharing::template_labels(self)
     }
 
     /// The NodePool's own labels and annotations this state asks for.
@@ -189,6 +190,8 @@ impl Model {
     ) -> Model {
         let template = &spec.template.spec;
         let template_metadata = spec.template.metadata.clone().unwrap_or_default();
+        let (labels, sharing_labels) =
+            split_labels(&name, template_metadata.labels, prior, importing);
         let node_pool_annotations = metadata.annotations.map(|annotations| {
             annotations
                 .into_iter()
@@ -206,7 +209,7 @@ impl Model {
                 &prior.startup_taints,
                 importing,
             ),
-            labels: user_labels(template_metadata.labels, prior, importing),
+            labels: user_labels(labels, prior, importing),
             annotations: owned_map(template_metadata.annotations, &prior.annotations, importing),
             limits: limits_from_spec(spec.limits.as_ref(), prior.limits.as_ref(), importing),
             disruption: spec.disruption.clone().map(Disruption::from),
@@ -228,6 +231,7 @@ impl Model {
             node_selector: None,
             tolerations: None,
             timeouts: prior.timeouts.clone(),
+            sharing: SharingState::from_live(prior, sharing_labels),
         }
     }
 }

@@ -231,7 +231,10 @@ pub(super) fn schema() -> ObjectSchema {
             )
             .derived_from(&["taints"])
             .describe("Tolerations for workloads, one per taint."),
-        ],
+        ]
+        .into_iter()
+        .chain(super::sharing::attributes())
+        .collect(),
     );
     schema.version = upgrade::VERSION;
     schema

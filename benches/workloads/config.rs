@@ -1,0 +1,150 @@
+//! The configurations each workload is measured with: the same objects
+//! through gpufleet, through hashicorp/kubernetes (the peer), and as
+//! `terraform_data` (the floor: Terraform's own cost per resource, no plugin).
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    Gpufleet,
+    Floor,
+    Peer,
+}
+
+impl Provider {
+    pub fn label(self) -> &'static str {
+        match self {
+            Provider::Gpufleet => "gpufleet",
+            Provider::Floor => "floor",
+            Provider::Peer => "peer",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    PriorityClasses(usize),
+    Fleets(usize),
+    Taints(usize),
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Workload::PriorityClasses(n) => write!(f, "{n} priority classes"),
+            Workload::Fleets(n) => write!(f, "{n} fleets"),
+            Workload::Taints(n) => write!(f, "taints on {n} nodes"),
+        }
+    }
+}
+
+impl Workload {
+    pub fn count(self) -> usize {
+        match self {
+            Workload::PriorityClasses(n) | Workload::Fleets(n) | Workload::Taints(n) => n,
+        }
+    }
+
+    /// The API resources (`apiserver_request_total`'s `resource`) its objects live in.
+    pub fn api_resource(self) -> &'static str {
+        match self {
+            Workload::PriorityClasses(_) => "priorityclasses",
+            Workload::Fleets(_) => "nodepools",
+            Workload::Taints(_) => "nodes",
+        }
+    }
+
+    pub fn slug(self) -> String {
+        match self {
+            Workload::PriorityClasses(n) => format!("priority-classes-{n}"),
+            Workload::Fleets(n) => format!("fleets-{n}"),
+            Workload::Taints(n) => format!("taints-{n}"),
+        }
+    }
+}
+
+/// Names of the nodes the taint workload needs (`bench-node-0`, ...); the bench creates them.
+pub const NODE_PREFIX: &str = "bench-node-";
+
+pub struct Versions<'a> {
+    pub gpufleet: &'a str,
+    pub peer: Option<&'a str>,
+}
+
+/// `main.tf` for one provider and workload against `kubeconfig`.
+pub fn main_tf(
+    provider: Provider,
+    workload: Workload,
+    kubeconfig: &str,
+    versions: &Versions<'_>,
+) -> String {
+    let n = workload.count();
+    let preamble = match provider {
+        Provider::Gpufleet => format!(
+            "terraform {{\n  required_providers {{\n    gpufleet = {{ source = \"gpufleet/gpufleet\", version = \"{}\" }}\n  }}\n}}\n\nprovider \"gpufleet\" {{\n  config_path = \"{kubeconfig}\"\n}}\n\n",
+            versions.gpufleet
+        ),
+        Provider::Peer => format!(
+            "terraform {{\n  required_providers {{\n    kubernetes = {{ source = \"hashicorp/kubernetes\", version = \"{}\" }}\n  }}\n}}\n\nprovider \"kubernetes\" {{\n  config_path = \"{kubeconfig}\"\n}}\n\n",
+            versions.peer.expect("peer version")
+        ),
+        Provider::Floor => String::new(),
+    };
+    let body = match (provider, workload) {
+        (Provider::Gpufleet, Workload::PriorityClasses(_)) => format!(
+            "resource \"gpufleet_priority_class\" \"c\" {{\n  count = {n}\n  name  = \"bench-pc-${{count.index}}\"\n  value = 1000 + count.index\n}}\n"
+        ),
+        (Provider::Peer, Workload::PriorityClasses(_)) => format!(
+            "resource \"kubernetes_priority_class_v1\" \"c\" {{\n  count = {n}\n  metadata {{\n    name = \"bench-peer-pc-${{count.index}}\"\n  }}\n  value = 1000 + count.index\n}}\n"
+        ),
+        (Provider::Floor, Workload::PriorityClasses(_)) => format!(
+            "resource \"terraform_data\" \"c\" {{\n  count = {n}\n  input = {{ name = \"bench-pc-${{count.index}}\", value = 1000 + count.index }}\n}}\n"
+        ),
+        (Provider::Gpufleet, Workload::Fleets(_)) => format!(
+            "resource \"gpufleet_fleet\" \"f\" {{\n  count        = {n}\n  name         = \"bench-fleet-${{count.index}}\"\n  node_class   = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n  accelerators = [\"H100\"]\n  taints       = [{{ key = \"workload\", value = \"training\", effect = \"NoSchedule\" }}]\n}}\n"
+        ),
+        // The NodePool gpufleet sends for the fleet above, field for field.
+        (Provider::Peer, Workload::Fleets(_)) => format!(
+            r#"resource "kubernetes_manifest" "f" {{
+  count = {n}
+  manifest = {{
+    apiVersion = "karpenter.sh/v1"
+    kind       = "NodePool"
+    metadata   = {{ name = "bench-peer-fleet-${{count.index}}" }}
+    spec = {{
+      template = {{
+        spec = {{
+          nodeClassRef = {{ group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }}
+          requirements = [{{ key = "cfke.io/accelerator-name", operator = "In", values = ["H100"] }}]
+          taints       = [{{ key = "workload", value = "training", effect = "NoSchedule" }}]
+          expireAfter  = "720h"
+        }}
+      }}
+      disruption = {{
+        consolidationPolicy = "WhenEmptyOrUnderutilized"
+        consolidateAfter    = "0s"
+        budgets             = [{{ nodes = "10%" }}]
+      }}
+    }}
+  }}
+}}
+"#
+        ),
+        (Provider::Floor, Workload::Fleets(_)) => format!(
+            "resource \"terraform_data\" \"f\" {{\n  count = {n}\n  input = {{\n    name         = \"bench-fleet-${{count.index}}\"\n    node_class   = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n    accelerators = [\"H100\"]\n    taints       = [{{ key = \"workload\", value = \"training\", effect = \"NoSchedule\" }}]\n  }}\n}}\n"
+        ),
+        (Provider::Gpufleet, Workload::Taints(_)) => format!(
+            "resource \"gpufleet_node_taint\" \"t\" {{\n  count     = {n}\n  node_name = \"{}${{count.index}}\"\n  taints    = [{{ key = \"gpufleet-bench\", value = \"x\", effect = \"NoSchedule\" }}]\n}}\n",
+            NODE_PREFIX
+        ),
+        (Provider::Peer, Workload::Taints(_)) => format!(
+            "resource \"kubernetes_node_taint\" \"t\" {{\n  count = {n}\n  metadata {{\n    name = \"{}${{count.index}}\"\n  }}\n  taint {{\n    key    = \"gpufleet-bench-peer\"\n    value  = \"x\"\n    effect = \"NoSchedule\"\n  }}\n  field_manager = \"bench-peer\"\n}}\n",
+            NODE_PREFIX
+        ),
+        (Provider::Floor, Workload::Taints(_)) => format!(
+            "resource \"terraform_data\" \"t\" {{\n  count = {n}\n  input = {{ node_name = \"{}${{count.index}}\", taints = [{{ key = \"gpufleet-bench\", value = \"x\", effect = \"NoSchedule\" }}] }}\n}}\n",
+            NODE_PREFIX
+        ),
+    };
+    preamble + &body
+}

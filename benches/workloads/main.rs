@@ -1,0 +1,359 @@
+//! The workload benchmark (`make bench`): terraform apply from empty, a
+//! no-op plan (refresh) and destroy of N priority classes, 50 fleets and
+//! taints on 50 nodes, through gpufleet, as `terraform_data` (the floor:
+//! Terraform's own cost) and, when GPUFLEET_BENCH_PEER names a
+//! hashicorp/kubernetes provider binary, through it. Runs alternate
+//! (provider by provider within each repetition) so that a busy moment on
+//! the machine hits all of them alike. Also: per-RPC server-side latency
+//! from the provider's TRACE log at -parallelism=10 and 50, and sequential
+//! call latency on both networks the plugin can serve on.
+//!
+//! Needs a control plane of its own (scripts/bench.sh starts one) named by
+//! GPUFLEET_BENCH_KUBECONFIG. Writes target/bench/{results.json,
+//! benchmarks.md, wall-time.svg}.
+
+#[path = "../../tests/common/apiserver_metrics.rs"]
+mod apiserver_metrics;
+mod config;
+#[path = "../../tests/common/pinging_client.rs"]
+mod pinging_client;
+mod report;
+mod run;
+mod transport;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use apiserver_metrics::{Counts, scrape};
+use config::{NODE_PREFIX, Provider, Versions, Workload};
+use k8s_openapi::api::core::v1::Node;
+use kube::Api;
+use kube::api::{ObjectMeta, PostParams};
+use serde::Serialize;
+
+const PHASES: [&str; 3] = ["apply", "plan", "destroy"];
+const NODES: usize = 50;
+
+#[derive(Serialize, Clone)]
+pub struct Sample {
+    pub workload: String,
+    pub count: usize,
+    pub provider: &'static str,
+    pub phase: &'static str,
+    pub wall_s: f64,
+    pub provider_peak_kib: u64,
+    pub provider_cpu_s: f64,
+    pub provider_launches: usize,
+    /// Requests to the workload's resource, by verb; plus discovery.
+    pub requests: BTreeMap<String, u64>,
+}
+
+#[derive(Clone)]
+struct Bench {
+    cli: PathBuf,
+    kubeconfig: String,
+    cli_config: PathBuf,
+    runs: usize,
+    parallelism: usize,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let kubeconfig = env("GPUFLEET_BENCH_KUBECONFIG")
+        .expect("GPUFLEET_BENCH_KUBECONFIG: run through scripts/bench.sh, which starts a cluster");
+    let binary = env("GPUFLEET_BENCH_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/release/terraform-provider-gpufleet"));
+    let peer = env("GPUFLEET_BENCH_PEER").map(PathBuf::from);
+    let sizes: Vec<usize> = env("GPUFLEET_BENCH_SIZES")
+        .unwrap_or_else(|| "100,500".into())
+        .split(',')
+        .map(|n| n.trim().parse().expect("GPUFLEET_BENCH_SIZES: numbers"))
+        .collect();
+    let out = root.join("target/bench");
+    std::fs::create_dir_all(&out).unwrap();
+    let cli = env("GPUFLEET_BENCH_CLI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "terraform".into());
+
+    let gpufleet_version = env!("CARGO_PKG_VERSION");
+    let peer_version = peer.as_deref().map(peer_version);
+    let versions = Versions {
+        gpufleet: gpufleet_version,
+        peer: peer_version.as_deref(),
+    };
+    let mirror = out.join("mirror");
+    let cli_config = provider_mirror(&mirror, &binary, peer.as_deref(), &versions);
+    let bench = Bench {
+        cli,
+        kubeconfig,
+        cli_config,
+        runs: env("GPUFLEET_BENCH_RUNS").map_or(5, |r| r.parse().unwrap()),
+        parallelism: 10,
+    };
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    gpufleet::protocol::tls::install_crypto_provider();
+    let client = runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(&bench.kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    });
+    runtime.block_on(create_nodes(&client));
+
+    eprintln!("transport: sequential calls on tcp and unix");
+    let transport = runtime.block_on(transport::compare(2000));
+
+    let mut workloads: Vec<Workload> = sizes
+        .iter()
+        .map(|&n| Workload::PriorityClasses(n))
+        .collect();
+    workloads.push(Workload::Fleets(50));
+    workloads.push(Workload::Taints(NODES));
+    let mut providers = vec![Provider::Gpufleet, Provider::Floor];
+    if peer.is_some() {
+        providers.push(Provider::Peer);
+    }
+
+    let mut workspaces = BTreeMap::new();
+    for &workload in &workloads {
+        for &provider in &providers {
+            let dir = out
+                .join("work")
+                .join(format!("{}-{}", workload.slug(), provider.label()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("main.tf"),
+                config::main_tf(provider, workload, &bench.kubeconfig, &versions),
+            )
+            .unwrap();
+            bench.command(&dir, &["init", "-input=false", "-no-color"], &[]);
+            workspaces.insert((workload.slug(), provider.label()), dir);
+        }
+    }
+
+    let mut samples = Vec::new();
+    for run in 1..=bench.runs {
+        for &workload in &workloads {
+            for &provider in &providers {
+                let dir = &workspaces[&(workload.slug(), provider.label())];
+                for phase in PHASES {
+                    let sample = bench.phase(&runtime, &client, dir, workload, provider, phase);
+                    eprintln!(
+                        "run {run}/{}: {workload}, {}, {phase}: {:.2} s",
+                        bench.runs,
+                        provider.label(),
+                        sample.wall_s
+                    );
+                    samples.push(sample);
+                }
+            }
+        }
+    }
+
+    // Per-RPC latency as the provider logs it (TRACE), at two parallelisms.
+    let largest = Workload::PriorityClasses(*sizes.iter().max().unwrap());
+    let dir = &workspaces[&(largest.slug(), Provider::Gpufleet.label())];
+    let mut latency = BTreeMap::new();
+    for parallelism in [10, 50] {
+        let traced = Bench {
+            parallelism,
+            ..bench.clone()
+        };
+        for phase in PHASES {
+            let log = out.join(format!("trace-p{parallelism}-{phase}.log"));
+            let _ = std::fs::remove_file(&log);
+            let outcome = traced.command(
+                dir,
+                &traced.phase_args(phase),
+                &[
+                    ("TF_LOG_PROVIDER", "trace".into()),
+                    ("TF_LOG_PATH", log.display().to_string()),
+                ],
+            );
+            let rpcs = report::rpc_latencies(&std::fs::read_to_string(&log).unwrap_or_default());
+            latency.insert((parallelism, phase), (outcome.wall.as_secs_f64(), rpcs));
+        }
+    }
+
+    let startup = std::fs::read_to_string(out.join("startup.json")).ok();
+    let facts = report::Facts::gather(
+        &bench.cli,
+        &binary,
+        peer.as_deref(),
+        peer_version.as_deref(),
+        &bench.kubeconfig,
+    );
+    report::write(
+        &out,
+        &facts,
+        &samples,
+        &latency,
+        &transport,
+        startup.as_deref(),
+    );
+    eprintln!("wrote {}", out.join("benchmarks.md").display());
+}
+
+impl Bench {
+    fn phase_args(&self, phase: &str) -> Vec<String> {
+        let parallelism = format!("-parallelism={}", self.parallelism);
+        let mut args: Vec<String> = match phase {
+            "apply" => vec!["apply".into(), "-auto-approve".into()],
+            // A no-op plan: everything refreshed, nothing to change.
+            "plan" => vec!["plan".into(), "-detailed-exitcode".into()],
+            "destroy" => vec!["destroy".into(), "-auto-approve".into()],
+            other => unreachable!("phase {other}"),
+        };
+        args.extend(["-input=false".into(), "-no-color".into(), parallelism]);
+        args
+    }
+
+    fn command<S: AsRef<str>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+        extra: &[(&str, String)],
+    ) -> run::Outcome {
+        let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+        let mut env = vec![("TF_CLI_CONFIG_FILE", self.cli_config.display().to_string())];
+        env.extend(extra.iter().cloned());
+        let outcome = run::run(&self.cli, &args, dir, &env);
+        assert_eq!(
+            outcome.exit_code,
+            0,
+            "{} {} in {} failed:\n{}\n{}",
+            self.cli.display(),
+            args.join(" "),
+            dir.display(),
+            outcome.stdout,
+            outcome.stderr
+        );
+        outcome
+    }
+
+    fn phase(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        client: &kube::Client,
+        dir: &Path,
+        workload: Workload,
+        provider: Provider,
+        phase: &'static str,
+    ) -> Sample {
+        let before = runtime.block_on(scrape(client));
+        let outcome = self.command(dir, &self.phase_args(phase), &[]);
+        let counted = runtime.block_on(scrape(client)).since(&before);
+        Sample {
+            workload: workload.to_string(),
+            count: workload.count(),
+            provider: provider.label(),
+            phase,
+            wall_s: outcome.wall.as_secs_f64(),
+            provider_peak_kib: outcome.provider_peak_kib,
+            provider_cpu_s: outcome.provider_cpu.as_secs_f64(),
+            provider_launches: outcome.provider_launches,
+            requests: requests(&counted, workload),
+        }
+    }
+}
+
+fn requests(counted: &Counts, workload: Workload) -> BTreeMap<String, u64> {
+    let mut by_verb = counted.by_verb(workload.api_resource());
+    let discovery = counted.discovery();
+    if discovery > 0 {
+        by_verb.insert("discovery".into(), discovery);
+    }
+    by_verb
+}
+
+async fn create_nodes(client: &kube::Client) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    for i in 0..NODES {
+        let node = Node {
+            metadata: ObjectMeta {
+                name: Some(format!("{NODE_PREFIX}{i}")),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match nodes.create(&PostParams::default(), &node).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => panic!("create node {i}: {e}"),
+        }
+    }
+}
+
+/// `terraform-provider-kubernetes_v3.2.1` → `3.2.1`, else GPUFLEET_BENCH_PEER_VERSION.
+fn peer_version(binary: &Path) -> String {
+    let name = binary.file_name().unwrap().to_string_lossy();
+    name.rsplit_once("_v")
+        .map(|(_, v)| v.to_string())
+        .filter(|v| v.split('.').count() == 3)
+        .or_else(|| env("GPUFLEET_BENCH_PEER_VERSION"))
+        .unwrap_or_else(|| {
+            panic!("cannot tell the peer's version from {name}; set GPUFLEET_BENCH_PEER_VERSION")
+        })
+}
+
+/// A filesystem mirror with our provider (and the peer), and a CLI config using it.
+fn provider_mirror(
+    mirror: &Path,
+    binary: &Path,
+    peer: Option<&Path>,
+    versions: &Versions<'_>,
+) -> PathBuf {
+    let _ = std::fs::remove_dir_all(mirror);
+    let place = |source: &str, kind: &str, version: &str, from: &Path| {
+        let dir = mirror.join(format!(
+            "registry.terraform.io/{source}/{version}/linux_amd64"
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(
+            std::fs::canonicalize(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())),
+            dir.join(format!("terraform-provider-{kind}_v{version}")),
+        )
+        .unwrap();
+        format!("\"registry.terraform.io/{source}\"")
+    };
+    let mut included = vec![place(
+        "gpufleet/gpufleet",
+        "gpufleet",
+        versions.gpufleet,
+        binary,
+    )];
+    if let (Some(peer), Some(version)) = (peer, versions.peer) {
+        included.push(place("hashicorp/kubernetes", "kubernetes", version, peer));
+    }
+    let list = included.join(", ");
+    let config = mirror.join("cli.tfrc");
+    std::fs::write(
+        &config,
+        format!(
+            "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [{list}]\n  }}\n  direct {{\n    exclude = [{list}]\n  }}\n}}\n",
+            mirror.display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// Median, minimum and maximum.
+pub fn spread(values: &mut [f64]) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    };
+    (median, values[0], values[n - 1])
+}

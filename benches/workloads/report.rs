@@ -1,0 +1,620 @@
+//! The bench's outputs: results.json (every sample), benchmarks.md (tables,
+//! goals, machine and versions) and wall-time.svg (wall time against N per
+//! phase, one line per provider).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::transport::Latency;
+use crate::{PHASES, Sample, spread};
+
+/// Per RPC name: server-side latencies in µs, from `rpc served` TRACE lines.
+pub type RpcLatencies = BTreeMap<String, Vec<f64>>;
+
+pub fn rpc_latencies(log: &str) -> RpcLatencies {
+    let mut rpcs = RpcLatencies::new();
+    for line in log.lines().filter(|l| l.contains("rpc served")) {
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(name))
+                .map(|v| v.trim_matches('"').to_string())
+        };
+        if let (Some(rpc), Some(micros)) = (field("rpc="), field("micros="))
+            && let Ok(us) = micros.parse()
+        {
+            rpcs.entry(rpc).or_default().push(us);
+        }
+    }
+    rpcs
+}
+
+#[derive(Serialize)]
+pub struct Facts {
+    pub date: String,
+    pub machine: String,
+    pub load_average: String,
+    pub cli: String,
+    pub kubernetes: String,
+    pub gpufleet: String,
+    pub gpufleet_binary_bytes: u64,
+    pub peer: Option<String>,
+    pub rustc: String,
+}
+
+fn output(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+impl Facts {
+    pub fn gather(
+        cli: &Path,
+        binary: &Path,
+        peer: Option<&Path>,
+        peer_version: Option<&str>,
+        kubeconfig: &str,
+    ) -> Facts {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+            .unwrap_or_default();
+        let memory_gib = std::fs::read_to_string("/proc/meminfo")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|kb| kb.trim().trim_end_matches(" kB").parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+        let cli_version: serde_json::Value =
+            serde_json::from_str(&output(&cli.display().to_string(), &["version", "-json"]))
+                .unwrap_or_default();
+        let kubectl = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools/bin/kubectl");
+        let server: serde_json::Value = serde_json::from_str(&output(
+            &kubectl.display().to_string(),
+            &["--kubeconfig", kubeconfig, "version", "-o", "json"],
+        ))
+        .unwrap_or_default();
+        let commit = output(
+            "git",
+            &[
+                "-C",
+                env!("CARGO_MANIFEST_DIR"),
+                "describe",
+                "--always",
+                "--dirty",
+            ],
+        );
+        Facts {
+            date: output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+            machine: format!(
+                "{} cores ({cpu}), {memory_gib:.0} GiB, {}",
+                std::thread::available_parallelism().map_or(0, |n| n.get()),
+                output("uname", &["-sr"])
+            ),
+            load_average: std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" "),
+            cli: format!(
+                "{} {}",
+                cli.file_name().unwrap_or_default().to_string_lossy(),
+                cli_version["terraform_version"].as_str().unwrap_or("?")
+            ),
+            kubernetes: format!(
+                "kube-apiserver {}",
+                server["serverVersion"]["gitVersion"]
+                    .as_str()
+                    .unwrap_or("?")
+            ),
+            gpufleet: format!("{} ({commit})", env!("CARGO_PKG_VERSION")),
+            gpufleet_binary_bytes: std::fs::metadata(binary).map_or(0, |m| m.len()),
+            peer: peer.map(|p| {
+                format!(
+                    "hashicorp/kubernetes {} ({})",
+                    peer_version.unwrap_or("?"),
+                    p.display()
+                )
+            }),
+            rustc: output("rustc", &["--version"]),
+        }
+    }
+}
+
+type Latencies = BTreeMap<(usize, &'static str), (f64, RpcLatencies)>;
+
+#[derive(Serialize)]
+struct Results<'a> {
+    facts: &'a Facts,
+    samples: &'a [Sample],
+    transport: &'a [Latency],
+}
+
+struct Stat {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+fn stat(samples: &[&Sample], value: impl Fn(&Sample) -> f64) -> Option<Stat> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut values: Vec<f64> = samples.iter().map(|s| value(s)).collect();
+    let (median, min, max) = spread(&mut values);
+    Some(Stat { median, min, max })
+}
+
+fn select<'a>(
+    samples: &'a [Sample],
+    workload: &str,
+    provider: &str,
+    phase: &str,
+) -> Vec<&'a Sample> {
+    samples
+        .iter()
+        .filter(|s| s.workload == workload && s.provider == provider && s.phase == phase)
+        .collect()
+}
+
+fn wall(samples: &[Sample], workload: &str, provider: &str, phase: &str) -> Option<Stat> {
+    stat(&select(samples, workload, provider, phase), |s| s.wall_s)
+}
+
+fn fmt_stat(s: &Option<Stat>, unit: &str) -> String {
+    match s {
+        Some(s) => format!("{:.2}{unit} ({:.2}–{:.2})", s.median, s.min, s.max),
+        None => "–".into(),
+    }
+}
+
+fn ratio(a: &Option<Stat>, b: &Option<Stat>) -> Option<f64> {
+    Some(a.as_ref()?.median / b.as_ref()?.median)
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    r.map_or("–".into(), |r| format!("{r:.2}×"))
+}
+
+fn requests_text(samples: &[&Sample]) -> String {
+    // Requests are the same in every run unless something retried; show the median run's.
+    let Some(sample) = samples.get(samples.len() / 2) else {
+        return "–".into();
+    };
+    if sample.requests.is_empty() {
+        return "none".into();
+    }
+    sample
+        .requests
+        .iter()
+        .map(|(verb, n)| format!("{n} {verb}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn percentile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[((values.len() as f64 * q) as usize).min(values.len() - 1)]
+}
+
+pub fn write(
+    out: &Path,
+    facts: &Facts,
+    samples: &[Sample],
+    latency: &Latencies,
+    transport: &[Latency],
+    startup: Option<&str>,
+) {
+    let json = serde_json::to_string_pretty(&Results {
+        facts,
+        samples,
+        transport,
+    })
+    .unwrap();
+    std::fs::write(out.join("results.json"), json).unwrap();
+
+    let mut workloads: Vec<(usize, String)> = Vec::new();
+    for s in samples {
+        if !workloads.iter().any(|(_, w)| *w == s.workload) {
+            workloads.push((s.count, s.workload.clone()));
+        }
+    }
+    let has_peer = samples.iter().any(|s| s.provider == "peer");
+    let runs = samples.iter().filter(|s| s.provider == "gpufleet").count()
+        / (workloads.len() * PHASES.len()).max(1);
+
+    let mut md = String::new();
+    writeln!(md, "# Benchmarks\n").unwrap();
+    writeln!(
+        md,
+        "Measured by `make bench` (benches/workloads, benches/startup) on a control plane of its own; the latest run is committed here. Wall times are the median of {runs} runs with the range in brackets, `-parallelism=10`, runs alternating between providers. The floor is the same number of `terraform_data` resources: what Terraform itself costs, with no plugin.\n"
+    )
+    .unwrap();
+    writeln!(md, "| | |\n|---|---|").unwrap();
+    writeln!(md, "| date | {} |", facts.date).unwrap();
+    writeln!(md, "| machine | {} |", facts.machine).unwrap();
+    writeln!(
+        md,
+        "| load average at the end | {} (other work shared the machine) |",
+        facts.load_average
+    )
+    .unwrap();
+    writeln!(md, "| CLI | {} |", facts.cli).unwrap();
+    writeln!(
+        md,
+        "| cluster | {} (etcd, scheduler, controller-manager on loopback) |",
+        facts.kubernetes
+    )
+    .unwrap();
+    writeln!(
+        md,
+        "| gpufleet | {}, release binary {:.1} MiB stripped |",
+        facts.gpufleet,
+        facts.gpufleet_binary_bytes as f64 / 1048576.0
+    )
+    .unwrap();
+    writeln!(
+        md,
+        "| peer | {} |",
+        facts
+            .peer
+            .as_deref()
+            .unwrap_or("not run (set GPUFLEET_BENCH_PEER to a hashicorp/kubernetes binary)")
+    )
+    .unwrap();
+    writeln!(md, "| compiler | {} |\n", facts.rustc).unwrap();
+
+    writeln!(
+        md,
+        "## Wall time\n\n![wall time against N](benchmarks-wall-time.svg)\n"
+    )
+    .unwrap();
+    writeln!(
+        md,
+        "| workload | phase | floor s | gpufleet s | gpufleet ÷ floor | peer s | gpufleet ÷ peer |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
+    for (_, w) in &workloads {
+        for phase in PHASES {
+            let (f, g, p) = (
+                wall(samples, w, "floor", phase),
+                wall(samples, w, "gpufleet", phase),
+                wall(samples, w, "peer", phase),
+            );
+            writeln!(
+                md,
+                "| {w} | {phase} | {} | {} | {} | {} | {} |",
+                fmt_stat(&f, ""),
+                fmt_stat(&g, ""),
+                fmt_ratio(ratio(&g, &f)),
+                fmt_stat(&p, ""),
+                fmt_ratio(ratio(&g, &p))
+            )
+            .unwrap();
+        }
+    }
+
+    writeln!(md, "\n## Provider process and API requests\n").unwrap();
+    writeln!(md, "Peak resident memory is the largest VmHWM of any plugin process the command started (polled from /proc every 5 ms); CPU is user + system time of those processes; launches is how many plugin processes the command started. Requests are what the API server counted (`apiserver_request_total`, by verb, for the workload's resource, plus discovery) during the command.\n").unwrap();
+    let providers: &[&str] = if has_peer {
+        &["gpufleet", "peer"]
+    } else {
+        &["gpufleet"]
+    };
+    writeln!(
+        md,
+        "| workload | phase | provider | peak RSS MiB | CPU s | launches | requests |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
+    for (_, w) in &workloads {
+        for phase in PHASES {
+            for provider in providers {
+                let chosen = select(samples, w, provider, phase);
+                let rss = stat(&chosen, |s| s.provider_peak_kib as f64 / 1024.0);
+                let cpu = stat(&chosen, |s| s.provider_cpu_s);
+                let launches = chosen.first().map_or(0, |s| s.provider_launches);
+                writeln!(
+                    md,
+                    "| {w} | {phase} | {provider} | {} | {} | {launches} | {} |",
+                    fmt_stat(&rss, ""),
+                    fmt_stat(&cpu, ""),
+                    requests_text(&chosen)
+                )
+                .unwrap();
+            }
+        }
+    }
+
+    writeln!(md, "\n## Per-RPC latency in the provider\n").unwrap();
+    writeln!(md, "Server-side time per call (request in to answer out, decoding and encoding included), from the provider's TRACE log (`rpc served`), for the largest priority-class workload in one extra apply, plan and destroy per parallelism. µs.\n").unwrap();
+    writeln!(
+        md,
+        "| parallelism | phase | wall s | RPC | calls | p50 | p90 | p99 | max |"
+    )
+    .unwrap();
+    writeln!(md, "|---|---|---|---|---|---|---|---|---|").unwrap();
+    for ((parallelism, phase), (wall_s, rpcs)) in latency {
+        for (rpc, values) in rpcs {
+            let mut v = values.clone();
+            let (p50, p90, p99, max) = (
+                percentile(&mut v, 0.5),
+                percentile(&mut v, 0.9),
+                percentile(&mut v, 0.99),
+                percentile(&mut v, 1.0),
+            );
+            writeln!(md, "| {parallelism} | {phase} | {wall_s:.2} | {rpc} | {} | {p50:.0} | {p90:.0} | {p99:.0} | {max:.0} |", v.len()).unwrap();
+        }
+    }
+
+    writeln!(md, "\n## Per-call latency by network\n").unwrap();
+    writeln!(md, "Sequential health checks in-process over AutoMTLS with a client that writes what grpc-go writes (each request with an HTTP/2 PING), alternating networks. The provider serves on a unix socket and falls back to TCP.\n").unwrap();
+    writeln!(
+        md,
+        "| network | calls | median µs | p90 µs | p99 µs |\n|---|---|---|---|---|"
+    )
+    .unwrap();
+    for t in transport {
+        writeln!(
+            md,
+            "| {} | {} | {:.0} | {:.0} | {:.0} |",
+            t.network, t.calls, t.median_us, t.p90_us, t.p99_us
+        )
+        .unwrap();
+    }
+
+    let startup: serde_json::Value = startup
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    writeln!(md, "\n## Start-up\n").unwrap();
+    if startup.is_null() {
+        writeln!(
+            md,
+            "Not measured in this run (benches/startup writes target/bench/startup.json)."
+        )
+        .unwrap();
+    } else {
+        writeln!(md, "exec → handshake line with AutoMTLS (certificate generation included), {} runs: median {:.2} ms, p95 {:.2} ms, max {:.2} ms; resident memory at the handshake {} KiB (median).", startup["runs"], startup["median_ms"].as_f64().unwrap_or(0.0), startup["p95_ms"].as_f64().unwrap_or(0.0), startup["max_ms"].as_f64().unwrap_or(0.0), startup["rss_median_kib"]).unwrap();
+    }
+
+    goals(&mut md, samples, &workloads, facts, &startup, has_peer);
+    std::fs::write(out.join("benchmarks.md"), &md).unwrap();
+    std::fs::write(
+        out.join("benchmarks-wall-time.svg"),
+        chart(samples, has_peer),
+    )
+    .unwrap();
+}
+
+fn goals(
+    md: &mut String,
+    samples: &[Sample],
+    workloads: &[(usize, String)],
+    facts: &Facts,
+    startup: &serde_json::Value,
+    has_peer: bool,
+) {
+    let largest = workloads
+        .iter()
+        .filter(|(_, w)| w.contains("priority classes"))
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, w)| w.clone())
+        .unwrap_or_default();
+    let fleets = workloads
+        .iter()
+        .find(|(_, w)| w.contains("fleets"))
+        .map(|(_, w)| w.clone())
+        .unwrap_or_default();
+    let verdict = |ok: Option<bool>| match ok {
+        Some(true) => "met",
+        Some(false) => "**not met**",
+        None => "not measured",
+    };
+    writeln!(md, "\n## Goals\n\n| goal | measured | |\n|---|---|---|").unwrap();
+    let r = |provider: &str, phase: &str, against: &str| {
+        ratio(
+            &wall(samples, &largest, provider, phase),
+            &wall(samples, &largest, against, phase),
+        )
+    };
+    let plan_floor = r("gpufleet", "plan", "floor");
+    writeln!(
+        md,
+        "| refresh of {largest} ≤ 1.5× floor | {} | {} |",
+        fmt_ratio(plan_floor),
+        verdict(plan_floor.map(|x| x <= 1.5))
+    )
+    .unwrap();
+    let plan_peer = r("gpufleet", "plan", "peer");
+    writeln!(
+        md,
+        "| refresh of {largest} ≤ 0.5× hashicorp/kubernetes | {} | {} |",
+        fmt_ratio(plan_peer),
+        verdict(plan_peer.map(|x| x <= 0.5))
+    )
+    .unwrap();
+    for phase in ["apply", "destroy"] {
+        let x = r("gpufleet", phase, "floor");
+        writeln!(
+            md,
+            "| {phase} of {largest} ≤ 1.1× floor | {} | {} |",
+            fmt_ratio(x),
+            verdict(x.map(|x| x <= 1.1))
+        )
+        .unwrap();
+    }
+    for phase in PHASES {
+        let x = ratio(
+            &wall(samples, &fleets, "peer", phase),
+            &wall(samples, &fleets, "gpufleet", phase),
+        );
+        writeln!(
+            md,
+            "| {fleets}, {phase}: ≥ 10× faster than kubernetes_manifest | {} | {} |",
+            x.map_or("–".into(), |x| format!("{x:.1}× faster")),
+            verdict(if has_peer { x.map(|x| x >= 10.0) } else { None })
+        )
+        .unwrap();
+    }
+    let rss = PHASES
+        .iter()
+        .filter_map(|phase| {
+            stat(&select(samples, &largest, "gpufleet", phase), |s| {
+                s.provider_peak_kib as f64 / 1024.0
+            })
+        })
+        .map(|s| s.max)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    writeln!(
+        md,
+        "| provider peak RSS at {largest} ≤ 25 MiB | {} | {} |",
+        rss.map_or("–".into(), |x| format!(
+            "{x:.1} MiB (largest of all runs)"
+        )),
+        verdict(rss.map(|x| x <= 25.0))
+    )
+    .unwrap();
+    let handshake = startup["median_ms"].as_f64();
+    writeln!(
+        md,
+        "| exec → handshake ≤ 5 ms with AutoMTLS | {} | {} |",
+        handshake.map_or("–".into(), |x| format!("{x:.2} ms (median)")),
+        verdict(handshake.map(|x| x <= 5.0))
+    )
+    .unwrap();
+    let mib = facts.gpufleet_binary_bytes as f64 / 1048576.0;
+    writeln!(
+        md,
+        "| stripped binary ≤ 15 MiB | {mib:.1} MiB | {} |",
+        verdict(Some(mib <= 15.0))
+    )
+    .unwrap();
+}
+
+/// Wall time against N for the priority-class workloads: one panel per
+/// phase, one line per provider with min–max whiskers.
+fn chart(samples: &[Sample], has_peer: bool) -> String {
+    let sizes: Vec<usize> = {
+        let mut s: Vec<usize> = samples
+            .iter()
+            .filter(|s| s.workload.contains("priority classes"))
+            .map(|s| s.count)
+            .collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    let providers: Vec<(&str, &str)> = [
+        ("floor", "#888888"),
+        ("gpufleet", "#1f77b4"),
+        ("peer", "#d62728"),
+    ]
+    .into_iter()
+    .filter(|(p, _)| has_peer || *p != "peer")
+    .collect();
+    let (panel_w, panel_h, left, top, bottom) = (300.0, 260.0, 55.0, 40.0, 45.0);
+    let width = left + panel_w * 3.0 + 20.0;
+    let height = top + panel_h + bottom + 30.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    let stat_of = |provider: &str, phase: &str, n: usize| {
+        stat(
+            &samples
+                .iter()
+                .filter(|s| {
+                    s.provider == provider
+                        && s.phase == phase
+                        && s.count == n
+                        && s.workload.contains("priority classes")
+                })
+                .collect::<Vec<_>>(),
+            |s| s.wall_s,
+        )
+    };
+    for (i, phase) in PHASES.iter().enumerate() {
+        let x0 = left + panel_w * i as f64;
+        let (plot_w, plot_h) = (panel_w - 40.0, panel_h);
+        let max_y = providers
+            .iter()
+            .flat_map(|(p, _)| {
+                sizes
+                    .iter()
+                    .filter_map(|&n| stat_of(p, phase, n).map(|s| s.max))
+            })
+            .fold(0.1, f64::max)
+            * 1.1;
+        let max_x = *sizes.last().unwrap_or(&1) as f64;
+        let px = |n: usize| x0 + plot_w * n as f64 / max_x;
+        let py = |y: f64| top + plot_h * (1.0 - y / max_y);
+        writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{phase}</text>",
+            x0 + plot_w / 2.0,
+            top - 15.0
+        )
+        .unwrap();
+        writeln!(svg, "<line x1=\"{x0}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/><line x1=\"{x0}\" y1=\"{top}\" x2=\"{x0}\" y2=\"{}\" stroke=\"black\"/>", top + plot_h, x0 + plot_w, top + plot_h, top + plot_h).unwrap();
+        for k in 0..=4 {
+            let y = max_y * k as f64 / 4.0;
+            writeln!(svg, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{y:.1}</text><line x1=\"{x0}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#eeeeee\"/>", x0 - 4.0, py(y) + 4.0, py(y), x0 + plot_w, py(y)).unwrap();
+        }
+        for &n in &sizes {
+            writeln!(
+                svg,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{n}</text>",
+                px(n),
+                top + plot_h + 16.0
+            )
+            .unwrap();
+        }
+        writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">priority classes (N)</text>",
+            x0 + plot_w / 2.0,
+            top + plot_h + 34.0
+        )
+        .unwrap();
+        if i == 0 {
+            writeln!(svg, "<text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">wall time, s</text>", top + plot_h / 2.0, top + plot_h / 2.0).unwrap();
+        }
+        for (provider, colour) in &providers {
+            let points: Vec<(usize, Stat)> = sizes
+                .iter()
+                .filter_map(|&n| stat_of(provider, phase, n).map(|s| (n, s)))
+                .collect();
+            let path: Vec<String> = points
+                .iter()
+                .map(|(n, s)| format!("{:.1},{:.1}", px(*n), py(s.median)))
+                .collect();
+            writeln!(
+                svg,
+                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
+                path.join(" ")
+            )
+            .unwrap();
+            for (n, s) in &points {
+                writeln!(svg, "<line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"{colour}\"/><circle cx=\"{x}\" cy=\"{}\" r=\"3\" fill=\"{colour}\"/>", py(s.min), py(s.max), py(s.median), x = px(*n)).unwrap();
+            }
+        }
+    }
+    for (k, (provider, colour)) in providers.iter().enumerate() {
+        let x = left + 120.0 * k as f64;
+        let y = height - 10.0;
+        writeln!(svg, "<rect x=\"{x}\" y=\"{}\" width=\"14\" height=\"4\" fill=\"{colour}\"/><text x=\"{}\" y=\"{y}\">{provider}</text>", y - 6.0, x + 20.0).unwrap();
+    }
+    svg.push_str("</svg>\n");
+    svg
+}

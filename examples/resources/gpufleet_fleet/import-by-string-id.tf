@@ -1,0 +1,4 @@
+import {
+  to = gpufleet_fleet.training
+  id = "training"
+}

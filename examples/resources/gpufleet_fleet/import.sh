@@ -1,0 +1,2 @@
+# A NodePool by its name.
+terraform import gpufleet_fleet.training training

@@ -1,0 +1,4 @@
+import {
+  to = gpufleet_gpu_sharing.default
+  id = "default"
+}

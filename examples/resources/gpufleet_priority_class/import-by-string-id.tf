@@ -1,0 +1,4 @@
+import {
+  to = gpufleet_priority_class.training
+  id = "batch-training"
+}

@@ -1,0 +1,2 @@
+# A PriorityClass by its name.
+terraform import gpufleet_priority_class.training batch-training

@@ -1,0 +1,75 @@
+# The whole scenario on one cluster: PriorityClasses online-inference
+# (100000, preempts) and batch-training (1000, never preempts); a training
+# fleet of 8xH100 nodes tainted workload=training:NoSchedule and capped at
+# 64 GPUs; an inference fleet of L4 nodes tainted workload=inference:NoSchedule;
+# a CPU-only fleet for everything else; and the training taint on a GPU server
+# that exists already. `make demo` applies it to the local control plane,
+# where Karpenter's kwok provider stands in for the cloud.
+
+terraform {
+  required_version = ">= 1.6"
+  required_providers {
+    gpufleet = {
+      source = "gpufleet/gpufleet"
+    }
+  }
+}
+
+# Reads KUBECONFIG (make demo points it at target/cluster/kubeconfig).
+provider "gpufleet" {}
+
+variable "node_class" {
+  description = "The Karpenter node class fleets use. The local cluster has kwok's; on AWS use { group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = \"default\" }."
+  type        = object({ group = string, kind = string, name = string })
+  default     = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+}
+
+variable "self_managed_gpu_server" {
+  description = "A GPU server that exists already (not made by Karpenter), reserved for training."
+  type        = string
+  default     = "simulated-8xh100-server"
+}
+
+variable "consolidate_after" {
+  description = "How long an empty fleet node waits before Karpenter removes it."
+  type        = string
+  default     = "5m"
+}
+
+variable "disruption_budget" {
+  description = "Most nodes of one fleet Karpenter may remove at once."
+  type        = string
+  default     = "10%"
+}
+
+module "cluster" {
+  source = "./module"
+
+  node_class        = var.node_class
+  training_servers  = [var.self_managed_gpu_server]
+  consolidate_after = var.consolidate_after
+  disruption_budget = var.disruption_budget
+
+  # The seed's numbers, spelled out (they are also the module's defaults).
+  training_gpu_models    = ["H100"]
+  training_gpus_per_node = 8
+  training_gpu_limit     = 64
+  inference_gpu_models   = ["L4"]
+  training_priority      = { name = "batch-training", value = 1000 }
+  inference_priority     = { name = "online-inference", value = 100000 }
+}
+
+# Everything a workload needs, per kind of work: node selector, tolerations,
+# priority class name, GPU resource name.
+output "workloads" {
+  value = {
+    training           = module.cluster.training
+    inference          = module.cluster.inference
+    inference_overflow = module.cluster.inference_overflow
+    general            = module.cluster.general
+  }
+}
+
+output "training_servers" {
+  value = module.cluster.training_servers
+}

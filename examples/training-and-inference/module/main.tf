@@ -1,0 +1,87 @@
+# Training and inference side by side on one cluster: each kind of work gets
+# its own GPU fleet, kept apart by taints; priorities decide where both may
+# run (inference preempts training, training never preempts); servers that
+# exist already join the training side; pods that tolerate neither taint get
+# CPU-only nodes.
+
+locals {
+  no_schedule = "NoSchedule"
+  disruption = {
+    # Only empty nodes go: Karpenter never moves a running training job or a
+    # serving replica to save money.
+    consolidation_policy = "WhenEmpty"
+    consolidate_after    = var.consolidate_after
+    budgets              = [{ nodes = var.disruption_budget }]
+  }
+  # What the GPU fleets' nodes have in common with a CPU-only fleet's: every
+  # GPU model label of the scheme. A CPU-only fleet requires its absence.
+  accelerator_name_label = {
+    cfke  = "cfke.io/accelerator-name"
+    aws   = "karpenter.k8s.aws/instance-gpu-name"
+    azure = "karpenter.azure.com/sku-gpu-name"
+  }[coalesce(var.label_scheme, "cfke")]
+}
+
+resource "gpufleet_priority_class" "inference" {
+  name        = var.inference_priority.name
+  value       = var.inference_priority.value
+  description = "Online inference: preempts batch training when GPUs are short."
+
+  lifecycle {
+    precondition {
+      condition     = var.inference_priority.value > var.training_priority.value
+      error_message = "inference_priority.value must be above training_priority.value, or inference could not preempt training."
+    }
+  }
+}
+
+resource "gpufleet_priority_class" "training" {
+  name              = var.training_priority.name
+  value             = var.training_priority.value
+  preemption_policy = "Never"
+  description       = "Batch training: waits for free GPUs, never preempts."
+}
+
+resource "gpufleet_fleet" "training" {
+  name              = var.training_fleet_name
+  label_scheme      = var.label_scheme
+  accelerators      = var.training_gpu_models
+  accelerator_count = { min = var.training_gpus_per_node, max = var.training_gpus_per_node }
+  node_class        = var.node_class
+  taints            = [merge(var.training_taint, { effect = local.no_schedule })]
+  limits            = { gpus = var.training_gpu_limit }
+  disruption        = local.disruption
+
+  lifecycle {
+    precondition {
+      condition     = var.training_gpu_limit >= var.training_gpus_per_node
+      error_message = "training_gpu_limit must allow at least one training node (training_gpus_per_node GPUs)."
+    }
+  }
+}
+
+resource "gpufleet_fleet" "inference" {
+  name         = var.inference_fleet_name
+  label_scheme = var.label_scheme
+  accelerators = var.inference_gpu_models
+  node_class   = var.node_class
+  taints       = [merge(var.inference_taint, { effect = local.no_schedule })]
+  limits       = { gpus = var.inference_gpu_limit }
+  disruption   = local.disruption
+}
+
+resource "gpufleet_fleet" "general" {
+  count        = var.general_fleet_name == null ? 0 : 1
+  name         = var.general_fleet_name
+  label_scheme = var.label_scheme
+  node_class   = var.node_class
+  # Untainted, so any pod may land here: it must never get a GPU node.
+  requirements = [{ key = local.accelerator_name_label, operator = "DoesNotExist" }]
+  disruption   = local.disruption
+}
+
+resource "gpufleet_node_taint" "training_server" {
+  for_each  = toset(var.training_servers)
+  node_name = each.value
+  taints    = [merge(var.training_taint, { effect = local.no_schedule })]
+}

@@ -1,0 +1,51 @@
+# What workloads put in their pod specs. Tolerations are Kubernetes
+# tolerations ({ key, operator, value, effect }); GPUs are requested as
+# limits of gpu_resource.
+
+output "training" {
+  description = "For training jobs: land on the training fleet, at low priority."
+  value = {
+    node_selector       = gpufleet_fleet.training.node_selector
+    tolerations         = gpufleet_fleet.training.tolerations
+    priority_class_name = gpufleet_priority_class.training.name
+    gpu_resource        = "nvidia.com/gpu"
+    gpus_per_node       = var.training_gpus_per_node
+    gpu_limit           = var.training_gpu_limit
+  }
+}
+
+output "inference" {
+  description = "For inference services: land on the inference fleet, at high priority."
+  value = {
+    node_selector       = gpufleet_fleet.inference.node_selector
+    tolerations         = gpufleet_fleet.inference.tolerations
+    priority_class_name = gpufleet_priority_class.inference.name
+    gpu_resource        = "nvidia.com/gpu"
+  }
+}
+
+# The fleets are kept apart by taints, so priorities only matter where both
+# kinds of work may run. Inference that may borrow training GPUs when its own
+# fleet cannot grow uses this: it preempts training there, and training never
+# preempts it back.
+output "inference_overflow" {
+  description = "For inference allowed onto the training fleet, preempting training."
+  value = {
+    node_selector       = gpufleet_fleet.training.node_selector
+    tolerations         = concat(gpufleet_fleet.inference.tolerations, gpufleet_fleet.training.tolerations)
+    priority_class_name = gpufleet_priority_class.inference.name
+    gpu_resource        = "nvidia.com/gpu"
+  }
+}
+
+output "general" {
+  description = "For everything else: CPU-only nodes (null without a general fleet)."
+  value = var.general_fleet_name == null ? null : {
+    node_selector = gpufleet_fleet.general[0].node_selector
+  }
+}
+
+output "training_servers" {
+  description = "Existing servers carrying the training taint."
+  value       = sort([for t in gpufleet_node_taint.training_server : t.node_name])
+}

@@ -1,0 +1,114 @@
+variable "node_class" {
+  description = "The Karpenter node class every fleet uses, e.g. { group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = \"gpu\" }."
+  type        = object({ group = string, kind = string, name = string })
+}
+
+variable "label_scheme" {
+  description = "Node labels GPU constraints are written in (cfke, aws or azure); the provider's when null."
+  type        = string
+  default     = null
+}
+
+# --- training -----------------------------------------------------------------
+
+variable "training_fleet_name" {
+  description = "Name of the training fleet (its NodePool)."
+  type        = string
+  default     = "training"
+}
+
+variable "training_gpu_models" {
+  description = "GPU models training nodes may have."
+  type        = list(string)
+  default     = ["H100"]
+}
+
+variable "training_gpus_per_node" {
+  description = "GPUs on every training node: a training job's pod asks for all of them."
+  type        = number
+  default     = 8
+}
+
+variable "training_gpu_limit" {
+  description = "Most GPUs the training fleet may hold at once."
+  type        = number
+  default     = 64
+}
+
+variable "training_taint" {
+  description = "The NoSchedule taint that keeps everything but training off training GPUs."
+  type        = object({ key = string, value = string })
+  default     = { key = "workload", value = "training" }
+}
+
+variable "training_priority" {
+  description = "Priority class of training: low, and it never preempts anything (preemptionPolicy Never)."
+  type        = object({ name = string, value = number })
+  default     = { name = "batch-training", value = 1000 }
+}
+
+variable "training_servers" {
+  description = "Names of GPU servers that exist already (self-managed, outside any fleet) to reserve for training with the training taint."
+  type        = list(string)
+  default     = []
+}
+
+# --- inference ----------------------------------------------------------------
+
+variable "inference_fleet_name" {
+  description = "Name of the inference fleet (its NodePool)."
+  type        = string
+  default     = "inference"
+}
+
+variable "inference_gpu_models" {
+  description = "GPU models inference nodes may have."
+  type        = list(string)
+  default     = ["L4"]
+}
+
+variable "inference_gpu_limit" {
+  description = "Most GPUs the inference fleet may hold at once."
+  type        = number
+  default     = 16
+}
+
+variable "inference_taint" {
+  description = "The NoSchedule taint that keeps everything but inference off inference GPUs."
+  type        = object({ key = string, value = string })
+  default     = { key = "workload", value = "inference" }
+}
+
+variable "inference_priority" {
+  description = "Priority class of online inference: high, and it preempts lower-priority pods (training) when GPUs are short."
+  type        = object({ name = string, value = number })
+  default     = { name = "online-inference", value = 100000 }
+  validation {
+    condition     = var.inference_priority.value > 0 && var.inference_priority.value <= 1000000000
+    error_message = "inference_priority.value must be between 1 and 1000000000 (higher values are reserved for system classes)."
+  }
+}
+
+# GPU sharing for the inference fleet (e.g. time slicing x4 on each L4) goes
+# here as `inference_sharing` once gpufleet_fleet has a `gpu_sharing`
+# attribute; the inference output's gpu_resource then becomes the fleet's.
+
+# --- the rest -------------------------------------------------------------------
+
+variable "general_fleet_name" {
+  description = "Name of an untainted CPU-only fleet for pods that tolerate neither GPU taint; null for none."
+  type        = string
+  default     = "general"
+}
+
+variable "consolidate_after" {
+  description = "How long a fleet's node must stay empty before Karpenter removes it."
+  type        = string
+  default     = "5m"
+}
+
+variable "disruption_budget" {
+  description = "Most nodes of one fleet Karpenter may remove at once: a count or a percentage."
+  type        = string
+  default     = "10%"
+}

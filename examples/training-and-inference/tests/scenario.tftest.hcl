@@ -1,0 +1,55 @@
+# The root configuration: the seed scenario's numbers reach the workloads.
+# Plan only: no cluster is needed (the provider plans new resources offline).
+
+run "seed_scenario" {
+  command = plan
+
+  assert {
+    condition     = jsonencode(output.workloads.training.node_selector) == jsonencode({ "karpenter.sh/nodepool" = "training" })
+    error_message = "training pods must select the training fleet"
+  }
+  assert {
+    condition = jsonencode(output.workloads.training.tolerations) == jsonencode([
+      { key = "workload", operator = "Equal", value = "training", effect = "NoSchedule" },
+    ])
+    error_message = "training pods must tolerate exactly the training taint"
+  }
+  assert {
+    condition     = output.workloads.training.priority_class_name == "batch-training" && output.workloads.training.gpus_per_node == 8
+    error_message = "training runs as batch-training with 8 GPUs per pod"
+  }
+  assert {
+    condition     = jsonencode(output.workloads.inference.node_selector) == jsonencode({ "karpenter.sh/nodepool" = "inference" })
+    error_message = "inference pods must select the inference fleet"
+  }
+  assert {
+    condition = jsonencode(output.workloads.inference.tolerations) == jsonencode([
+      { key = "workload", operator = "Equal", value = "inference", effect = "NoSchedule" },
+    ])
+    error_message = "inference pods must tolerate exactly the inference taint"
+  }
+  assert {
+    condition     = output.workloads.inference.priority_class_name == "online-inference"
+    error_message = "inference runs as online-inference"
+  }
+  assert {
+    condition     = output.workloads.inference.gpu_resource == "nvidia.com/gpu" && output.workloads.training.gpu_resource == "nvidia.com/gpu"
+    error_message = "without sharing, GPUs are requested as nvidia.com/gpu"
+  }
+  assert {
+    condition = (
+      output.workloads.inference_overflow.node_selector == output.workloads.training.node_selector
+      && length(output.workloads.inference_overflow.tolerations) == 2
+      && output.workloads.inference_overflow.priority_class_name == "online-inference"
+    )
+    error_message = "overflow inference lands on the training fleet, tolerating both taints, at inference priority"
+  }
+  assert {
+    condition     = jsonencode(output.workloads.general.node_selector) == jsonencode({ "karpenter.sh/nodepool" = "general" })
+    error_message = "the CPU-only fleet is named general"
+  }
+  assert {
+    condition     = jsonencode(output.training_servers) == jsonencode(["simulated-8xh100-server"])
+    error_message = "the self-managed server is reserved for training"
+  }
+}

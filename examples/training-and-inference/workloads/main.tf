@@ -1,0 +1,204 @@
+# The workloads of the scenario, written from the cluster configuration's
+# outputs (read from its state, as an application team would): every manifest
+# below takes its node selector, tolerations, priority class and GPU resource
+# from there. Each output is one step of the scenario, a Kubernetes List as
+# JSON for `kubectl apply -f -`; `make demo` and tests/scenario.rs apply them
+# in order.
+#
+# Under kwok nothing runs: kwok marks a pod Running once it is bound, and
+# completes a Job's pod after the time its kwok annotations give (the
+# pod-complete.stage.kwok.x-k8s.io/* annotations, which a real cluster
+# ignores). Images are never pulled.
+
+terraform {
+  required_version = ">= 1.6"
+}
+
+variable "cluster_state" {
+  description = "State file of the cluster configuration (examples/training-and-inference)."
+  type        = string
+  default     = "../terraform.tfstate"
+}
+
+variable "namespace" {
+  description = "Namespace the workloads run in."
+  type        = string
+  default     = "ml"
+}
+
+variable "finetune_runs_for" {
+  description = "How long the finetune-llm Job's pod runs before it succeeds (under kwok)."
+  type        = string
+  default     = "20s"
+}
+
+data "terraform_remote_state" "cluster" {
+  backend = "local"
+  config  = { path = var.cluster_state }
+}
+
+locals {
+  workloads = data.terraform_remote_state.cluster.outputs.workloads
+  training  = local.workloads.training
+  inference = local.workloads.inference
+  server    = data.terraform_remote_state.cluster.outputs.training_servers[0]
+
+  # Long enough to outlast the scenario; the scenario deletes these Jobs.
+  long_running = "1h"
+  # The simulated programs stop within seconds of being told to.
+  grace_seconds = 5
+
+  # One container asking for `gpus` GPUs of `resource` (and some CPU).
+  container = {
+    for kind, spec in {
+      training  = { cpu = "16", memory = "128Gi", resource = local.training.gpu_resource, gpus = local.training.gpus_per_node }
+      inference = { cpu = "2", memory = "8Gi", resource = local.inference.gpu_resource, gpus = 1 }
+      } : kind => {
+      name  = kind
+      image = "registry.example/${kind}:1"
+      resources = {
+        requests = { cpu = spec.cpu, memory = spec.memory }
+        limits   = { (spec.resource) = tostring(spec.gpus) }
+      }
+    }
+  }
+
+  # A training Job: its pods tolerate the training taint, run at training
+  # priority, and count a preemption as no failure (it is not the job's fault).
+  training_job = {
+    for name, job in {
+      finetune-llm = { pods = 1, runs_for = var.finetune_runs_for, node_selector = local.training.node_selector }
+      # Fills the training fleet up to its GPU limit, but for one node.
+      pretrain-70b = { pods = local.training.gpu_limit / local.training.gpus_per_node - 1, runs_for = local.long_running, node_selector = local.training.node_selector }
+      # Arrives when the fleet is full: waits, never preempts.
+      sweep-lr = { pods = 1, runs_for = local.long_running, node_selector = local.training.node_selector }
+      # On the self-managed server, which carries the training taint.
+      eval-on-server = { pods = 1, runs_for = local.long_running, node_selector = { "kubernetes.io/hostname" = local.server } }
+      } : name => {
+      apiVersion = "batch/v1"
+      kind       = "Job"
+      metadata   = { name = name, namespace = var.namespace }
+      spec = {
+        parallelism  = job.pods
+        completions  = job.pods
+        backoffLimit = 0
+        podFailurePolicy = {
+          rules = [{ action = "Ignore", onPodConditions = [{ type = "DisruptionTarget", status = "True" }] }]
+        }
+        template = {
+          metadata = {
+            labels = { app = name }
+            annotations = {
+              "pod-complete.stage.kwok.x-k8s.io/delay"        = job.runs_for
+              "pod-complete.stage.kwok.x-k8s.io/jitter-delay" = job.runs_for
+            }
+          }
+          spec = {
+            restartPolicy                 = "Never"
+            terminationGracePeriodSeconds = local.grace_seconds
+            priorityClassName             = local.training.priority_class_name
+            nodeSelector                  = job.node_selector
+            tolerations                   = local.training.tolerations
+            containers                    = [local.container.training]
+          }
+        }
+      }
+    }
+  }
+
+  inference_deployment = {
+    for name, d in {
+      chat-api = { replicas = 3, scheduling = local.inference }
+      # Inference allowed to borrow training GPUs, preempting training.
+      chat-api-overflow = { replicas = 1, scheduling = local.workloads.inference_overflow }
+      } : name => {
+      apiVersion = "apps/v1"
+      kind       = "Deployment"
+      metadata   = { name = name, namespace = var.namespace }
+      spec = {
+        replicas = d.replicas
+        selector = { matchLabels = { app = name } }
+        template = {
+          metadata = { labels = { app = name } }
+          spec = {
+            terminationGracePeriodSeconds = local.grace_seconds
+            priorityClassName             = d.scheduling.priority_class_name
+            nodeSelector                  = d.scheduling.node_selector
+            tolerations                   = d.scheduling.tolerations
+            containers                    = [local.container.inference]
+          }
+        }
+      }
+    }
+  }
+
+  pod_spec = {
+    # Tolerates no taint: lands on the CPU-only fleet.
+    report-builder = {
+      containers = [{
+        name      = "report-builder"
+        image     = "registry.example/report-builder:1"
+        resources = { requests = { cpu = "1", memory = "2Gi" } }
+      }]
+    }
+    # Asks for a GPU but tolerates no taint: no node may take it.
+    stray-gpu-pod = {
+      containers = [merge(local.container.inference, { name = "stray" })]
+    }
+    # Wants an L4 on the H100 training fleet: no instance type can be both.
+    l4-on-training = {
+      nodeSelector = merge(local.training.node_selector, { "cfke.io/accelerator-name" = "L4" })
+      tolerations  = local.training.tolerations
+      containers   = [merge(local.container.inference, { name = "l4-on-training" })]
+    }
+    # No priority class (priority 0) on training GPUs: a training pod could
+    # preempt it, but training never preempts.
+    notebook = {
+      nodeSelector = local.training.node_selector
+      tolerations  = local.training.tolerations
+      containers   = [merge(local.container.training, { name = "notebook" })]
+    }
+  }
+  single_pod = {
+    for name, spec in local.pod_spec : name => {
+      apiVersion = "v1"
+      kind       = "Pod"
+      metadata   = { name = name, namespace = var.namespace, labels = { app = name } }
+      spec       = merge({ terminationGracePeriodSeconds = local.grace_seconds }, spec)
+    }
+  }
+}
+
+# The scenario in steps, each a Kubernetes List for `kubectl apply -f -`.
+
+output "placement" {
+  description = "Step 1: the seed's workloads and the pods that must find no node."
+  value = jsonencode({
+    apiVersion = "v1"
+    kind       = "List"
+    items = [
+      { apiVersion = "v1", kind = "Namespace", metadata = { name = var.namespace } },
+      local.training_job["finetune-llm"],
+      local.inference_deployment["chat-api"],
+      local.training_job["eval-on-server"],
+      local.single_pod["report-builder"],
+      local.single_pod["stray-gpu-pod"],
+      local.single_pod["l4-on-training"],
+    ]
+  })
+}
+
+output "fill_training_fleet" {
+  description = "Step 2 (after finetune-llm succeeded): training and a notebook fill the training fleet to its GPU limit."
+  value       = jsonencode({ apiVersion = "v1", kind = "List", items = [local.training_job["pretrain-70b"], local.single_pod["notebook"]] })
+}
+
+output "sweep" {
+  description = "Step 3: one more training Job, beyond the limit: it waits and preempts nothing."
+  value       = jsonencode({ apiVersion = "v1", kind = "List", items = [local.training_job["sweep-lr"]] })
+}
+
+output "overflow" {
+  description = "Step 4 (after the notebook ended): inference overflowing onto the full training fleet preempts training."
+  value       = jsonencode({ apiVersion = "v1", kind = "List", items = [local.inference_deployment["chat-api-overflow"]] })
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make bench: the start-up bench and the workload bench (terraform apply,
+# plan, destroy through gpufleet, the terraform_data floor and, with
+# GPUFLEET_BENCH_PEER=/path/to/terraform-provider-kubernetes_vX.Y.Z, the
+# hashicorp/kubernetes provider) on a control plane of its own in
+# target/bench-cluster. Writes target/bench/; with --publish also copies the
+# report and chart to docs/.
+#   GPUFLEET_BENCH_RUNS (5), GPUFLEET_BENCH_SIZES (100,500),
+#   GPUFLEET_BENCH_CLI (terraform), GPUFLEET_BENCH_BINARY (the release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+publish=0
+[ "${1:-}" = --publish ] && publish=1
+
+cargo build --release --quiet
+bash tests/controlplane/build.sh etcd kube-apiserver kube-scheduler kube-controller-manager kubectl
+export GPUFLEET_CLUSTER_DIR=$PWD/target/bench-cluster
+bash tests/controlplane/cluster.sh up
+trap 'bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true' EXIT
+export GPUFLEET_BENCH_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
+cargo bench --quiet --bench startup
+cargo bench --quiet --bench workloads
+echo "report: target/bench/benchmarks.md, chart: target/bench/benchmarks-wall-time.svg"
+if [ $publish = 1 ]; then
+  cp target/bench/benchmarks.md docs/benchmarks.md
+  cp target/bench/benchmarks-wall-time.svg docs/benchmarks-wall-time.svg
+  echo "published to docs/benchmarks.md"
+fi

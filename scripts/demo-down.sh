@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Undoes `make demo`: its workloads, what Terraform declared (fleets, their
+# nodes, priority classes, the server's taint), the stand-in server, and the
+# local control plane.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+export KUBECONFIG=$repo/target/cluster/kubeconfig CHECKPOINT_DISABLE=1
+if [ -n "${TF_CLI_CONFIG_FILE:-}" ] && [ ! -f "$TF_CLI_CONFIG_FILE" ]; then unset TF_CLI_CONFIG_FILE; fi
+kubectl() { "$repo/target/tools/bin/kubectl" "$@"; }
+cli=$(command -v terraform || true)
+[ -n "$cli" ] || cli=$repo/target/tools/bin/tofu
+
+if bash tests/controlplane/cluster.sh status >/dev/null 2>&1; then
+  kubectl delete namespace ml --ignore-not-found >/dev/null
+  if [ -f target/demo/terraform.tfstate ]; then
+    echo "==> terraform destroy in target/demo"
+    (cd target/demo && "$cli" destroy -auto-approve -input=false -no-color | tail -1)
+  fi
+  kubectl delete node simulated-8xh100-server --ignore-not-found >/dev/null
+fi
+rm -rf target/demo
+bash tests/controlplane/cluster.sh down

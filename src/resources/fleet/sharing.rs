@@ -1,0 +1,742 @@
+//! A fleet's own GPU sharing (`gpu_sharing`): its key `fleet-NAME` of the
+//! device-plugin ConfigMap, the NodePool template labels that select it
+//! (and the MIG layout) on every node the fleet provisions, and Karpenter
+//! NodeOverlays so that Karpenter plans those nodes with the shared capacity
+//! they will advertise (it ignores time-slicing replicas otherwise and
+//! launches one node per pod).
+//!
+//! When the configuration under the fleet's key changes, the device-plugin
+//! pods on the fleet's nodes restart (the GPU Operator does not notice a
+//! changed ConfigMap); nodes that join later start with it. Removing
+//! `gpu_sharing` removes the key and the template labels: Karpenter then
+//! replaces the labelled nodes, which have drifted from the NodePool.
+//!
+//! An overlay's capacity overwrites the instance type's value of a resource
+//! rather than adding to it, and overlays select instance types by their
+//! requirements, so there is one overlay per number of GPUs a node of the
+//! fleet can have: the powers of two within `accelerator_count` (1 to 16
+//! when unset) and its bounds.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::model::{Model, NODEPOOL_LABEL};
+use super::node_pool::effective_scheme;
+use super::requirements::GpuCount;
+use crate::catalog::{self, Accelerator, GPU_RESOURCE};
+use crate::cluster::Cluster;
+use crate::cluster::client::get;
+use crate::cluster::errors::api_missing;
+use crate::cluster::retry::Deadline;
+use crate::framework::PlanChange;
+use crate::framework::schema::Attr;
+use crate::protocol::schema::Nesting;
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use crate::resources::sharing::writes::{ConfigKey, observed_config};
+use crate::resources::sharing::{
+    self, CONFIG_LABEL, MIG_CONFIG_LABEL, Models, PlanNote, Settings, Strategy, device_plugin,
+    marks_training,
+};
+
+const NODE_OVERLAY_API: &str = "karpenter.sh/v1alpha1 NodeOverlay";
+/// Node GPU counts planned when `accelerator_count` has no maximum.
+const DEFAULT_MAX_GPUS: u32 = 16;
+
+type Labels = BTreeMap<String, String>;
+
+/// The fleet's sharing, as state holds it.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct SharingState {
+    pub(super) gpu_sharing: Option<Settings>,
+    pub(super) gpu_resource: Option<String>,
+    pub(super) gpus_per_node_advertised: Option<i64>,
+    pub(super) device_plugin_config: Option<String>,
+    pub(super) sharing_labels: Option<BTreeMap<String, String>>,
+    pub(super) node_overlays: Option<BTreeMap<String, Overlay>>,
+}
+
+/// One NodeOverlay: for nodes with `gpus` GPUs, the capacity they advertise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Overlay {
+    pub(super) gpus: i64,
+    pub(super) capacity: BTreeMap<String, String>,
+}
+
+/// The fleet's sharing attributes.
+pub(super) fn attributes() -> Vec<Attr> {
+    vec![
+        Attr::nested("gpu_sharing", Nesting::Single, sharing::attributes(Strategy::NODES, true))
+            .optional()
+            .describe("This fleet's own GPU sharing, checked against every model in `accelerators`: written to key `fleet-NAME` of the device-plugin ConfigMap and selected by the NodePool's template labels, so nodes join with it; when it changes, the device-plugin pods on the fleet's nodes restart. Without it, nodes take the cluster-wide `gpufleet_gpu_sharing`; `{ strategy = \"none\" }` keeps them dedicated."),
+        Attr::string("gpu_resource")
+            .derived_from(&["gpu_sharing", "accelerators"])
+            .exact()
+            .describe("The resource workloads request on this fleet: `nvidia.com/gpu`, `nvidia.com/gpu.shared` (renamed sharing) or a MIG device such as `nvidia.com/mig-1g.10gb` (the smallest of the layout)."),
+        Attr::number("gpus_per_node_advertised")
+            .derived_from(&["gpu_sharing", "accelerators", "accelerator_count"])
+            .exact()
+            .describe("How many `gpu_resource` one node advertises (GPUs × replicas, or × MIG devices); null unless `accelerator_count` fixes the GPUs per node."),
+        Attr::string("device_plugin_config")
+            .derived_from(&["name", "gpu_sharing", "accelerators"])
+            .observed()
+            .describe("The device-plugin configuration (YAML) under key `fleet-NAME`; null without `gpu_sharing`."),
+        Attr::string_map("sharing_labels")
+            .derived_from(&["name", "gpu_sharing"])
+            .observed()
+            .describe("The NodePool template labels `gpu_sharing` adds: `nvidia.com/device-plugin.config = fleet-NAME` and, for MIG, `nvidia.com/mig.config`."),
+        Attr::nested(
+            "node_overlays",
+            Nesting::Map,
+            vec![
+                Attr::number("gpus").computed().describe("GPUs per node the overlay applies to."),
+                Attr::string_map("capacity").computed().describe("The capacity Karpenter plans such a node with."),
+            ],
+        )
+        .derived_from(&["name", "gpu_sharing", "accelerators", "accelerator_count"])
+        .observed()
+        .describe("Karpenter NodeOverlays (by name) that make Karpenter plan shared nodes with the capacity they advertise, one per GPU count; written when the NodeOverlay CRD is installed."),
+    ]
+}
+
+impl SharingState {
+    /// The part of a live NodePool's state that sharing owns: the prior
+    /// settings and the sharing labels found.
+    pub(super) fn from_live(
+        prior: &Model,
+        sharing_labels: Option<BTreeMap<String, String>>,
+    ) -> Self {
+        Self {
+            gpu_sharing: prior.sharing.gpu_sharing.clone(),
+            sharing_labels,
+            ..Default::default()
+        }
+    }
+}
+
+fn key(name: &str) -> ConfigKey {
+    ConfigKey {
+        key: format!("fleet-{name}"),
+        owner: format!("fleet-{name}"),
+    }
+}
+
+/// The catalog models of the fleet's `accelerators` (names are validated).
+fn models(model: &Model) -> Vec<&'static Accelerator> {
+    model
+        .constraints
+        .accelerators
+        .iter()
+        .flatten()
+        .filter_map(|name| catalog::lookup(name).ok())
+        .collect()
+}
+
+/// The GPU counts a node of the fleet can have that get an overlay.
+fn gpu_counts(count: Option<&GpuCount>) -> BTreeSet<u32> {
+    let min = count.and_then(|c| c.min).unwrap_or(1);
+    let max = count
+        .and_then(|c| c.max)
+        .unwrap_or(min.max(DEFAULT_MAX_GPUS));
+    let mut counts: BTreeSet<u32> = (0..=10)
+        .map(|p| 1u32 << p)
+        .filter(|n| (min..=max).contains(n))
+        .collect();
+    counts.insert(min);
+    if count.and_then(|c| c.max).is_some() {
+        counts.insert(max);
+    }
+    counts
+}
+
+fn overlay_name(fleet: &str, gpus: u32) -> String {
+    format!("{fleet}-{gpus}-gpus")
+}
+
+/// The overlays the fleet's sharing asks for.
+fn wanted_overlays(model: &Model) -> BTreeMap<String, Overlay> {
+    let Some(settings) = &model.sharing.gpu_sharing else {
+        return BTreeMap::new();
+    };
+    let advertised = settings.advertised(&models(model));
+    gpu_counts(model.constraints.accelerator_count.as_ref())
+        .into_iter()
+        .filter_map(|gpus| {
+            let capacity = advertised.node_capacity(gpus);
+            (!capacity.is_empty()).then(|| {
+                (
+                    overlay_name(&model.name, gpus),
+                    Overlay {
+                        gpus: i64::from(gpus),
+                        capacity,
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+fn config_text(model: &Model) -> Option<String> {
+    let settings = model.sharing.gpu_sharing.as_ref()?;
+    Some(
+        settings
+            .device_plugin_config(None, &models(model))
+            .to_yaml(),
+    )
+}
+
+fn wanted_labels(model: &Model) -> Option<BTreeMap<String, String>> {
+    let settings = model.sharing.gpu_sharing.as_ref()?;
+    Some(settings.node_labels(&key(&model.name).key))
+}
+
+/// The outputs that follow from configuration.
+pub(super) fn derive(model: &mut Model) {
+    let models = models(model);
+    let advertised = model
+        .sharing
+        .gpu_sharing
+        .as_ref()
+        .map(|s| s.advertised(&models));
+    let (resource, per_gpu) = match &advertised {
+        Some(a) => (a.resource.clone(), a.units_per_gpu()),
+        None => (Some(GPU_RESOURCE.to_string()), 1),
+    };
+    let count = model.constraints.accelerator_count.as_ref();
+    let fixed = count.and_then(|c| c.min.filter(|min| Some(*min) == c.max));
+    model.sharing.gpu_resource = resource;
+    model.sharing.gpus_per_node_advertised = fixed.map(|gpus| i64::from(gpus * per_gpu));
+    model.sharing.device_plugin_config = config_text(model);
+    model.sharing.sharing_labels = wanted_labels(model);
+    let overlays = wanted_overlays(model);
+    model.sharing.node_overlays = model.sharing.gpu_sharing.as_ref().map(|_| overlays);
+}
+
+/// The NodePool template labels: the configured ones and the sharing ones.
+pub(super) fn template_labels(model: &Model) -> Option<BTreeMap<String, String>> {
+    match (model.labels.clone(), wanted_labels(model)) {
+        (None, None) => None,
+        (labels, sharing) => {
+            let mut all = labels.unwrap_or_default();
+            all.extend(sharing.unwrap_or_default());
+            Some(all)
+        }
+    }
+}
+
+/// Splits live template labels into the configured ones and the sharing
+/// ones (those of `gpu_sharing` in `prior`, or after an import the ones
+/// naming this fleet's key).
+pub(super) fn split_labels(
+    name: &str,
+    live: Option<BTreeMap<String, String>>,
+    prior: &Model,
+    importing: bool,
+) -> (Option<Labels>, Option<Labels>) {
+    let Some(mut live) = live else {
+        return (
+            None,
+            prior.sharing.gpu_sharing.as_ref().map(|_| BTreeMap::new()),
+        );
+    };
+    let ours = prior.sharing.gpu_sharing.is_some()
+        || (importing && live.get(CONFIG_LABEL) == Some(&key(name).key));
+    if !ours {
+        return (Some(live), None);
+    }
+    let sharing: BTreeMap<String, String> = [CONFIG_LABEL, MIG_CONFIG_LABEL]
+        .into_iter()
+        .filter_map(|k| live.remove_entry(k))
+        .collect();
+    (
+        Some(live).filter(|l| !l.is_empty() || !importing),
+        Some(sharing),
+    )
+}
+
+/// Checks `gpu_sharing` against the fleet's models, and that the
+/// configured labels leave the sharing labels to it.
+pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
+    let settings = config.attr("gpu_sharing");
+    if settings.is_null() || settings.is_unknown() {
+        return;
+    }
+    let accelerators = config.attr("accelerators");
+    if !accelerators.is_wholly_known() {
+        return;
+    }
+    let models: Vec<&'static Accelerator> = accelerators
+        .elements()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_str().and_then(|n| catalog::lookup(n).ok()))
+        .collect();
+    let path = AttributePath::attr("gpu_sharing");
+    sharing::check(
+        settings,
+        &path,
+        Strategy::NODES,
+        Models::Fleet(&models),
+        diagnostics,
+    );
+    for label in [CONFIG_LABEL, MIG_CONFIG_LABEL] {
+        if config
+            .attr("labels")
+            .entries()
+            .is_some_and(|l| l.contains_key(label))
+        {
+            diagnostics.error_at(
+                AttributePath::attr("labels").join_key(label),
+                "Label set by gpu_sharing",
+                format!("`{label}` is the label `gpu_sharing` puts on the fleet's nodes; remove it from `labels`."),
+            );
+        }
+    }
+}
+
+/// Plan-time warnings: sharing on a fleet tainted for training, and how
+/// the fleet goes with the cluster-wide default planned in the same run.
+pub(super) fn modify_plan(
+    cluster: &Cluster,
+    change: &PlanChange<'_>,
+    diagnostics: &mut Diagnostics,
+) {
+    let config = change.config;
+    let (Some(name), settings) = (config.attr("name").as_str(), config.attr("gpu_sharing")) else {
+        return;
+    };
+    if !settings.is_wholly_known() {
+        return;
+    }
+    let strategy = settings.attr("strategy").as_str().map(str::to_string);
+    if strategy.as_deref().is_some_and(|s| s != "none") {
+        let training = config
+            .attr("taints")
+            .elements()
+            .into_iter()
+            .flatten()
+            .find(|t| {
+                t.attr("key")
+                    .as_str()
+                    .is_some_and(|k| marks_training(k, t.attr("value").as_str()))
+            });
+        if let Some(taint) = training {
+            diagnostics.push(
+                Diagnostic::warning(
+                    "GPU sharing on a training fleet",
+                    format!(
+                        "Fleet {name:?} is tainted for training ({}={}) but shares its GPUs ({}): a training job asking for 8 GPUs would get 8 slices, not 8 cards. Training usually wants `strategy = \"none\"`.",
+                        taint.attr("key").as_str().unwrap_or_default(),
+                        taint.attr("value").as_str().unwrap_or_default(),
+                        strategy.as_deref().unwrap_or_default()
+                    ),
+                )
+                .at(AttributePath::attr("gpu_sharing")),
+            );
+        }
+    }
+    let note = PlanNote::Fleet {
+        name: name.to_string(),
+        sharing: strategy,
+    };
+    diagnostics.extend(sharing::plan_caveats(
+        cluster,
+        &format!("gpufleet_fleet {name}"),
+        &note,
+    ));
+}
+
+fn node_overlays() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("karpenter.sh", "v1alpha1", "NodeOverlay"),
+        "nodeoverlays",
+    )
+}
+
+fn overlay_object(model: &Model, name: &str, overlay: &Overlay, count_key: &str) -> DynamicObject {
+    let mut object = DynamicObject::new(name, &node_overlays());
+    object.data = json!({"spec": {
+        "requirements": [
+            {"key": NODEPOOL_LABEL, "operator": "In", "values": [model.name]},
+            {"key": count_key, "operator": "In", "values": [overlay.gpus.to_string()]},
+        ],
+        "capacity": overlay.capacity,
+    }});
+    object
+}
+
+/// Writes the key and the overlays `state` asks for (releasing those
+/// `prior` had and `state` does not), and restarts the device plugin on the
+/// fleet's nodes when their configuration changed.
+pub(super) async fn write(
+    cluster: &Cluster,
+    prior: Option<&Model>,
+    state: &mut Model,
+    deadline: Deadline,
+) -> Result<Vec<Diagnostic>, Diagnostics> {
+    let mut warnings = Vec::new();
+    let key = key(&state.name);
+    match config_text(state) {
+        Some(text) if key.write(cluster, &text, deadline).await? => {
+            key.restart_readers(cluster, deadline).await?;
+        }
+        Some(_) => {}
+        None if prior.is_some_and(|p| p.sharing.gpu_sharing.is_some()) => {
+            key.release(cluster, deadline).await?;
+        }
+        None => {}
+    }
+    let wanted = wanted_overlays(state);
+    let before: BTreeSet<String> = prior
+        .and_then(|p| p.sharing.node_overlays.clone())
+        .unwrap_or_default()
+        .into_keys()
+        .collect();
+    if wanted.is_empty() && before.is_empty() {
+        return Ok(warnings);
+    }
+    let kubernetes = &cluster.kubernetes;
+    let api = kubernetes.dynamic_api(&node_overlays()).await?;
+    let scheme = effective_scheme(state.label_scheme.as_deref(), cluster.label_scheme);
+    let count_key = scheme.label_keys().count;
+    for (name, overlay) in &wanted {
+        let object = overlay_object(state, name, overlay, count_key);
+        match kubernetes
+            .apply(
+                &api,
+                name,
+                &object,
+                &format!("write NodeOverlay {name:?}"),
+                NODE_OVERLAY_API,
+                deadline,
+            )
+            .await
+            .map_err(Diagnostics::from)
+        {
+            Ok(_) => {}
+            Err(d) if d.0.iter().any(|d| d.summary.ends_with("is not installed")) => {
+                warnings.push(Diagnostic::warning(
+                    "NodeOverlay not installed",
+                    format!(
+                        "Karpenter's {NODE_OVERLAY_API} CRD is not installed (or its NodeOverlay feature gate is off), so Karpenter plans fleet {:?} by its physical GPUs and launches more nodes than the shared capacity needs. Install the CRD and enable the gate, then apply again.",
+                        state.name
+                    ),
+                ));
+                return Ok(warnings);
+            }
+            Err(d) => return Err(d),
+        }
+    }
+    for name in before.iter().filter(|n| !wanted.contains_key(*n)) {
+        kubernetes
+            .remove(
+                &api,
+                name,
+                &format!("NodeOverlay {name:?}"),
+                NODE_OVERLAY_API,
+                deadline,
+            )
+            .await?;
+    }
+    Ok(warnings)
+}
+
+/// Reads the key and the overlays into `state`; after an import, also the
+/// `gpu_sharing` they imply.
+pub(super) async fn read(
+    cluster: &Cluster,
+    state: &mut Model,
+    prior: &Model,
+    importing: bool,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    let key = key(&state.name);
+    let managed =
+        prior.sharing.gpu_sharing.is_some() || prior.sharing.device_plugin_config.is_some();
+    if !(managed || importing) {
+        return Ok(());
+    }
+    let live = key.read(cluster, deadline).await?;
+    if importing
+        && state.sharing.sharing_labels.is_some()
+        && let Some(text) = &live
+        && let Ok(parsed) = device_plugin::parse(text)
+    {
+        let layout = state
+            .sharing
+            .sharing_labels
+            .as_ref()
+            .and_then(|l| l.get(MIG_CONFIG_LABEL).cloned());
+        state.sharing.gpu_sharing = Some(sharing::settings_from(&parsed, layout));
+    }
+    let expected = config_text(state);
+    state.sharing.device_plugin_config = observed_config(live, expected.as_deref());
+    let wanted = wanted_overlays(state);
+    let mut names: BTreeSet<String> = wanted.keys().cloned().collect();
+    names.extend(
+        prior
+            .sharing
+            .node_overlays
+            .iter()
+            .flatten()
+            .map(|(n, _)| n.clone()),
+    );
+    if names.is_empty() {
+        state.sharing.node_overlays = state.sharing.gpu_sharing.as_ref().map(|_| BTreeMap::new());
+        return Ok(());
+    }
+    let kubernetes = &cluster.kubernetes;
+    let api = kubernetes.dynamic_api(&node_overlays()).await?;
+    let mut found = BTreeMap::new();
+    for name in names {
+        let live = kubernetes
+            .retried(
+                deadline,
+                &format!("read NodeOverlay {name:?}"),
+                &format!("GET {NODE_OVERLAY_API} {name:?}"),
+                NODE_OVERLAY_API,
+                || async {
+                    match get(&api, &name).await {
+                        Ok(live) => Ok(Some(live)),
+                        Err(e) if api_missing(&e) => Ok(None),
+                        Err(e) => Err(e),
+                    }
+                },
+            )
+            .await?;
+        let Some(live) = live else {
+            // Nothing to compare with: the overlays could not be written.
+            state.sharing.node_overlays = Some(wanted);
+            return Ok(());
+        };
+        let Some(live) = live else { continue };
+        let spec = &live.data["spec"];
+        let gpus = spec["requirements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["key"] != NODEPOOL_LABEL)
+            .and_then(|r| r["values"][0].as_str())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let capacity = spec["capacity"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                )
+            })
+            .collect();
+        found.insert(name, Overlay { gpus, capacity });
+    }
+    state.sharing.node_overlays =
+        Some(found).filter(|f| !f.is_empty() || state.sharing.gpu_sharing.is_some());
+    Ok(())
+}
+
+/// Removes the key and the overlays `prior` wrote.
+pub(super) async fn delete(
+    cluster: &Cluster,
+    prior: &Model,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    if prior.sharing.gpu_sharing.is_some() || prior.sharing.device_plugin_config.is_some() {
+        key(&prior.name).release(cluster, deadline).await?;
+    }
+    let names: Vec<&String> = prior
+        .sharing
+        .node_overlays
+        .iter()
+        .flatten()
+        .map(|(n, _)| n)
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let kubernetes = &cluster.kubernetes;
+    let api = kubernetes.dynamic_api(&node_overlays()).await?;
+    for name in names {
+        match kubernetes
+            .remove(
+                &api,
+                name,
+                &format!("NodeOverlay {name:?}"),
+                NODE_OVERLAY_API,
+                deadline,
+            )
+            .await
+        {
+            Err(d) if d.0.iter().any(|d| d.summary.ends_with("is not installed")) => return Ok(()),
+            other => other?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::LabelScheme;
+    use crate::cluster::object::{AppliedObject, ObjectResource};
+    use crate::framework::model::{decode, encode};
+    use crate::framework::testkit::{Harness, errors};
+    use crate::resources::fleet::Fleet;
+
+    fn harness() -> Harness<Cluster> {
+        Harness::new(ObjectResource(Fleet))
+    }
+
+    fn inference(gpu_sharing: serde_json::Value) -> serde_json::Value {
+        json!({
+            "name": "inference",
+            "accelerators": ["L4"],
+            "accelerator_count": {"min": 1, "max": 4},
+            "node_class": {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"},
+            "gpu_sharing": gpu_sharing,
+        })
+    }
+
+    fn planned(config: serde_json::Value) -> Value {
+        let h = harness();
+        let plan = h.plan(
+            &Cluster::offline(LabelScheme::Cfke),
+            &Value::Null,
+            &h.value(config),
+        );
+        assert!(
+            errors(&plan.diagnostics).is_empty(),
+            "{:?}",
+            plan.diagnostics
+        );
+        plan.planned_state
+    }
+
+    #[test]
+    fn a_shared_fleet_plans_what_it_writes() {
+        let plan = planned(inference(
+            json!({"strategy": "time_slicing", "replicas": 4}),
+        ));
+        assert!(plan.is_wholly_known(), "{plan:?}");
+        assert_eq!(plan.attr("gpu_resource"), &Value::string("nvidia.com/gpu"));
+        assert!(plan.attr("gpus_per_node_advertised").is_null());
+        assert_eq!(
+            plan.attr("sharing_labels").to_json(),
+            json!({CONFIG_LABEL: "fleet-inference"})
+        );
+        let overlays = plan.attr("node_overlays").to_json();
+        assert_eq!(
+            overlays,
+            json!({
+                "inference-1-gpus": {"gpus": 1, "capacity": {"nvidia.com/gpu": "4"}},
+                "inference-2-gpus": {"gpus": 2, "capacity": {"nvidia.com/gpu": "8"}},
+                "inference-4-gpus": {"gpus": 4, "capacity": {"nvidia.com/gpu": "16"}},
+            })
+        );
+        // The NodePool's nodes join with the fleet's key.
+        let model: Model = decode(&plan).unwrap();
+        let object = Fleet
+            .to_object(&Cluster::offline(LabelScheme::Cfke), &model)
+            .unwrap();
+        assert_eq!(
+            object.data["spec"]["template"]["metadata"]["labels"],
+            json!({CONFIG_LABEL: "fleet-inference"})
+        );
+        // Reading the NodePool back gives the same state: the sharing
+        // labels are not taken for configured ones.
+        let live: DynamicObject =
+            serde_json::from_value(serde_json::to_value(&object).unwrap()).unwrap();
+        let mut state = Fleet
+            .state_from(&Cluster::offline(LabelScheme::Cfke), live, &model, false)
+            .unwrap();
+        assert_eq!(state.labels, None);
+        assert_eq!(state.sharing.sharing_labels, model.sharing.sharing_labels);
+        Fleet.derive(&mut state);
+        assert_eq!(state.sharing, model.sharing);
+        let ty = harness().schema().value_type();
+        assert!(
+            encode(&state, &ty)
+                .unwrap()
+                .semantically_eq(&encode(&model, &ty).unwrap())
+        );
+    }
+
+    #[test]
+    fn outputs_for_workloads() {
+        let fixed = |sharing: serde_json::Value| {
+            let mut config = inference(sharing);
+            config["accelerators"] = json!(["H100"]);
+            config["accelerator_count"] = json!({"min": 8, "max": 8});
+            let plan = planned(config);
+            (
+                plan.attr("gpu_resource").as_str().map(str::to_string),
+                plan.attr("gpus_per_node_advertised").as_i64(),
+            )
+        };
+        assert_eq!(
+            fixed(serde_json::Value::Null),
+            (Some("nvidia.com/gpu".into()), Some(8))
+        );
+        assert_eq!(
+            fixed(json!({"strategy": "mps", "replicas": 10, "rename_by_default": true})),
+            (Some("nvidia.com/gpu.shared".into()), Some(80))
+        );
+        assert_eq!(
+            fixed(json!({"strategy": "mig", "mig_layout": "all-1g.10gb"})),
+            (Some("nvidia.com/mig-1g.10gb".into()), Some(56))
+        );
+        assert_eq!(
+            fixed(json!({"strategy": "none"})),
+            (Some("nvidia.com/gpu".into()), Some(8))
+        );
+        let dedicated = planned(inference(json!({"strategy": "none"})));
+        assert_eq!(dedicated.attr("node_overlays").to_json(), json!({}));
+        let unshared = planned(inference(serde_json::Value::Null));
+        assert!(unshared.attr("device_plugin_config").is_null());
+        assert!(unshared.attr("sharing_labels").is_null());
+    }
+
+    #[test]
+    fn sharing_labels_are_left_to_gpu_sharing() {
+        let h = harness();
+        let mut config = inference(json!({"strategy": "time_slicing", "replicas": 2}));
+        config["labels"] = json!({CONFIG_LABEL: "mine"});
+        let found = h.validate(&h.value(config));
+        assert_eq!(found[0].0, format!("labels[\"{CONFIG_LABEL}\"]"));
+    }
+
+    #[test]
+    fn sharing_a_training_fleet_is_a_warning() {
+        let h = harness();
+        let mut config = inference(json!({"strategy": "time_slicing", "replicas": 2}));
+        config["taints"] =
+            json!([{"key": "workload", "value": "training", "effect": "NoSchedule"}]);
+        let plan = h.plan(
+            &Cluster::offline(LabelScheme::Cfke),
+            &Value::Null,
+            &h.value(config),
+        );
+        assert!(!plan.diagnostics.has_errors());
+        assert!(
+            plan.diagnostics
+                .0
+                .iter()
+                .any(|d| d.summary == "GPU sharing on a training fleet")
+        );
+    }
+
+    #[test]
+    fn one_overlay_per_gpu_count_a_node_can_have() {
+        let count = |min, max| GpuCount { min, max };
+        let listed = |c: Option<GpuCount>| gpu_counts(c.as_ref()).into_iter().collect::<Vec<_>>();
+        assert_eq!(listed(None), [1, 2, 4, 8, 16]);
+        assert_eq!(listed(Some(count(Some(8), Some(8)))), [8]);
+        assert_eq!(listed(Some(count(Some(2), None))), [2, 4, 8, 16]);
+        assert_eq!(listed(Some(count(Some(3), Some(6)))), [3, 4, 6]);
+        assert_eq!(listed(Some(count(None, Some(4)))), [1, 2, 4]);
+    }
+}

@@ -1,0 +1,497 @@
+//! `gpufleet_gpu_sharing`: the cluster-wide GPU sharing default, one per
+//! cluster: the device-plugin configuration every GPU node uses unless its
+//! fleet (`gpu_sharing`) or a `gpufleet_node_sharing` gives it its own.
+//!
+//! It writes the key `default` of the device-plugin ConfigMap (in the GPU
+//! Operator's namespace), and when the operator's `nvidia.com/v1`
+//! ClusterPolicy exists, points the operator at it: a server-side apply of
+//! only `spec.devicePlugin.config.{name,default}` and `spec.mig.strategy`
+//! with a field manager of its own, released on destroy, so everything else
+//! in the ClusterPolicy keeps its value and its owner. Without the operator
+//! only the ConfigMap is written, and a warning says how to point a
+//! standalone device plugin at it.
+//!
+//! The operator does not notice a changed ConfigMap (gpu-operator#1144), so
+//! when the configuration under `default` changes, the device-plugin pods
+//! on the nodes that use it are restarted (`restart_device_plugin`).
+
+use async_trait::async_trait;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::sharing::device_plugin::{self, MigStrategy};
+use super::sharing::writes::{ConfigKey, observed_config};
+use super::sharing::{self, DEFAULT_KEY, PlanNote, Settings, Strategy, field_manager};
+use crate::cluster::Cluster;
+use crate::cluster::errors::api_missing;
+use crate::cluster::retry::{Deadline, timeouts_attribute};
+use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::timeouts::{Operation, Timeouts};
+use crate::framework::validators::one_of;
+use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+
+/// Who owns the `default` key and the ClusterPolicy fields.
+const OWNER: &str = "sharing-default";
+const CLUSTER_POLICY_API: &str = "nvidia.com/v1 ClusterPolicy";
+
+/// The `gpufleet_gpu_sharing` resource.
+pub struct GpuSharing;
+
+/// The resource's state.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    id: Option<String>,
+    #[serde(flatten)]
+    settings: Settings,
+    mig_strategy: Option<String>,
+    manage_cluster_policy: Option<bool>,
+    restart_device_plugin: Option<bool>,
+    device_plugin_config: Option<String>,
+    cluster_policy: Option<String>,
+    timeouts: Option<Timeouts>,
+}
+
+impl Model {
+    fn deadline(&self, operation: Operation) -> Deadline {
+        Deadline::of(self.timeouts.as_ref(), operation)
+    }
+
+    fn config_text(&self) -> String {
+        let mig = self.mig_strategy.as_deref().and_then(MigStrategy::parse);
+        self.settings.device_plugin_config(mig, &[]).to_yaml()
+    }
+}
+
+fn key() -> ConfigKey {
+    ConfigKey {
+        key: DEFAULT_KEY.to_string(),
+        owner: OWNER.to_string(),
+    }
+}
+
+fn cluster_policies() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("nvidia.com", "v1", "ClusterPolicy"),
+        "clusterpolicies",
+    )
+}
+
+/// The ClusterPolicies; `None` when the GPU Operator is not installed.
+async fn cluster_policies_on(
+    cluster: &Cluster,
+    deadline: Deadline,
+) -> Result<Option<Vec<DynamicObject>>, Diagnostics> {
+    let kubernetes = &cluster.kubernetes;
+    let api = kubernetes.dynamic_api(&cluster_policies()).await?;
+    kubernetes
+        .retried(
+            deadline,
+            "list the GPU Operator's ClusterPolicies",
+            &format!("LIST {CLUSTER_POLICY_API}"),
+            CLUSTER_POLICY_API,
+            || async {
+                match api.list(&Default::default()).await {
+                    Ok(list) => Ok(Some(list.items)),
+                    Err(e) if api_missing(&e) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            },
+        )
+        .await
+}
+
+/// The ClusterPolicy the GPU Operator runs from, if it is installed: the
+/// first by name (the operator uses one).
+async fn find_cluster_policy(
+    cluster: &Cluster,
+    deadline: Deadline,
+) -> Result<Result<String, Diagnostic>, Diagnostics> {
+    let kubernetes = &cluster.kubernetes;
+    let map = &cluster.device_plugin_config;
+    let absent = || {
+        Diagnostic::warning(
+            "GPU Operator not found",
+            format!(
+                "There is no {CLUSTER_POLICY_API} on {}, so only the device-plugin configurations were written, to {map} under key `{DEFAULT_KEY}`. For the standalone NVIDIA device plugin Helm chart, install it in namespace {:?} with `config.name={}` and `config.default={DEFAULT_KEY}`. With the GPU Operator, apply again once it is installed.",
+                kubernetes.describe(),
+                map.namespace,
+                map.name
+            ),
+        )
+    };
+    let Some(policies) = cluster_policies_on(cluster, deadline).await? else {
+        return Ok(Err(absent()));
+    };
+    let mut names: Vec<String> = policies
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    names.sort();
+    Ok(names.into_iter().next().ok_or_else(absent))
+}
+
+/// The ClusterPolicy whose device plugin already reads our ConfigMap, for
+/// an import.
+async fn wired_cluster_policy(
+    cluster: &Cluster,
+    deadline: Deadline,
+) -> Result<Option<String>, Diagnostics> {
+    let policies = cluster_policies_on(cluster, deadline).await?;
+    Ok(policies
+        .into_iter()
+        .flatten()
+        .find(|p| {
+            p.data["spec"]["devicePlugin"]["config"]["name"] == cluster.device_plugin_config.name
+        })
+        .and_then(|p| p.metadata.name))
+}
+
+/// Applies our fields of ClusterPolicy `name`: the ConfigMap, its default
+/// key and, when set, the MIG strategy. Sending none releases them.
+async fn apply_cluster_policy(
+    cluster: &Cluster,
+    name: &str,
+    fields: Option<&Model>,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    let kubernetes = &cluster.kubernetes;
+    let resource = cluster_policies();
+    let api = kubernetes.dynamic_api(&resource).await?;
+    let mut object = DynamicObject::new(name, &resource);
+    object.data = json!({});
+    if let Some(model) = fields {
+        let mut spec = json!({
+            "devicePlugin": {"config": {
+                "name": cluster.device_plugin_config.name,
+                "default": DEFAULT_KEY,
+            }},
+        });
+        if let Some(mig) = &model.mig_strategy {
+            spec["mig"] = json!({ "strategy": mig });
+        }
+        object.data = json!({ "spec": spec });
+    }
+    let action = if fields.is_some() { "point" } else { "release" };
+    kubernetes
+        .apply_as(
+            &api,
+            name,
+            &object,
+            &field_manager(OWNER),
+            &format!("{action} the device-plugin configuration of ClusterPolicy {name:?}"),
+            CLUSTER_POLICY_API,
+            deadline,
+        )
+        .await?;
+    Ok(())
+}
+
+impl GpuSharing {
+    async fn write(
+        &self,
+        cluster: &Cluster,
+        prior: Option<&Model>,
+        mut planned: Model,
+        operation: Operation,
+    ) -> Result<Stored<Model>, Failed<Model>> {
+        let deadline = planned.deadline(operation);
+        let text = planned.config_text();
+        let changed = key().write(cluster, &text, deadline).await?;
+        planned.device_plugin_config = Some(text);
+        let mut warnings = Warnings::default();
+        let wired_before = prior.and_then(|p| p.cluster_policy.clone());
+        let result: Result<(), Diagnostics> = async {
+            if planned.manage_cluster_policy != Some(false) {
+                match find_cluster_policy(cluster, deadline).await? {
+                    Ok(name) => {
+                        apply_cluster_policy(cluster, &name, Some(&planned), deadline).await?;
+                        planned.cluster_policy = Some(name);
+                    }
+                    Err(warning) => {
+                        warnings.push(warning);
+                        planned.cluster_policy = None;
+                    }
+                }
+            } else {
+                planned.cluster_policy = None;
+            }
+            if let Some(before) =
+                wired_before.filter(|b| planned.cluster_policy.as_ref() != Some(b))
+            {
+                apply_cluster_policy(cluster, &before, None, deadline).await?;
+            }
+            if changed && planned.restart_device_plugin != Some(false) {
+                key().restart_readers(cluster, deadline).await?;
+            }
+            Ok(())
+        }
+        .await;
+        match result {
+            Ok(()) => Ok(Stored::new(planned).warn(warnings)),
+            Err(d) => Err(Failed::after_write(planned, d)),
+        }
+    }
+}
+
+#[async_trait]
+impl Resource<Cluster> for GpuSharing {
+    type Model = Model;
+
+    fn name(&self) -> &'static str {
+        "gpu_sharing"
+    }
+
+    fn schema(&self) -> ObjectSchema {
+        let mut attrs = vec![
+            Attr::string("id")
+                .derived_from(&["strategy"])
+                .describe("Always `default`: the ConfigMap key this resource owns."),
+        ];
+        attrs.extend(sharing::attributes(Strategy::CLUSTER, false));
+        attrs.extend([
+            Attr::string("mig_strategy")
+                .optional()
+                .validate(one_of(MigStrategy::NAMES))
+                .describe("How MIG devices are advertised on every node: `none`, `single` (all alike, as `nvidia.com/gpu`) or `mixed` (each profile its own resource; what fleets with `strategy = \"mig\"` need). Written to the configuration's `flags.migStrategy` and the ClusterPolicy's `spec.mig.strategy`; unset leaves the ClusterPolicy's as it is."),
+            Attr::bool("manage_cluster_policy")
+                .default(Value::Bool(true))
+                .describe("Point the GPU Operator's ClusterPolicy at the configuration: `spec.devicePlugin.config.{name,default}` and (with `mig_strategy`) `spec.mig.strategy`, nothing else; released on destroy."),
+            Attr::bool("restart_device_plugin")
+                .default(Value::Bool(true))
+                .describe("When the configuration changes, restart the device-plugin pods of the nodes using it (the GPU Operator does not notice a changed ConfigMap)."),
+            Attr::string("device_plugin_config")
+                .derived_from(&["strategy", "replicas", "rename_by_default", "fail_requests_greater_than_one", "mig_strategy"])
+                .observed()
+                .describe("The device-plugin configuration (YAML) under key `default` of the provider's `device_plugin_config_map`."),
+            Attr::string("cluster_policy")
+                .computed()
+                .describe("The GPU Operator ClusterPolicy pointed at the configuration; null without the operator or with `manage_cluster_policy = false`."),
+            timeouts_attribute(),
+        ]);
+        ObjectSchema::new(
+            "The cluster-wide GPU sharing default: time slicing or MPS for every GPU node that its fleet (`gpu_sharing`) or a `gpufleet_node_sharing` does not configure otherwise. One per cluster. Training fleets should set `gpu_sharing = { strategy = \"none\" }` to keep dedicated GPUs.",
+            attrs,
+        )
+    }
+
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        sharing::check(
+            config,
+            &AttributePath::root(),
+            Strategy::CLUSTER,
+            sharing::Models::Unknown,
+            diagnostics,
+        );
+    }
+
+    fn derive(&self, model: &mut Model) {
+        model.id = Some(DEFAULT_KEY.to_string());
+        model.device_plugin_config = Some(model.config_text());
+    }
+
+    fn modify_plan(
+        &self,
+        cluster: &Cluster,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let config = change.config;
+        let (Some(strategy), replicas, mig) = (
+            config.attr("strategy").as_str(),
+            config.attr("replicas"),
+            config.attr("mig_strategy"),
+        ) else {
+            return;
+        };
+        if replicas.is_unknown() || mig.is_unknown() {
+            return;
+        }
+        let note = PlanNote::ClusterDefault {
+            strategy: strategy.to_string(),
+            replicas: replicas.as_i64().and_then(|r| u32::try_from(r).ok()),
+            mig_strategy: mig.as_str().map(str::to_string),
+        };
+        diagnostics.extend(sharing::plan_caveats(
+            cluster,
+            "gpufleet_gpu_sharing",
+            &note,
+        ));
+    }
+
+    async fn create(
+        &self,
+        cluster: &Cluster,
+        planned: Model,
+    ) -> Result<Stored<Model>, Failed<Model>> {
+        self.write(cluster, None, planned, Operation::Create).await
+    }
+
+    async fn read(
+        &self,
+        cluster: &Cluster,
+        current: Model,
+        private: &Private,
+    ) -> Result<Option<Stored<Model>>, Diagnostics> {
+        let deadline = current.deadline(Operation::Read);
+        let Some(live) = key().read(cluster, deadline).await? else {
+            return Ok(None);
+        };
+        let mut state = current;
+        if private.importing {
+            let parsed = device_plugin::parse(&live).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    "Unreadable device-plugin configuration",
+                    format!("Key `{DEFAULT_KEY}` of {} is not a configuration the device plugin accepts: {e}", cluster.device_plugin_config),
+                ))
+            })?;
+            state.settings = sharing::settings_from(&parsed, None);
+            state.mig_strategy = parsed["flags"]["migStrategy"]
+                .as_str()
+                .filter(|s| *s != "none")
+                .map(str::to_string);
+            state.cluster_policy = wired_cluster_policy(cluster, deadline).await?;
+            state.manage_cluster_policy = Some(state.cluster_policy.is_some());
+            state.restart_device_plugin = Some(true);
+        }
+        let expected = state.config_text();
+        state.device_plugin_config = observed_config(Some(live), Some(&expected));
+        Ok(Some(state.into()))
+    }
+
+    async fn update(
+        &self,
+        cluster: &Cluster,
+        prior: Model,
+        planned: Model,
+        _private: &Private,
+    ) -> Result<Stored<Model>, Failed<Model>> {
+        self.write(cluster, Some(&prior), planned, Operation::Update)
+            .await
+    }
+
+    async fn delete(
+        &self,
+        cluster: &Cluster,
+        prior: Model,
+        _private: &Private,
+    ) -> Result<Warnings, Diagnostics> {
+        let deadline = prior.deadline(Operation::Delete);
+        if let Some(name) = &prior.cluster_policy {
+            apply_cluster_policy(cluster, name, None, deadline).await?;
+        }
+        let removed = key().release(cluster, deadline).await?;
+        if removed && prior.restart_device_plugin != Some(false) {
+            key().restart_readers(cluster, deadline).await?;
+        }
+        Ok(Warnings::default())
+    }
+
+    fn import(&self, id: &str) -> Result<Model, Diagnostics> {
+        if id != DEFAULT_KEY {
+            return Err(Diagnostic::error(
+                "Invalid import ID",
+                format!(
+                    "Import the cluster-wide GPU sharing by its key, `{DEFAULT_KEY}` (got {id:?})."
+                ),
+            )
+            .into());
+        }
+        Ok(Model::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::LabelScheme;
+    use crate::framework::testkit::{Harness, errors};
+    use serde_json::json;
+
+    fn harness() -> Harness<Cluster> {
+        Harness::new(GpuSharing)
+    }
+
+    fn errors_of(config: serde_json::Value) -> Vec<(String, String)> {
+        let h = harness();
+        h.errors(&Cluster::offline(LabelScheme::Cfke), &h.value(config))
+    }
+
+    #[test]
+    fn plans_the_configuration_it_writes() {
+        let h = harness();
+        let config =
+            h.value(json!({"strategy": "time_slicing", "replicas": 4, "mig_strategy": "mixed"}));
+        let plan = h.plan(&Cluster::offline(LabelScheme::Cfke), &Value::Null, &config);
+        assert!(
+            errors(&plan.diagnostics).is_empty(),
+            "{:?}",
+            plan.diagnostics
+        );
+        let planned = &plan.planned_state;
+        assert_eq!(planned.attr("id"), &Value::string("default"));
+        let text = planned.attr("device_plugin_config").as_str().unwrap();
+        let parsed: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+        assert_eq!(
+            parsed,
+            json!({"version": "v1", "flags": {"migStrategy": "mixed"}, "sharing": {"timeSlicing": {
+                "renameByDefault": false, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}})
+        );
+        assert!(planned.attr("cluster_policy").is_unknown());
+        // No sharing: a configuration without `sharing`, not `replicas: 1`.
+        let none = h.plan(
+            &Cluster::offline(LabelScheme::Cfke),
+            &Value::Null,
+            &h.value(json!({"strategy": "none"})),
+        );
+        let text = none
+            .planned_state
+            .attr("device_plugin_config")
+            .as_str()
+            .unwrap()
+            .to_string();
+        let parsed: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(
+            parsed,
+            json!({"version": "v1", "flags": {"migStrategy": "none"}})
+        );
+    }
+
+    #[test]
+    fn bad_settings_are_reported_at_their_attribute() {
+        let at = |config| {
+            errors_of(config)
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(at(json!({"strategy": "mps"})), ["replicas"]);
+        assert_eq!(
+            at(json!({"strategy": "time_slicing", "replicas": 1})),
+            ["replicas"]
+        );
+        assert_eq!(
+            at(json!({"strategy": "time_slicing", "replicas": 49})),
+            ["replicas"]
+        );
+        assert_eq!(at(json!({"strategy": "mig"})), ["strategy"]);
+        assert_eq!(at(json!({"strategy": "none", "replicas": 4})), ["replicas"]);
+        assert_eq!(
+            at(json!({"strategy": "none", "rename_by_default": true})),
+            ["rename_by_default"]
+        );
+        assert_eq!(
+            at(json!({"strategy": "mps", "replicas": 4, "mig_strategy": "some"})),
+            ["mig_strategy"]
+        );
+        let found = errors_of(json!({"strategy": "time_slicing", "replicas": 49}));
+        assert!(found[0].1.contains("49 is outside 2..=48"), "{found:?}");
+    }
+
+    #[test]
+    fn import_takes_only_the_default_key() {
+        assert!(GpuSharing.import("default").is_ok());
+        assert!(GpuSharing.import("fleet-x").is_err());
+    }
+}

@@ -1,0 +1,720 @@
+//! GPU sharing as the three resources declare it: the cluster-wide default
+//! (`gpufleet_gpu_sharing`), a fleet's own (`gpu_sharing` on
+//! `gpufleet_fleet`) and that of existing nodes (`gpufleet_node_sharing`).
+//!
+//! Each writes one key of the device-plugin ConfigMap (`default`,
+//! `fleet-NAME`, `node-NAME`) with a field manager of its own, and nodes
+//! pick a key with the `nvidia.com/device-plugin.config` label (MIG layouts
+//! with `nvidia.com/mig.config`). Settings are checked here, at plan time,
+//! against every GPU model they will run on.
+//!
+//! - [`device_plugin`]: the configuration file, typed, and how the plugin reads it.
+//! - [`writes`]: writing a key and restarting the device-plugin pods it affects.
+
+pub mod device_plugin;
+pub mod writes;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::catalog::{self, Accelerator, GPU_RESOURCE, MigLayout, Sharing, shared_resource};
+use crate::framework::schema::Attr;
+use crate::framework::validators::{Validator, integer_between, one_of, quoted_list};
+use crate::protocol::{AttributePath, Diagnostics, Value};
+use device_plugin::{Config, MigStrategy, Replicated, SharedBy};
+
+/// The node label that picks a key of the device-plugin ConfigMap.
+pub const CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+/// The node label that picks the MIG layout mig-manager applies.
+pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
+/// The key nodes without [`CONFIG_LABEL`] use.
+pub const DEFAULT_KEY: &str = "default";
+
+const MIN_REPLICAS: i64 = 2;
+const MAX_REPLICAS: i64 = 48;
+
+/// How a GPU is shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Dedicated GPUs.
+    None,
+    /// Time slicing.
+    TimeSlicing,
+    /// CUDA MPS.
+    Mps,
+    /// MIG partitions.
+    Mig,
+}
+
+impl Strategy {
+    /// The strategies of the cluster-wide default (the GPU Operator's one
+    /// switch has no MIG: MIG is per node).
+    pub const CLUSTER: &'static [&'static str] = &["none", "time_slicing", "mps"];
+    /// The strategies of fleets and nodes.
+    pub const NODES: &'static [&'static str] = &["none", "time_slicing", "mps", "mig"];
+
+    /// Parses one of [`NODES`](Self::NODES).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(Self::None),
+            "time_slicing" => Some(Self::TimeSlicing),
+            "mps" => Some(Self::Mps),
+            "mig" => Some(Self::Mig),
+            _ => None,
+        }
+    }
+}
+
+/// The sharing settings every sharing resource has.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// `none`, `time_slicing`, `mps` or `mig`.
+    pub strategy: String,
+    /// Pods per GPU (per MIG device with `mig`).
+    pub replicas: Option<u32>,
+    /// The MIG layout; fleets and nodes only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_layout: Option<String>,
+    /// Advertise shared devices as `<resource>.shared`.
+    pub rename_by_default: Option<bool>,
+    /// Refuse requests for more than one shared device.
+    pub fail_requests_greater_than_one: Option<bool>,
+}
+
+/// The sharing attributes: `strategy` (one of `strategies`), `replicas`,
+/// `mig_layout` (when `with_mig`), `rename_by_default`,
+/// `fail_requests_greater_than_one`.
+pub fn attributes(strategies: &'static [&'static str], with_mig: bool) -> Vec<Attr> {
+    let mut attrs = vec![
+        Attr::string("strategy")
+            .required()
+            .validate(one_of(strategies))
+            .describe(if with_mig {
+                "`none` (dedicated GPUs), `time_slicing` (any GPU; no memory isolation), `mps` (Volta or newer; memory and compute split evenly) or `mig` (hardware partitions, see `mig_layout`)."
+            } else {
+                "`none` (dedicated GPUs), `time_slicing` (any GPU; no memory isolation) or `mps` (Volta or newer; memory and compute split evenly)."
+            }),
+        Attr::number("replicas")
+            .optional()
+            .validate(integer_between(
+                MIN_REPLICAS,
+                MAX_REPLICAS,
+                " (the device plugin shares a GPU at least 2 ways, and NVIDIA's MPS daemon serves at most 48 clients per GPU)",
+            ))
+            .describe(if with_mig {
+                "Pods per GPU; needed by `time_slicing` and `mps`. With `mig`, time-slices each MIG device this many ways. MPS allows at most 16 below compute capability 7.5."
+            } else {
+                "Pods per GPU; needed by `time_slicing` and `mps`. MPS allows at most 16 below compute capability 7.5."
+            }),
+    ];
+    if with_mig {
+        attrs.push(
+            Attr::string("mig_layout")
+                .optional()
+                .validate(Validator::string_with(
+                    "A layout mig-manager knows: `all-disabled`, `all-enabled`, `all-balanced` or `all-<profile>` such as `all-1g.10gb` (`+me` spelled `.me`).",
+                    |name| {
+                        if catalog::is_known_layout(name) {
+                            Ok(())
+                        } else {
+                            Err(format!(
+                                "{name:?} is not a MIG layout: use all-disabled, all-enabled, all-balanced or all-<profile> with a profile of the GPU (see `gpufleet_accelerators`)"
+                            ))
+                        }
+                    },
+                ))
+                .describe("The MIG layout with `strategy = \"mig\"`, applied by mig-manager through the `nvidia.com/mig.config` node label."),
+        );
+    }
+    attrs.extend([
+        Attr::bool("rename_by_default")
+            .default(Value::Bool(false))
+            .describe("Advertise shared devices as `<resource>.shared` (e.g. `nvidia.com/gpu.shared`), so pods ask for shared GPUs by name."),
+        Attr::bool("fail_requests_greater_than_one")
+            .optional()
+            .describe("Refuse a pod asking for more than one shared device (it would get no more GPU). Unset: the device plugin's default, off for time slicing and on for MPS."),
+    ]);
+    attrs
+}
+
+/// What the GPU models of a sharing configuration are known to be.
+pub enum Models<'a> {
+    /// The models of a fleet's `accelerators` (empty: the fleet has none).
+    Fleet(&'a [&'static Accelerator]),
+    /// Unknown: the cluster-wide default, or existing nodes.
+    Unknown,
+}
+
+/// Checks sharing settings in configuration (the object at `path`, whose
+/// schema allows `strategies`) against the GPU models they run on. Unknown
+/// values are left for later.
+pub fn check(
+    config: &Value,
+    path: &AttributePath,
+    strategies: &[&str],
+    models: Models<'_>,
+    diagnostics: &mut Diagnostics,
+) {
+    let Some(strategy) = config
+        .attr("strategy")
+        .as_str()
+        .filter(|s| strategies.contains(s))
+        .and_then(Strategy::parse)
+    else {
+        return;
+    };
+    let at = |name: &str| path.join_attr(name);
+    let named = |name: &str| {
+        if path.0.is_empty() {
+            format!("`{name}`")
+        } else {
+            format!("`{path}.{name}`")
+        }
+    };
+    let set = |name: &str| !config.attr(name).is_null();
+    let mut error = |name: &str, summary: &str, detail: String| {
+        diagnostics.error_at(at(name), summary, detail);
+    };
+    let replicas = config.attr("replicas");
+    let layout = config.attr("mig_layout");
+    let renames = config.attr("rename_by_default").as_bool() == Some(true);
+    match strategy {
+        Strategy::None => {
+            for name in ["replicas", "mig_layout", "fail_requests_greater_than_one"] {
+                if set(name) {
+                    error(
+                        name,
+                        "Setting without sharing",
+                        format!(
+                            "{}: means nothing with `strategy = \"none\"` (dedicated GPUs); leave it out.",
+                            named(name)
+                        ),
+                    );
+                }
+            }
+            if renames {
+                error(
+                    "rename_by_default",
+                    "Setting without sharing",
+                    format!(
+                        "{}: nothing is shared with `strategy = \"none\"`, so nothing is renamed.",
+                        named("rename_by_default")
+                    ),
+                );
+            }
+        }
+        Strategy::TimeSlicing | Strategy::Mps => {
+            if replicas.is_null() {
+                error(
+                    "replicas",
+                    "Missing replicas",
+                    format!(
+                        "{}: `strategy = \"{}\"` needs `replicas`, the pods that share each GPU (2 to 48).",
+                        named("replicas"),
+                        config.attr("strategy").as_str().unwrap_or_default()
+                    ),
+                );
+            }
+            if set("mig_layout") {
+                error(
+                    "mig_layout",
+                    "MIG layout without MIG",
+                    format!(
+                        "{}: a MIG layout needs `strategy = \"mig\"`.",
+                        named("mig_layout")
+                    ),
+                );
+            }
+        }
+        Strategy::Mig => {
+            if layout.is_null() {
+                error(
+                    "mig_layout",
+                    "Missing MIG layout",
+                    format!(
+                        "{}: `strategy = \"mig\"` needs a `mig_layout`, such as `all-1g.10gb` or `all-balanced`.",
+                        named("mig_layout")
+                    ),
+                );
+            }
+            let without_devices = matches!(
+                layout.as_str(),
+                Some(catalog::MIG_DISABLED | catalog::MIG_ENABLED)
+            );
+            if without_devices && set("replicas") {
+                error(
+                    "replicas",
+                    "Nothing to time-slice",
+                    format!(
+                        "{}: layout `{}` makes no MIG devices to time-slice.",
+                        named("replicas"),
+                        layout.as_str().unwrap_or_default()
+                    ),
+                );
+            }
+            if replicas.is_null() {
+                for name in ["fail_requests_greater_than_one"] {
+                    if set(name) {
+                        error(
+                            name,
+                            "Setting without sharing",
+                            format!(
+                                "{}: MIG devices are only shared when time-sliced, with `replicas`.",
+                                named(name)
+                            ),
+                        );
+                    }
+                }
+                if renames {
+                    error(
+                        "rename_by_default",
+                        "Setting without sharing",
+                        format!(
+                            "{}: MIG devices are only renamed when time-sliced, with `replicas`.",
+                            named("rename_by_default")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let Models::Fleet(models) = models else {
+        return;
+    };
+    let needs_models = matches!(strategy, Strategy::Mps | Strategy::Mig);
+    if needs_models && models.is_empty() {
+        let mode = if strategy == Strategy::Mps {
+            "MPS"
+        } else {
+            "MIG"
+        };
+        error(
+            "strategy",
+            "GPU models unknown",
+            format!(
+                "{}: {mode} depends on the GPU model, and the fleet sets no `accelerators`: list the models so they can be checked.",
+                named("strategy")
+            ),
+        );
+        return;
+    }
+    match strategy {
+        Strategy::Mps => {
+            for model in models {
+                if !model.supports(Sharing::Mps) {
+                    let (major, minor) = model.compute_capability;
+                    error(
+                        "strategy",
+                        "MPS not supported",
+                        format!(
+                            "{}: MPS needs Volta or newer (compute capability 7.0): {} is {} ({major}.{minor}).",
+                            named("strategy"),
+                            model.name,
+                            title(model.architecture.as_str())
+                        ),
+                    );
+                    continue;
+                }
+                if let Some(n) = replicas.as_i64()
+                    && n > i64::from(model.max_mps_clients())
+                {
+                    let (major, minor) = model.compute_capability;
+                    error(
+                        "replicas",
+                        "Too many MPS clients",
+                        format!(
+                            "{}: {n} is more MPS clients than {} serves per GPU: at most {} at compute capability {major}.{minor} (48 from 7.5 on).",
+                            named("replicas"),
+                            model.name,
+                            model.max_mps_clients()
+                        ),
+                    );
+                }
+            }
+        }
+        Strategy::Mig => {
+            let mut first: Option<(&Accelerator, MigLayout)> = None;
+            for model in models {
+                if !model.supports(Sharing::Mig) {
+                    error(
+                        "strategy",
+                        "MIG not supported",
+                        format!(
+                            "{}: {} has no MIG; MIG needs a data-centre Ampere, Hopper or Blackwell GPU such as A100, H100 or B200.",
+                            named("strategy"),
+                            model.name
+                        ),
+                    );
+                    continue;
+                }
+                let Some(name) = layout.as_str() else {
+                    continue;
+                };
+                let Some(found) = model.mig_layout(name) else {
+                    let known: Vec<String> =
+                        model.mig_layouts().into_iter().map(|l| l.name).collect();
+                    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                    error(
+                        "mig_layout",
+                        "MIG layout not available",
+                        format!(
+                            "{}: {} has no layout `{name}`; its layouts are {}.",
+                            named("mig_layout"),
+                            model.name,
+                            quoted_list(&known)
+                        ),
+                    );
+                    continue;
+                };
+                match &first {
+                    None => first = Some((model, found)),
+                    Some((other, theirs)) if theirs.resources() != found.resources() => {
+                        error(
+                            "mig_layout",
+                            "MIG devices differ between models",
+                            format!(
+                                "{}: `{name}` gives {} {} per GPU but {} {}; workloads could not ask for one kind of device. Use one fleet per model.",
+                                named("mig_layout"),
+                                other.name,
+                                describe(&theirs.resources()),
+                                model.name,
+                                describe(&found.resources())
+                            ),
+                        );
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn title(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>() + chars.as_str())
+        .unwrap_or_default()
+}
+
+fn describe(resources: &[(String, u32)]) -> String {
+    if resources.is_empty() {
+        return "no devices".into();
+    }
+    resources
+        .iter()
+        .map(|(r, n)| format!("{n} × {r}"))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+impl Settings {
+    /// The strategy; `None` for a value no validation let through.
+    pub fn strategy(&self) -> Strategy {
+        Strategy::parse(&self.strategy).unwrap_or(Strategy::None)
+    }
+
+    fn renames(&self) -> bool {
+        self.rename_by_default == Some(true)
+    }
+
+    /// The layout of `models` (the first that has it), or of any catalog
+    /// model when the models are unknown.
+    fn layout(&self, models: &[&'static Accelerator]) -> Option<MigLayout> {
+        let name = self.mig_layout.as_deref()?;
+        let candidates: Vec<&'static Accelerator> = if models.is_empty() {
+            catalog::all().iter().collect()
+        } else {
+            models.to_vec()
+        };
+        candidates.iter().find_map(|m| m.mig_layout(name))
+    }
+
+    /// The MIG device resources the layout makes on `models` (any catalog
+    /// model with that layout when unknown: the plugin skips the names a
+    /// node does not have).
+    fn mig_resources(&self, models: &[&'static Accelerator]) -> Vec<String> {
+        let Some(name) = self.mig_layout.as_deref() else {
+            return Vec::new();
+        };
+        let candidates: Vec<&'static Accelerator> = if models.is_empty() {
+            catalog::all().iter().collect()
+        } else {
+            models.to_vec()
+        };
+        let mut names: Vec<String> = Vec::new();
+        for layout in candidates.iter().filter_map(|m| m.mig_layout(name)) {
+            if !layout.mig_enabled {
+                continue;
+            }
+            for (resource, _) in layout.resources() {
+                if !names.contains(&resource) {
+                    names.push(resource);
+                }
+            }
+        }
+        names
+    }
+
+    /// The device-plugin configuration these settings make. `mig_strategy`
+    /// applies to the cluster-wide default; fleets and nodes use `mixed`
+    /// for MIG (each profile its own resource) and `none` otherwise.
+    pub fn device_plugin_config(
+        &self,
+        mig_strategy: Option<MigStrategy>,
+        models: &[&'static Accelerator],
+    ) -> Config {
+        let strategy = self.strategy();
+        let mig_strategy = mig_strategy.unwrap_or(if strategy == Strategy::Mig {
+            MigStrategy::Mixed
+        } else {
+            MigStrategy::None
+        });
+        let replicated = |resources: Vec<String>, replicas: u32| {
+            Replicated::new(
+                resources,
+                replicas,
+                self.renames(),
+                self.fail_requests_greater_than_one,
+            )
+        };
+        let gpu = || vec![GPU_RESOURCE.to_string()];
+        let sharing = match (strategy, self.replicas) {
+            (Strategy::TimeSlicing, Some(r)) => Some((SharedBy::TimeSlicing, replicated(gpu(), r))),
+            (Strategy::Mps, Some(r)) => Some((SharedBy::Mps, replicated(gpu(), r))),
+            (Strategy::Mig, Some(r)) => {
+                let resources = self.mig_resources(models);
+                (!resources.is_empty()).then(|| (SharedBy::TimeSlicing, replicated(resources, r)))
+            }
+            _ => None,
+        };
+        Config::new(mig_strategy, sharing)
+    }
+
+    /// The node labels that select `key` (and the MIG layout).
+    pub fn node_labels(&self, key: &str) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::from([(CONFIG_LABEL.to_string(), key.to_string())]);
+        if self.strategy() == Strategy::Mig
+            && let Some(layout) = &self.mig_layout
+        {
+            labels.insert(MIG_CONFIG_LABEL.to_string(), layout.clone());
+        }
+        labels
+    }
+
+    /// What one GPU of `models` advertises with these settings.
+    pub fn advertised(&self, models: &[&'static Accelerator]) -> Advertised {
+        let shared = |resource: String| {
+            if self.renames() {
+                shared_resource(&resource)
+            } else {
+                resource
+            }
+        };
+        let whole = Advertised {
+            resource: Some(GPU_RESOURCE.to_string()),
+            per_gpu: Vec::new(),
+            hides_whole_gpus: false,
+        };
+        match (self.strategy(), self.replicas) {
+            (Strategy::TimeSlicing | Strategy::Mps, Some(r)) => Advertised {
+                resource: Some(shared(GPU_RESOURCE.to_string())),
+                per_gpu: vec![(shared(GPU_RESOURCE.to_string()), r)],
+                hides_whole_gpus: self.renames(),
+            },
+            (Strategy::Mig, replicas) => match self.layout(models) {
+                Some(layout) if layout.mig_enabled => {
+                    let factor = replicas.unwrap_or(1);
+                    let per_gpu: Vec<(String, u32)> = layout
+                        .resources()
+                        .into_iter()
+                        .map(|(r, n)| {
+                            let r = if replicas.is_some() { shared(r) } else { r };
+                            (r, n * factor)
+                        })
+                        .collect();
+                    Advertised {
+                        resource: per_gpu.first().map(|(r, _)| r.clone()),
+                        per_gpu,
+                        hides_whole_gpus: true,
+                    }
+                }
+                _ => whole,
+            },
+            _ => whole,
+        }
+    }
+}
+
+/// What one physical GPU advertises.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Advertised {
+    /// The resource workloads ask for: the first (smallest) device kind;
+    /// `None` when the GPU advertises nothing (`all-enabled`).
+    pub resource: Option<String>,
+    /// Each resource and how many of it, where that differs from one whole
+    /// `nvidia.com/gpu`; empty when it does not.
+    pub per_gpu: Vec<(String, u32)>,
+    /// Whether `nvidia.com/gpu` disappears (renamed, or split by MIG).
+    pub hides_whole_gpus: bool,
+}
+
+impl Advertised {
+    /// How many of [`resource`](Self::resource) one GPU advertises.
+    pub fn units_per_gpu(&self) -> u32 {
+        match &self.resource {
+            None => 0,
+            Some(r) => self
+                .per_gpu
+                .iter()
+                .find(|(name, _)| name == r)
+                .map_or(1, |(_, n)| *n),
+        }
+    }
+
+    /// The capacity a node with `gpus` GPUs advertises, for Karpenter to
+    /// plan with; empty when it is the plain `nvidia.com/gpu` count.
+    pub fn node_capacity(&self, gpus: u32) -> BTreeMap<String, String> {
+        let mut capacity: BTreeMap<String, String> = self
+            .per_gpu
+            .iter()
+            .map(|(r, n)| (r.clone(), (n * gpus).to_string()))
+            .collect();
+        if self.hides_whole_gpus {
+            capacity
+                .entry(GPU_RESOURCE.to_string())
+                .or_insert_with(|| "0".into());
+        }
+        capacity
+    }
+}
+
+/// The field manager of a key owner: `gpufleet-fleet-inference`.
+pub fn field_manager(owner: &str) -> String {
+    format!("{}-{owner}", crate::cluster::FIELD_MANAGER)
+}
+
+/// Settings read back from a configuration the plugin accepts (as
+/// [`device_plugin::parse`] gives it) and the node's MIG layout label, for
+/// an import: the attributes that write such a configuration. Whatever they
+/// cannot express shows as a difference in `device_plugin_config`.
+pub fn settings_from(parsed: &Json, mig_layout: Option<String>) -> Settings {
+    let sharing = &parsed["sharing"];
+    let (block, by) = if sharing["mps"].is_object() {
+        (&sharing["mps"], "mps")
+    } else if sharing["timeSlicing"].is_object() {
+        (&sharing["timeSlicing"], "time_slicing")
+    } else {
+        (&Json::Null, "none")
+    };
+    let strategy = if mig_layout.is_some() { "mig" } else { by };
+    let replicas = block["resources"][0]["replicas"]
+        .as_u64()
+        .and_then(|r| u32::try_from(r).ok());
+    Settings {
+        strategy: strategy.to_string(),
+        replicas,
+        mig_layout,
+        rename_by_default: Some(block["renameByDefault"].as_bool().unwrap_or(false)),
+        fail_requests_greater_than_one: block["failRequestsGreaterThanOne"].as_bool(),
+    }
+}
+
+/// The plan-notes topic where sharing resources say what they are.
+const PLAN_TOPIC: &str = "gpu-sharing";
+
+/// What a resource planned in this run is, for the sharing caveats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PlanNote {
+    /// The cluster-wide default.
+    ClusterDefault {
+        /// Its strategy.
+        strategy: String,
+        /// Its replicas.
+        replicas: Option<u32>,
+        /// Its MIG strategy, when set.
+        mig_strategy: Option<String>,
+    },
+    /// A fleet.
+    Fleet {
+        /// The fleet's name.
+        name: String,
+        /// Its own sharing strategy; `None` when it has no `gpu_sharing`.
+        sharing: Option<String>,
+    },
+}
+
+/// Warnings about how this resource (`who`, described by `note`) and the
+/// others planned in this run go together: fleets without `gpu_sharing` get
+/// the cluster-wide sharing, and MIG fleets need the `mixed` MIG strategy.
+/// Each pair is told once, by whichever of the two is planned second.
+pub fn plan_caveats(cluster: &crate::cluster::Cluster, who: &str, note: &PlanNote) -> Diagnostics {
+    let text = serde_json::to_string(note).expect("plan notes serialize");
+    let others: Vec<PlanNote> = cluster
+        .plan_notes
+        .exchange(PLAN_TOPIC, who, text)
+        .values()
+        .filter_map(|n| serde_json::from_str(n).ok())
+        .collect();
+    let mut warnings = Diagnostics::default();
+    let shared_default = |strategy: &str, replicas: &Option<u32>| {
+        format!(
+            "{strategy}{}",
+            replicas.map(|r| format!(" × {r}")).unwrap_or_default()
+        )
+    };
+    let mut warn = |summary: &str, detail: String| {
+        warnings.push(crate::protocol::Diagnostic::warning(summary, detail));
+    };
+    for other in &others {
+        let (cluster_note, fleet) = match (note, other) {
+            (c @ PlanNote::ClusterDefault { .. }, f @ PlanNote::Fleet { .. })
+            | (f @ PlanNote::Fleet { .. }, c @ PlanNote::ClusterDefault { .. }) => (c, f),
+            _ => continue,
+        };
+        let (
+            PlanNote::ClusterDefault {
+                strategy,
+                replicas,
+                mig_strategy,
+            },
+            PlanNote::Fleet { name, sharing },
+        ) = (cluster_note, fleet)
+        else {
+            continue;
+        };
+        if strategy != "none" && sharing.is_none() {
+            warn(
+                "Fleet gets the cluster-wide GPU sharing",
+                format!(
+                    "Fleet {name:?} sets no `gpu_sharing`, so its nodes take the cluster-wide default of gpufleet_gpu_sharing ({}): a pod asking for 8 GPUs there no longer gets 8 dedicated cards. To keep them dedicated (e.g. for training), set `gpu_sharing = {{ strategy = \"none\" }}` on the fleet.",
+                    shared_default(strategy, replicas)
+                ),
+            );
+        }
+        if sharing.as_deref() == Some("mig")
+            && let Some(mig) = mig_strategy.as_deref().filter(|s| *s != "mixed")
+        {
+            warn(
+                "MIG fleet needs the mixed MIG strategy",
+                format!(
+                    "Fleet {name:?} partitions GPUs with MIG and advertises each profile as its own resource (`nvidia.com/mig-<profile>`), but gpufleet_gpu_sharing sets `mig_strategy = \"{mig}\"`, which the GPU Operator applies to every node. Use `mig_strategy = \"mixed\"`."
+                ),
+            );
+        }
+    }
+    warnings
+}
+
+/// Whether a taint says its nodes are for training (`workload=training`).
+pub fn marks_training(key: &str, value: Option<&str>) -> bool {
+    let training = |s: &str| s.to_ascii_lowercase().contains("train");
+    training(key) || value.is_some_and(training)
+}
+
+#[cfg(test)]
+mod tests;

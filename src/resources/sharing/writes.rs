@@ -1,0 +1,209 @@
+//! What the sharing resources do on the cluster beyond their own objects:
+//! write their device-plugin configuration key, and restart the
+//! device-plugin pods that read it when it changed. The GPU Operator does
+//! not watch the ConfigMap's contents (the config-manager sidecar only
+//! reacts to node labels), so a changed configuration reaches running
+//! plugins only when their pods start again.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::Api;
+use kube::api::{DeleteParams, ListParams};
+
+use super::device_plugin::same_behaviour;
+use super::{CONFIG_LABEL, DEFAULT_KEY, field_manager};
+use crate::cluster::Cluster;
+use crate::cluster::client::get;
+use crate::cluster::config_map::OwnedKey;
+use crate::cluster::errors::status;
+use crate::cluster::retry::Deadline;
+use crate::protocol::Diagnostics;
+
+/// The GPU Operator's DaemonSets whose pods read the device-plugin
+/// configuration: the plugin, its MPS control daemon, and GPU Feature
+/// Discovery (which labels nodes with the sharing they get).
+pub const DEVICE_PLUGIN_DAEMONSETS: &[&str] = &[
+    "nvidia-device-plugin-daemonset",
+    "nvidia-device-plugin-mps-control-daemon",
+    "gpu-feature-discovery",
+];
+
+/// One owner's configuration key: `default`, `fleet-NAME` or `node-NAME`,
+/// written as field manager `gpufleet-<owner>`.
+pub struct ConfigKey {
+    /// The key in the ConfigMap.
+    pub key: String,
+    /// Who owns it, for the field manager: `sharing-default`, `fleet-NAME`.
+    pub owner: String,
+}
+
+impl ConfigKey {
+    fn owned<'a>(&'a self, cluster: &'a Cluster) -> OwnedKey<'a> {
+        OwnedKey::new(
+            &cluster.device_plugin_config,
+            &self.key,
+            field_manager(&self.owner),
+        )
+    }
+
+    /// The key's configuration; `None` when it is not there.
+    pub async fn read(
+        &self,
+        cluster: &Cluster,
+        deadline: Deadline,
+    ) -> Result<Option<String>, Diagnostics> {
+        self.owned(cluster)
+            .read(&cluster.kubernetes, deadline)
+            .await
+    }
+
+    /// Writes `config`; true when that changes what the device plugin does
+    /// on the nodes using the key.
+    pub async fn write(
+        &self,
+        cluster: &Cluster,
+        config: &str,
+        deadline: Deadline,
+    ) -> Result<bool, Diagnostics> {
+        let previous = self
+            .owned(cluster)
+            .apply(&cluster.kubernetes, config, deadline)
+            .await?;
+        Ok(previous.is_none_or(|p| !same_behaviour(&p, config)))
+    }
+
+    /// Removes the key; true when it was there.
+    pub async fn release(
+        &self,
+        cluster: &Cluster,
+        deadline: Deadline,
+    ) -> Result<bool, Diagnostics> {
+        Ok(self
+            .owned(cluster)
+            .release(&cluster.kubernetes, deadline)
+            .await?
+            .is_some())
+    }
+
+    /// Restarts the device-plugin pods on the nodes that use this key (for
+    /// `default`, the nodes that name no key), so they read it again.
+    /// Returns the pods deleted; their DaemonSets start new ones.
+    pub async fn restart_readers(
+        &self,
+        cluster: &Cluster,
+        deadline: Deadline,
+    ) -> Result<Vec<String>, Diagnostics> {
+        let kubernetes = &cluster.kubernetes;
+        let namespace = &cluster.device_plugin_config.namespace;
+        let daemon_sets: Api<DaemonSet> = kubernetes.namespaced_api(namespace).await?;
+        let pods: Api<Pod> = kubernetes.namespaced_api(namespace).await?;
+        let nodes: Api<Node> = kubernetes.api().await?;
+        let action = |what: &str| {
+            format!("{what} to restart the device plugin after its configuration changed")
+        };
+        let mut node_keys: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let mut restarted = Vec::new();
+        for name in DEVICE_PLUGIN_DAEMONSETS {
+            let daemon_set = kubernetes
+                .retried(
+                    deadline,
+                    &action(&format!("read DaemonSet {namespace}/{name}")),
+                    &format!("GET apps/v1 DaemonSet {name:?} in namespace {namespace:?}"),
+                    "apps/v1 DaemonSet",
+                    || get(&daemon_sets, name),
+                )
+                .await?;
+            let Some(selector) = daemon_set.as_ref().and_then(match_labels) else {
+                continue;
+            };
+            let params = ListParams::default().labels(&selector);
+            let listed = kubernetes
+                .retried(
+                    deadline,
+                    &action(&format!("list the pods of DaemonSet {name}")),
+                    &format!("LIST v1 Pod in namespace {namespace:?} with labels {selector}"),
+                    "v1 Pod",
+                    || pods.list(&params),
+                )
+                .await?;
+            for pod in listed.items {
+                let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+                    continue;
+                };
+                if !node_keys.contains_key(&node) {
+                    let live = kubernetes
+                        .retried(
+                            deadline,
+                            &action(&format!("read Node {node}")),
+                            &format!("GET v1 Node {node:?}"),
+                            "v1 Node",
+                            || get(&nodes, &node),
+                        )
+                        .await?;
+                    let key = live
+                        .and_then(|n| n.metadata.labels)
+                        .and_then(|l| l.get(CONFIG_LABEL).cloned());
+                    node_keys.insert(node.clone(), key);
+                }
+                let uses = match &node_keys[&node] {
+                    Some(key) => *key == self.key,
+                    None => self.key == DEFAULT_KEY,
+                };
+                let Some(pod_name) = pod.metadata.name.clone().filter(|_| uses) else {
+                    continue;
+                };
+                let deleted = kubernetes
+                    .retried(
+                        deadline,
+                        &action(&format!("delete pod {pod_name}")),
+                        &format!("DELETE v1 Pod {pod_name:?} in namespace {namespace:?}"),
+                        "v1 Pod",
+                        || async {
+                            match pods.delete(&pod_name, &DeleteParams::default()).await {
+                                Ok(_) => Ok(true),
+                                Err(e) if status(&e) == Some(404) => Ok(false),
+                                Err(e) => Err(e),
+                            }
+                        },
+                    )
+                    .await?;
+                if deleted {
+                    restarted.push(pod_name);
+                }
+            }
+        }
+        Ok(restarted)
+    }
+}
+
+/// A DaemonSet's `matchLabels` as a label selector; `None` without any.
+fn match_labels(daemon_set: &DaemonSet) -> Option<String> {
+    let labels = daemon_set
+        .spec
+        .as_ref()?
+        .selector
+        .match_labels
+        .as_ref()
+        .filter(|l| !l.is_empty())?;
+    Some(
+        labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// What state shows of a key's live configuration: `expected` when the
+/// plugin would behave the same (so formatting never shows as drift), else
+/// the live text.
+pub fn observed_config(live: Option<String>, expected: Option<&str>) -> Option<String> {
+    match (live, expected) {
+        (Some(live), Some(expected)) if same_behaviour(&live, expected) => {
+            Some(expected.to_string())
+        }
+        (live, _) => live,
+    }
+}

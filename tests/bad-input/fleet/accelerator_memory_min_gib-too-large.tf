@@ -1,0 +1,9 @@
+# No GPU has 10 TiB.
+# expect: validate
+# path: accelerator_memory_min_gib
+# message: outside
+resource "gpufleet_fleet" "this" {
+  name                       = "gpu"
+  node_class                 = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  accelerator_memory_min_gib = 10001 # <- diagnostic
+}

@@ -1,0 +1,9 @@
+# Not a Karpenter capacity type.
+# expect: validate
+# path: capacity_types
+# message: is not one of
+resource "gpufleet_fleet" "this" {
+  name           = "gpu"
+  node_class     = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  capacity_types = ["cheap"] # <- diagnostic
+}

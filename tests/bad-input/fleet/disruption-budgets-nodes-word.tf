@@ -1,0 +1,15 @@
+# A count or a percentage.
+# expect: validate
+# path: disruption.budgets[0].nodes
+# message: not a node count
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  disruption = {
+    budgets = [
+      {
+        nodes = "few" # <- diagnostic
+      },
+    ]
+  }
+}

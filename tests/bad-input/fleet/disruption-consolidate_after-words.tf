@@ -1,0 +1,11 @@
+# A duration is written like 30s or 1h30m.
+# expect: validate
+# path: disruption.consolidate_after
+# message: not a duration
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  disruption = {
+    consolidate_after = "30 seconds" # <- diagnostic
+  }
+}

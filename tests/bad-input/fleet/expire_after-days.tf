@@ -1,0 +1,9 @@
+# Karpenter durations have no days.
+# expect: validate
+# path: expire_after
+# message: not a duration
+resource "gpufleet_fleet" "this" {
+  name         = "gpu"
+  node_class   = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  expire_after = "30d" # <- diagnostic
+}

@@ -1,0 +1,9 @@
+# A label value holds at most 63 characters.
+# expect: validate
+# path: labels
+# message: not a valid label value
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  labels     = { team = "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm" } # <- diagnostic
+}

@@ -1,0 +1,11 @@
+# GB is not a Kubernetes suffix (G or Gi are).
+# expect: validate
+# path: limits.memory
+# message: not a kubernetes quantity
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  limits = {
+    memory = "4000GB" # <- diagnostic
+  }
+}

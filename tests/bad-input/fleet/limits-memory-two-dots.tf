@@ -1,0 +1,11 @@
+# Not a number.
+# expect: validate
+# path: limits.memory
+# message: not a kubernetes quantity
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  limits = {
+    memory = "1.2.3Gi" # <- diagnostic
+  }
+}

@@ -1,0 +1,9 @@
+# An empty set selects nothing.
+# expect: validate
+# path: providers
+# message: must not be empty
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  providers  = [] # <- diagnostic
+}

@@ -1,0 +1,11 @@
+# Effects are case-sensitive.
+# expect: validate
+# path: startup_taints[0].effect
+# message: is not one of
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  startup_taints = [
+    { key = "workload", effect = "noschedule" }, # <- diagnostic
+  ]
+}

@@ -1,0 +1,9 @@
+# A taint needs an effect (Terraform checks the object's shape).
+# expect: validate
+# path: taints
+# message: effect
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  taints     = [{ key = "workload" }] # <- diagnostic
+}

@@ -1,0 +1,11 @@
+# A taint value holds at most 63 characters.
+# expect: validate
+# path: taints[0].value
+# message: not a valid taint value
+resource "gpufleet_fleet" "this" {
+  name       = "gpu"
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
+  taints = [
+    { key = "workload", value = "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv", effect = "NoSchedule" }, # <- diagnostic
+  ]
+}

@@ -1,0 +1,8 @@
+# At most 253 characters.
+# expect: validate
+# path: node_name
+# message: not a valid name
+resource "gpufleet_node_taint" "this" {
+  node_name = "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn" # <- diagnostic
+  taints    = [{ key = "workload", value = "training", effect = "NoSchedule" }]
+}

@@ -1,0 +1,9 @@
+# A word that is not a bool.
+# expect: validate
+# path: global_default
+# message: bool
+resource "gpufleet_priority_class" "this" {
+  name           = "inference"
+  value          = 1000
+  global_default = "yes" # <- diagnostic
+}

@@ -1,0 +1,9 @@
+# A label value must start with a letter or digit.
+# expect: validate
+# path: labels
+# message: not a valid label value
+resource "gpufleet_priority_class" "this" {
+  name   = "inference"
+  value  = 1000
+  labels = { team = "-ml" } # <- diagnostic
+}
