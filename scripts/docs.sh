@@ -92,7 +92,13 @@ generate() {
 if [ $mode = check ]; then
   rm -rf target/docs-check
   generate target/docs-check
-  if ! diff -ruN docs target/docs-check >"$work/diff"; then
+  # Only what tfplugindocs renders: docs/ also holds pages of our own
+  # (benchmarks.md from make bench).
+  status=0
+  for page in index.md resources data-sources; do
+    diff -ruN "docs/$page" "target/docs-check/$page" >>"$work/diff" || status=1
+  done
+  if [ $status -ne 0 ]; then
     cat "$work/diff"
     log "docs/ is not what the schema, templates/ and examples/ generate (diff above: - committed, + generated); run 'make docs' and commit the result"
     exit 1

@@ -193,7 +193,7 @@ fn drift_shows_in_the_plan() {
         let address = "gpufleet_fleet.f";
         plan.assert_actions(address, &["update"]);
         plan.assert_change(address, "accelerators", json!(["H200"]), json!(["H100"]));
-        plan.assert_change(address, "limits.gpus", json!(128), json!(64));
+        plan.assert_change(address, "limits.gpus", json!("128"), json!("64"));
         ws.apply();
         assert_eq!(live(&name).unwrap()["limits"]["nvidia.com/gpu"], "64");
         assert_eq!(

@@ -150,8 +150,8 @@ fn validate_errors_point_at_the_attribute() {
             ),
             (
                 fleet("f", "fleet-bad", "  limits = { gpus = -1 }\n"),
-                "limits.gpus: -1 is outside",
-                NESTED_ATTRIBUTE,
+                "\"gpus\": \"-1\" is negative",
+                At::Line("limits = { gpus = -1 }"),
             ),
             (
                 fleet("f", "fleet-bad", "").replace("name = \"default\"", "name = \"\""),

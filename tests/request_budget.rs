@@ -103,9 +103,7 @@ fn each_command_stays_within_its_request_budget() {
         ws.config(&config(&classes, &pool, &node, "first")).init();
         let what = |command: &str| format!("{} {command}", cli.name);
 
-        let create = counted(|| {
-            ws.apply();
-        });
+        let create = ws.apply_measured(|apply| counted(apply));
         assert_budget(
             &what("apply (create)"),
             &create,
@@ -139,9 +137,7 @@ fn each_command_stays_within_its_request_budget() {
         );
 
         ws.config(&config(&classes, &pool, &node, "second"));
-        let update = counted(|| {
-            ws.apply();
-        });
+        let update = ws.apply_measured(|apply| counted(apply));
         assert_budget(
             &what("apply (update)"),
             &update,

@@ -327,6 +327,16 @@ impl Workspace {
         run
     }
 
+    /// [`Self::apply`] with `measure` around the apply alone, not the
+    /// empty-plan check after it: to count what the apply itself costs.
+    pub fn apply_measured<T>(&mut self, measure: impl FnOnce(&mut dyn FnMut()) -> T) -> T {
+        let measured = measure(&mut || {
+            self.apply_only();
+        });
+        self.assert_plan_empty();
+        measured
+    }
+
     /// Apply after which the plan is not expected to be empty, and `reason`
     /// says why; every other successful apply goes through [`Self::apply`].
     pub fn apply_expecting_changes(&mut self, reason: &str) -> Run {

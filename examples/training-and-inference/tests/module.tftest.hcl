@@ -23,12 +23,12 @@ run "defaults_are_the_seed" {
       gpufleet_fleet.training.accelerators == toset(["H100"])
       && gpufleet_fleet.training.accelerator_count.min == 8
       && gpufleet_fleet.training.accelerator_count.max == 8
-      && gpufleet_fleet.training.limits.gpus == 64
+      && gpufleet_fleet.training.limits.gpus == "64"
     )
     error_message = "training nodes have exactly 8 H100s, 64 GPUs at most"
   }
   assert {
-    condition     = gpufleet_fleet.inference.accelerators == toset(["L4"]) && gpufleet_fleet.inference.limits.gpus == 16
+    condition     = gpufleet_fleet.inference.accelerators == toset(["L4"]) && gpufleet_fleet.inference.limits.gpus == "16"
     error_message = "inference nodes have L4s, 16 GPUs at most"
   }
   assert {
