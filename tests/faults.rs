@@ -6,9 +6,9 @@
 //! `-parallelism=50`. After each: no object lost, duplicated or left
 //! unmanaged, state equal to the cluster, and a second plan empty.
 //!
-//! The short runs are part of `make test`; the 200-resource runs, with both
-//! CLIs and a fault-free apply beside each for comparison, are `#[ignore]`d
-//! and run by `make test-long`. Each run prints one `fault figures:` line.
+//! The short runs (20 resources) are part of `make test`; the 200-resource
+//! runs, and a fault-free apply to compare them with, are `#[ignore]`d and
+//! run by `make test-long`. Each run prints one `fault figures:` line.
 
 mod common;
 
@@ -46,11 +46,16 @@ struct FaultCluster {
 
 impl FaultCluster {
     /// The fault cluster, once `cluster.sh up` has finished starting it
-    /// (scripts/test.sh starts it while the other tests run).
-    fn get() -> Self {
-        let dir = std::env::var("GPUFLEET_FAULT_CLUSTER_DIR").map(PathBuf::from).expect(
-            "no fault cluster: set GPUFLEET_FAULT_CLUSTER_DIR to the directory of a cluster of its own (scripts/test.sh starts one with `GPUFLEET_CLUSTER_DIR=target/fault-cluster tests/controlplane/cluster.sh up`)",
-        );
+    /// (scripts/test.sh starts it while the other tests run); `None` (a
+    /// skip) when there is none.
+    fn get() -> Option<Self> {
+        let Some(dir) = std::env::var_os("GPUFLEET_FAULT_CLUSTER_DIR").map(PathBuf::from) else {
+            common::skipped(
+                "the fault suite",
+                "GPUFLEET_FAULT_CLUSTER_DIR names no cluster of its own (scripts/test.sh starts one with `GPUFLEET_CLUSTER_DIR=target/fault-cluster tests/controlplane/cluster.sh up`)",
+            );
+            return None;
+        };
         let started = Instant::now();
         while !dir.join("env").exists() {
             assert!(
@@ -60,10 +65,10 @@ impl FaultCluster {
             );
             std::thread::sleep(Duration::from_millis(500));
         }
-        Self {
+        Some(Self {
             kubeconfig: dir.join("kubeconfig").to_string_lossy().into_owned(),
             dir,
-        }
+        })
     }
 
     /// Runs `cluster.sh args`; `apiserver_flags` replaces kube-apiserver's
@@ -418,7 +423,9 @@ enum Fault {
 /// figures.
 fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let cluster = FaultCluster::get();
+    let Some(cluster) = FaultCluster::get() else {
+        return;
+    };
     cluster.restore();
     let fleetwide = Fleetwide::new(&cluster, total);
     let configured = fleetwide.configured();
@@ -439,10 +446,13 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
     let mut ws = Workspace::new(cli);
     ws.config_raw(&fleetwide.config(&kubeconfig));
     let log = ws.path().join("provider.log");
-    let parallelism = if fault == Some(Fault::Throttle) {
-        50
-    } else {
-        10
+    // The throttled run as the issue asks; the interrupted one a write at a
+    // time, so that the outage surely finds writes still to make (20
+    // objects take a second at 10 in parallel).
+    let parallelism = match fault {
+        Some(Fault::Throttle) => 50,
+        Some(Fault::InterruptDuringOutage) => 1,
+        _ => 10,
     };
     let started = Instant::now();
     let apply = apply_command(&mut ws, parallelism, &log).spawn().unwrap();
@@ -701,23 +711,48 @@ fn throttled_apply_with_parallelism_50() {
     run(cli("terraform"), SHORT, Some(Fault::Throttle), SHORT_OUTAGE);
 }
 
-/// The long runs (`make test-long`): 200 resources, every fault and a
-/// fault-free apply for comparison, with each CLI; outages of 20 s.
+/// The long runs (`make test-long`): 200 resources, outages of 20 s, with
+/// terraform, one test per fault and a fault-free apply to compare with
+/// (the short runs above meet both CLIs).
 const LONG: usize = 200;
 const LONG_OUTAGE: Duration = Duration::from_secs(20);
 
 #[test]
 #[ignore = "long: make test-long"]
-fn long_faults_with_200_resources() {
-    for cli in clis() {
-        for fault in [
-            None,
-            Some(Fault::KillApiServer),
-            Some(Fault::StopEtcd),
-            Some(Fault::InterruptDuringOutage),
-            Some(Fault::Throttle),
-        ] {
-            run(cli, LONG, fault, LONG_OUTAGE);
-        }
-    }
+fn long_no_fault_200() {
+    run(cli("terraform"), LONG, None, LONG_OUTAGE);
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_api_server_killed_200() {
+    run(
+        cli("terraform"),
+        LONG,
+        Some(Fault::KillApiServer),
+        LONG_OUTAGE,
+    );
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_etcd_stopped_200() {
+    run(cli("terraform"), LONG, Some(Fault::StopEtcd), LONG_OUTAGE);
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_ctrl_c_while_the_api_server_is_down_200() {
+    run(
+        cli("terraform"),
+        LONG,
+        Some(Fault::InterruptDuringOutage),
+        LONG_OUTAGE,
+    );
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_throttled_with_parallelism_50_200() {
+    run(cli("terraform"), LONG, Some(Fault::Throttle), LONG_OUTAGE);
 }
