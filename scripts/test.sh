@@ -31,7 +31,20 @@ export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
 export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig-provider
 step "starting the test control plane with Karpenter in target/test-cluster"
 bash tests/controlplane/cluster.sh up --karpenter
-cleanup() { bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true; }
+# The fault suite (tests/faults.rs) kills and restarts the components of a
+# control plane of its own, so the shared one never sees a fault: started in
+# the background while the other tests build and run (the suite waits for
+# it), and stopped at the end.
+export GPUFLEET_FAULT_CLUSTER_DIR=$PWD/target/fault-cluster
+step "starting the fault suite's control plane in target/fault-cluster, in the background"
+GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true
+GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh up >target/fault-cluster.log 2>&1 &
+fault_cluster=$!
+cleanup() {
+  wait "$fault_cluster" 2>/dev/null || true
+  GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true
+  bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 # Both CLIs are required: tofu is built above, Terraform must be on PATH.

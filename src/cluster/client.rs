@@ -1,10 +1,15 @@
 //! The cluster connection: a lazily built kube client and the operations
 //! every resource shares (server-side apply, get, delete, the create-time
-//! existence check), each reporting failures through the one error mapping.
+//! existence check), each made under the one retry policy and reporting
+//! failures through the one error mapping.
 
 use std::fmt::Debug;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::client::ClientBuilder;
 use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -12,6 +17,7 @@ use tokio::sync::OnceCell;
 
 use super::connection::{Connection, Endpoint};
 use super::errors::{api_error, client_error, object_missing, status};
+use super::retry::{self, Answers, Call, Deadline, GaveUp};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
 /// Field manager for every write gpufleet makes.
@@ -23,6 +29,9 @@ pub const FIELD_MANAGER: &str = "gpufleet";
 pub struct Kubernetes {
     settings: Connection,
     connected: OnceCell<Result<Connected, Diagnostic>>,
+    /// Whether the API server has answered this process yet (the retry
+    /// policy waits only for a server that was there before).
+    reached: Arc<AtomicBool>,
 }
 
 struct Connected {
@@ -36,6 +45,7 @@ impl Kubernetes {
         Self {
             settings,
             connected: OnceCell::new(),
+            reached: Arc::default(),
         }
     }
 
@@ -52,12 +62,13 @@ impl Kubernetes {
         }
     }
 
-    /// The client, built on first use.
+    /// The client, built on first use. Retries are the retry policy's
+    /// alone, so kube's own are off.
     pub async fn client(&self) -> Result<Client, Diagnostics> {
         let connected = self
             .connected
             .get_or_init(|| async {
-                let config = self.settings.kube_config().await.map_err(|e| {
+                let mut config = self.settings.kube_config().await.map_err(|e| {
                     Diagnostic::error(
                         "Cannot connect to Kubernetes",
                         format!(
@@ -67,8 +78,15 @@ impl Kubernetes {
                     )
                 })?;
                 let endpoint = self.settings.endpoint(&config);
-                match Client::try_from(config) {
-                    Ok(client) => Ok(Connected { client, endpoint }),
+                config.default_retry = false;
+                let reached = self.reached.clone();
+                let answers =
+                    tower::layer::layer_fn(move |inner| Answers::new(inner, reached.clone()));
+                match ClientBuilder::try_from(config) {
+                    Ok(builder) => Ok(Connected {
+                        client: builder.with_layer(&answers).build(),
+                        endpoint,
+                    }),
                     Err(e) => Err(client_error(&endpoint, &e)),
                 }
             })
@@ -112,6 +130,54 @@ impl Kubernetes {
         api_error(&self.endpoint(), action, kind, error)
     }
 
+    /// Runs `attempt` (one API call, or a read-modify-write) under the retry
+    /// policy until it succeeds, `deadline` passes or Terraform asks the
+    /// provider to stop.
+    pub async fn call<T, F, Fut>(
+        &self,
+        deadline: Deadline,
+        call: &Call<'_>,
+        attempt: F,
+    ) -> Result<T, GaveUp>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        retry::call(&self.describe(), &self.reached, deadline, call, attempt).await
+    }
+
+    /// [`Self::call`] for a call named by its parts (see [`Call`]), giving
+    /// up with the diagnostics alone.
+    pub async fn retried<T, F, Fut>(
+        &self,
+        deadline: Deadline,
+        action: &str,
+        request: &str,
+        api: &str,
+        attempt: F,
+    ) -> Result<T, Diagnostics>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        let call = Call {
+            action,
+            request,
+            api,
+        };
+        Ok(self.call(deadline, &call, attempt).await?)
+    }
+
+    /// Runs `attempt` to find out what an operation whose outcome is unknown
+    /// did: briefly, and even after StopProvider.
+    pub async fn check<T, F, Fut>(&self, call: &Call<'_>, attempt: F) -> Result<T, GaveUp>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        retry::check(&self.describe(), &self.reached, call, attempt).await
+    }
+
     /// Reads an object for state: `None` when it is gone. `object` names it
     /// for people (`PriorityClass "x"`), `kind` its API for the
     /// not-installed case.
@@ -121,16 +187,24 @@ impl Kubernetes {
         name: &str,
         object: &str,
         kind: &str,
+        deadline: Deadline,
     ) -> Result<Option<K>, Diagnostics>
     where
         K: Clone + DeserializeOwned + Debug,
     {
-        get(api, name)
-            .await
-            .map_err(|e| self.api_error(&format!("read {object}"), kind, &e))
+        let action = format!("read {object}");
+        let request = format!("GET {kind} {name:?}");
+        let call = Call {
+            action: &action,
+            request: &request,
+            api: kind,
+        };
+        Ok(self.call(deadline, &call, || get(api, name)).await?)
     }
 
-    /// Creates or updates `object` by server-side apply.
+    /// Creates or updates `object` by server-side apply. When the policy
+    /// gives up without knowing whether the write landed, the failure says
+    /// so ([`GaveUp::maybe_applied`]) and [`Self::written_by_us`] tells.
     pub async fn apply<K>(
         &self,
         api: &Api<K>,
@@ -138,19 +212,26 @@ impl Kubernetes {
         value: &K,
         action: &str,
         kind: &str,
-    ) -> Result<K, Diagnostics>
+        deadline: Deadline,
+    ) -> Result<K, GaveUp>
     where
         K: Clone + DeserializeOwned + Serialize + Debug,
     {
-        apply(api, name, value)
-            .await
-            .map_err(|e| self.api_error(action, kind, &e))
+        let request = format!("PATCH {kind} {name:?} (server-side apply)");
+        let call = Call {
+            action,
+            request: &request,
+            api: kind,
+        };
+        self.call(deadline, &call, || apply(api, name, value)).await
     }
 
     /// Creates or updates `value` by server-side apply as field manager
-    /// `manager`: it owns exactly the fields `value` carries, next to other
-    /// managers' fields of the same object, and stops owning (so the API
-    /// server removes) fields it sent before and leaves out now.
+    /// `manager`, under the retry policy: it owns exactly the fields `value`
+    /// carries, next to other managers' fields of the same object, and stops
+    /// owning (so the API server removes) fields it sent before and leaves
+    /// out now.
+    #[allow(clippy::too_many_arguments)]
     pub async fn apply_as<K>(
         &self,
         api: &Api<K>,
@@ -159,29 +240,79 @@ impl Kubernetes {
         manager: &str,
         action: &str,
         kind: &str,
-    ) -> Result<K, Diagnostics>
+        deadline: Deadline,
+    ) -> Result<K, GaveUp>
     where
         K: Clone + DeserializeOwned + Serialize + Debug,
     {
-        apply_with(api, name, value, manager)
+        let request = format!("PATCH {kind} {name:?} (server-side apply as {manager})");
+        let call = Call {
+            action,
+            request: &request,
+            api: kind,
+        };
+        self.call(deadline, &call, || apply_with(api, name, value, manager))
             .await
-            .map_err(|e| self.api_error(action, kind, &e))
     }
 
-    /// Deletes an object; one already gone counts as deleted.
+    /// The object as it is now, if it exists and gpufleet has applied it:
+    /// what a write whose outcome is unknown left behind.
+    pub async fn written_by_us<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        object: &str,
+        kind: &str,
+    ) -> Result<Option<K>, Diagnostics>
+    where
+        K: Clone + DeserializeOwned + Debug + Resource,
+    {
+        let action = format!("find out whether {object} was written");
+        let request = format!("GET {kind} {name:?}");
+        let call = Call {
+            action: &action,
+            request: &request,
+            api: kind,
+        };
+        let live = self.check(&call, || get(api, name)).await?;
+        Ok(live.filter(applied_by_us))
+    }
+
+    /// Deletes an object; one already gone counts as deleted, and so does
+    /// one found gone after the answer to its delete was lost.
     pub async fn remove<K>(
         &self,
         api: &Api<K>,
         name: &str,
         object: &str,
         kind: &str,
+        deadline: Deadline,
     ) -> Result<(), Diagnostics>
     where
         K: Clone + DeserializeOwned + Debug,
     {
-        delete(api, name)
-            .await
-            .map_err(|e| self.api_error(&format!("delete {object}"), kind, &e))
+        let action = format!("delete {object}");
+        let request = format!("DELETE {kind} {name:?}");
+        let call = Call {
+            action: &action,
+            request: &request,
+            api: kind,
+        };
+        let gave_up = match self.call(deadline, &call, || delete(api, name)).await {
+            Ok(()) => return Ok(()),
+            Err(gave_up) => gave_up,
+        };
+        if gave_up.maybe_applied {
+            let check = Call {
+                action: &format!("find out whether {object} was deleted"),
+                request: &format!("GET {kind} {name:?}"),
+                api: kind,
+            };
+            if let Ok(None) = self.check(&check, || get(api, name)).await {
+                return Ok(());
+            }
+        }
+        Err(gave_up.diagnostics)
     }
 
     /// Create refuses to adopt an object someone else made: the user imports
@@ -192,26 +323,44 @@ impl Kubernetes {
         name: &str,
         object: &str,
         kind: &str,
+        deadline: Deadline,
     ) -> Result<(), Diagnostics>
     where
-        K: Clone + DeserializeOwned + Debug,
+        K: Clone + DeserializeOwned + Debug + Resource,
     {
-        let existing = get(api, name)
-            .await
-            .map_err(|e| self.api_error(&format!("create {object}"), kind, &e))?;
-        if existing.is_none() {
+        let action = format!("create {object}");
+        let request = format!("GET {kind} {name:?}");
+        let call = Call {
+            action: &action,
+            request: &request,
+            api: kind,
+        };
+        let Some(existing) = self.call(deadline, &call, || get(api, name)).await? else {
             return Ok(());
-        }
+        };
+        let whose = if applied_by_us(&existing) {
+            " It was written by gpufleet (field manager `gpufleet`): by another Terraform configuration, or by an apply that was killed before it could save its state."
+        } else {
+            ""
+        };
         Err(Diagnostic::error(
             "Object already exists",
             format!(
-                "{object} already exists on {}. To manage it with Terraform, import it: `terraform import <address> {name}`.",
+                "{object} already exists on {}.{whose} To manage it with Terraform, import it: `terraform import <address> {name}`.",
                 self.describe()
             ),
         )
         .at(AttributePath::attr("name"))
         .into())
     }
+}
+
+/// Whether gpufleet has server-side applied `object`.
+fn applied_by_us<K: Resource>(object: &K) -> bool {
+    object.meta().managed_fields.iter().flatten().any(|entry| {
+        entry.manager.as_deref() == Some(FIELD_MANAGER)
+            && entry.operation.as_deref() == Some("Apply")
+    })
 }
 
 /// Creates or updates `object` by server-side apply, owning exactly the

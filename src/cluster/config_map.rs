@@ -3,7 +3,8 @@
 //! owners never overwrite or delete each other's keys, whoever else edits
 //! the map), read back, and released by removing exactly that key. The
 //! ConfigMap is created by the first write and deleted when the last
-//! gpufleet key goes and nobody else has anything in it.
+//! gpufleet key goes and nobody else has anything in it. Every call runs
+//! under the retry policy, within the caller's deadline.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -13,7 +14,7 @@ use serde_json::json;
 
 use super::client::get;
 use super::errors::status;
-use super::retry::retry_on_conflict;
+use super::retry::Deadline;
 use super::{FIELD_MANAGER, Kubernetes};
 use crate::protocol::Diagnostics;
 
@@ -52,20 +53,43 @@ impl<'a> OwnedKey<'a> {
         kubernetes.namespaced_api(&self.map.namespace).await
     }
 
-    fn error(&self, kubernetes: &Kubernetes, doing: &str, e: &kube::Error) -> Diagnostics {
-        kubernetes.api_error(
-            &format!("{doing} key {:?} of {}", self.key, self.map),
-            KIND,
-            e,
+    fn action(&self, doing: &str) -> String {
+        format!("{doing} key {:?} of {}", self.key, self.map)
+    }
+
+    fn request(&self, method: &str) -> String {
+        format!(
+            "{method} {KIND} {:?} in namespace {:?}",
+            self.map.name, self.map.namespace
         )
     }
 
-    /// The key's value; `None` when the key or the ConfigMap is absent.
-    pub async fn read(&self, kubernetes: &Kubernetes) -> Result<Option<String>, Diagnostics> {
-        let api = self.api(kubernetes).await?;
-        let live = get(&api, &self.map.name)
+    /// The ConfigMap as it is now; `None` when it is absent.
+    async fn live(
+        &self,
+        kubernetes: &Kubernetes,
+        api: &Api<ConfigMap>,
+        deadline: Deadline,
+    ) -> Result<Option<ConfigMap>, Diagnostics> {
+        kubernetes
+            .retried(
+                deadline,
+                &self.action("read"),
+                &self.request("GET"),
+                KIND,
+                || get(api, &self.map.name),
+            )
             .await
-            .map_err(|e| self.error(kubernetes, "read", &e))?;
+    }
+
+    /// The key's value; `None` when the key or the ConfigMap is absent.
+    pub async fn read(
+        &self,
+        kubernetes: &Kubernetes,
+        deadline: Deadline,
+    ) -> Result<Option<String>, Diagnostics> {
+        let api = self.api(kubernetes).await?;
+        let live = self.live(kubernetes, &api, deadline).await?;
         Ok(value_of(live.as_ref(), self.key))
     }
 
@@ -74,11 +98,10 @@ impl<'a> OwnedKey<'a> {
         &self,
         kubernetes: &Kubernetes,
         value: &str,
+        deadline: Deadline,
     ) -> Result<Option<String>, Diagnostics> {
         let api = self.api(kubernetes).await?;
-        let before = get(&api, &self.map.name)
-            .await
-            .map_err(|e| self.error(kubernetes, "read", &e))?;
+        let before = self.live(kubernetes, &api, deadline).await?;
         let object = ConfigMap {
             metadata: ObjectMeta {
                 name: Some(self.map.name.clone()),
@@ -94,21 +117,31 @@ impl<'a> OwnedKey<'a> {
                 &self.map.name,
                 &object,
                 &self.manager,
-                &format!("write key {:?} of {}", self.key, self.map),
+                &self.action("write"),
                 KIND,
+                deadline,
             )
             .await
-            .map_err(|d| with_namespace_hint(d, &self.map.namespace))?;
+            .map_err(|gave_up| with_namespace_hint(gave_up.diagnostics, &self.map.namespace))?;
         Ok(value_of(before.as_ref(), self.key))
     }
 
     /// Removes the key, whoever edited it last, and nothing else; deletes
     /// the ConfigMap when that leaves it empty and only gpufleet ever wrote
     /// to it. Returns what the key held.
-    pub async fn release(&self, kubernetes: &Kubernetes) -> Result<Option<String>, Diagnostics> {
+    pub async fn release(
+        &self,
+        kubernetes: &Kubernetes,
+        deadline: Deadline,
+    ) -> Result<Option<String>, Diagnostics> {
         let api = self.api(kubernetes).await?;
         let name = &self.map.name;
-        let removed = retry_on_conflict(|| async {
+        let request = format!(
+            "{} (data.{}, with its resourceVersion)",
+            self.request("GET, then PATCH"),
+            self.key
+        );
+        let remove = || async {
             let Some(live) = get(&api, name).await? else {
                 return Ok(None);
             };
@@ -130,12 +163,20 @@ impl<'a> OwnedKey<'a> {
                 Err(e) if status(&e) == Some(404) => Ok(None),
                 Err(e) => Err(e),
             }
-        })
-        .await
-        .map_err(|e| self.error(kubernetes, "remove", &e))?;
-        self.delete_if_unused(&api)
-            .await
-            .map_err(|e| self.error(kubernetes, "clean up after removing", &e))?;
+        };
+        let removed = kubernetes
+            .retried(deadline, &self.action("remove"), &request, KIND, remove)
+            .await?;
+        let request = format!("{} when empty", self.request("GET, then DELETE"));
+        kubernetes
+            .retried(
+                deadline,
+                &self.action("clean up after removing"),
+                &request,
+                KIND,
+                || self.delete_if_unused(&api),
+            )
+            .await?;
         Ok(removed)
     }
 

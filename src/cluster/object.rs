@@ -2,6 +2,9 @@
 //! apply, written once: create refuses to adopt an object someone else made,
 //! read shows only the fields gpufleet owns (everything after an import),
 //! update re-applies, delete removes, and import takes the object's name.
+//! Every operation keeps retrying within its `timeouts`, and an apply that
+//! fails after its write may have landed looks at the cluster and reports
+//! what is there, so nothing written is lost from state.
 //! A new such resource supplies its model, schema and the mapping between
 //! model and object; [`ObjectResource`] does the rest. Objects that go with
 //! the main one (a ConfigMap key, NodeOverlays) are its companions: written
@@ -16,9 +19,11 @@ use serde::de::DeserializeOwned;
 
 use super::Cluster;
 use super::names::check_import_name;
+use super::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::ObjectSchema;
+use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{Failed, Model, PlanChange, Private, Resource, Stored, Warnings};
-use crate::protocol::{Diagnostics, Value};
+use crate::protocol::{Diagnostic, Diagnostics, Value};
 
 /// One kind of object and how a resource's model maps to it.
 #[async_trait]
@@ -26,7 +31,7 @@ pub trait AppliedObject: Send + Sync + 'static {
     /// The resource's state.
     type Model: Model;
     /// The object as the API serves it.
-    type Object: Clone + Serialize + DeserializeOwned + Debug + Send + Sync;
+    type Object: Clone + Serialize + DeserializeOwned + Debug + Send + Sync + kube::Resource;
 
     /// Type name without the provider prefix, e.g. `priority_class`.
     const NAME: &'static str;
@@ -37,8 +42,11 @@ pub trait AppliedObject: Send + Sync + 'static {
     /// What the import ID is, e.g. `class name`.
     const IMPORT_ID: &'static str;
 
-    /// The resource's schema.
+    /// The resource's schema, without `timeouts` (added for every such
+    /// resource).
     fn schema(&self) -> ObjectSchema;
+    /// The model's `timeouts`.
+    fn timeouts(model: &Self::Model) -> Option<&Timeouts>;
     /// Checks across attributes beyond the schema's validators.
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
     /// Fills attributes derived from configuration (see [`Resource::derive`]).
@@ -93,12 +101,14 @@ pub trait AppliedObject: Send + Sync + 'static {
 
     /// Writes the companions `state` (the planned state, as the main
     /// object's apply left it) asks for, over those `prior` asked for
-    /// (`None` on create), releasing what is no longer wanted.
+    /// (`None` on create), releasing what is no longer wanted. Every
+    /// companion call shares the operation's `deadline`.
     async fn write_companions(
         &self,
         _cluster: &Cluster,
         _prior: Option<&Self::Model>,
         _state: &mut Self::Model,
+        _deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
         Ok(Warnings::default())
     }
@@ -111,6 +121,7 @@ pub trait AppliedObject: Send + Sync + 'static {
         _state: &mut Self::Model,
         _prior: &Self::Model,
         _importing: bool,
+        _deadline: Deadline,
     ) -> Result<(), Diagnostics> {
         Ok(())
     }
@@ -120,6 +131,7 @@ pub trait AppliedObject: Send + Sync + 'static {
         &self,
         _cluster: &Cluster,
         _prior: &Self::Model,
+        _deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
         Ok(Warnings::default())
     }
@@ -133,30 +145,106 @@ impl<T: AppliedObject> ObjectResource<T> {
         format!("{} {:?}", T::KIND, T::object_name(model))
     }
 
+    fn deadline(model: &T::Model, operation: Operation) -> Deadline {
+        Deadline::of(T::timeouts(model), operation)
+    }
+
     async fn apply(
         &self,
         cluster: &Cluster,
         prior: Option<&T::Model>,
         planned: T::Model,
-        action: &str,
+        operation: Operation,
+        deadline: Deadline,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
         let api = self.0.api(cluster).await?;
         let name = T::object_name(&planned);
         let object = self.0.to_object(cluster, &planned)?;
-        let action = format!("{action} {}", Self::what(&planned));
-        let live = cluster
+        let action = format!("{} {}", operation.attribute(), Self::what(&planned));
+        let live = match cluster
             .kubernetes
-            .apply(&api, name, &object, &action, T::API)
-            .await?;
+            .apply(&api, name, &object, &action, T::API, deadline)
+            .await
+        {
+            Ok(live) => live,
+            Err(gave_up) if gave_up.maybe_applied => {
+                return Err(self
+                    .after_unknown_outcome(cluster, &api, planned, gave_up)
+                    .await);
+            }
+            Err(gave_up) => return Err(gave_up.into()),
+        };
         // The object is written: whatever happens now, state must keep it.
         let mut state = match self.0.state_from(cluster, live, &planned, false) {
             Ok(state) => state,
             Err(d) => return Err(Failed::after_write(planned, d)),
         };
-        match self.0.write_companions(cluster, prior, &mut state).await {
+        match self
+            .0
+            .write_companions(cluster, prior, &mut state, deadline)
+            .await
+        {
             Ok(warnings) => Ok(Stored::new(state).warn(warnings)),
             Err(d) => Err(Failed::after_write(state, d)),
         }
+    }
+
+    /// A write that may or may not have landed (its answer was lost, or
+    /// StopProvider cut it short): what the cluster holds decides what state
+    /// keeps. An object gpufleet applied is kept as it is (a create as
+    /// tainted, so the next plan replaces it; an update shows what is left to
+    /// change); one that is not there, or not ours, is not tracked; and when
+    /// the cluster cannot say, the planned object is kept, since tracking an
+    /// object that may not exist costs a replacement while losing one that
+    /// does leaves it unmanaged.
+    async fn after_unknown_outcome(
+        &self,
+        cluster: &Cluster,
+        api: &Api<T::Object>,
+        planned: T::Model,
+        gave_up: GaveUp,
+    ) -> Failed<T::Model> {
+        let mut diagnostics = gave_up.diagnostics;
+        let what = Self::what(&planned);
+        let name = T::object_name(&planned);
+        let checked = cluster
+            .kubernetes
+            .written_by_us(api, name, &what, T::API)
+            .await;
+        let (state, note) = match checked {
+            Ok(None) => return diagnostics.into(),
+            Ok(Some(live)) => match self.0.state_from(cluster, live, &planned, false) {
+                Ok(state) => (
+                    state,
+                    format!(
+                        "{what} is on the cluster, written by gpufleet: Terraform keeps it in state, so the next plan shows what is left to do."
+                    ),
+                ),
+                Err(d) => {
+                    diagnostics.extend(d);
+                    (
+                        planned,
+                        format!(
+                            "{what} is on the cluster, written by gpufleet: Terraform keeps it in state."
+                        ),
+                    )
+                }
+            },
+            Err(d) => {
+                let why = d.0.first().map(|d| d.summary.clone()).unwrap_or_default();
+                (
+                    planned,
+                    format!(
+                        "Whether {what} was written could not be found out ({why}): Terraform keeps it in state, so that the next plan replaces or updates it rather than leave an object nobody tracks."
+                    ),
+                )
+            }
+        };
+        diagnostics.push(Diagnostic::warning(
+            "Kept in state after a failed write",
+            note,
+        ));
+        Failed::after_write(state, diagnostics)
     }
 }
 
@@ -169,7 +257,9 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     }
 
     fn schema(&self) -> ObjectSchema {
-        self.0.schema()
+        let mut schema = self.0.schema();
+        schema.attrs.push(timeouts_attribute());
+        schema
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
@@ -194,13 +284,15 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         cluster: &Cluster,
         planned: T::Model,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
+        let deadline = Self::deadline(&planned, Operation::Create);
         let api = self.0.api(cluster).await?;
         let name = T::object_name(&planned);
         cluster
             .kubernetes
-            .ensure_absent(&api, name, &Self::what(&planned), T::API)
+            .ensure_absent(&api, name, &Self::what(&planned), T::API, deadline)
             .await?;
-        self.apply(cluster, None, planned, "create").await
+        self.apply(cluster, None, planned, Operation::Create, deadline)
+            .await
     }
 
     async fn read(
@@ -211,16 +303,17 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     ) -> Result<Option<Stored<T::Model>>, Diagnostics> {
         let api = self.0.api(cluster).await?;
         let name = T::object_name(&current);
+        let deadline = Self::deadline(&current, Operation::Read);
         let live = cluster
             .kubernetes
-            .read(&api, name, &Self::what(&current), T::API)
+            .read(&api, name, &Self::what(&current), T::API, deadline)
             .await?;
         let Some(live) = live else { return Ok(None) };
         let mut state = self
             .0
             .state_from(cluster, live, &current, private.importing)?;
         self.0
-            .read_companions(cluster, &mut state, &current, private.importing)
+            .read_companions(cluster, &mut state, &current, private.importing, deadline)
             .await?;
         Ok(Some(state.into()))
     }
@@ -232,7 +325,9 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         planned: T::Model,
         _private: &Private,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
-        self.apply(cluster, Some(&prior), planned, "update").await
+        let deadline = Self::deadline(&planned, Operation::Update);
+        self.apply(cluster, Some(&prior), planned, Operation::Update, deadline)
+            .await
     }
 
     async fn delete(
@@ -241,13 +336,14 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         prior: T::Model,
         _private: &Private,
     ) -> Result<Warnings, Diagnostics> {
+        let deadline = Self::deadline(&prior, Operation::Delete);
         let api = self.0.api(cluster).await?;
         let name = T::object_name(&prior);
         cluster
             .kubernetes
-            .remove(&api, name, &Self::what(&prior), T::API)
+            .remove(&api, name, &Self::what(&prior), T::API, deadline)
             .await?;
-        self.0.delete_companions(cluster, &prior).await
+        self.0.delete_companions(cluster, &prior, deadline).await
     }
 
     fn import(&self, id: &str) -> Result<T::Model, Diagnostics> {

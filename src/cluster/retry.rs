@@ -1,27 +1,767 @@
-//! The one retry policy for cluster writes.
+//! The one retry policy for API calls: what is worth another attempt, how
+//! long to pause between attempts, and when to give up.
+//!
+//! Worth retrying: a write conflict (409, a stale resourceVersion), the API
+//! server asking clients to slow down (429) or failing on its side (5xx),
+//! and a connection refused, reset or silent (as while the API server
+//! restarts). Everything else (400, 401, 403, 404, 422, TLS failures, and a
+//! server this process has never connected to) is final at once: waiting
+//! would not change the answer. Pauses grow exponentially with jitter and are at least
+//! what the server's `Retry-After` asks for; an operation stops retrying at
+//! its deadline (its resource's `timeouts`, or [`DEFAULT_TIMEOUT`]) and as
+//! soon as Terraform asks the provider to stop.
+//!
+//! Every write gpufleet makes is idempotent (server-side apply, a patch with
+//! a resourceVersion precondition, delete), so repeating one whose answer was
+//! lost is safe. When the policy gives up after an attempt whose outcome is
+//! unknown, [`GaveUp::maybe_applied`] tells the caller to look at the cluster
+//! before reporting what it wrote.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::errors::status;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Either, Full};
+use kube::core::{Status, response::StatusDetails};
+use tokio::time::Instant;
+use tower::{BoxError, Service};
 
-/// Retries `attempt` while it fails with a write conflict (HTTP 409, a stale
-/// resourceVersion), with a short growing pause; other errors end at once.
-pub async fn retry_on_conflict<T, F, Fut>(mut attempt: F) -> Result<T, kube::Error>
+use super::errors::api_error;
+use crate::framework::schema::Attr;
+use crate::framework::timeouts::{self, Operation, Timeouts};
+use crate::protocol::{Diagnostic, Diagnostics, stop};
+
+/// How long an operation may keep retrying when its resource's `timeouts`
+/// say nothing: enough for an API server to restart.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one attempt waits for its answer before counting it as lost.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the look at the cluster after an unknown outcome may take; it
+/// runs even after StopProvider, to report what was written.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The `timeouts` attribute of every resource: the deadlines of its
+/// operations.
+pub fn timeouts_attribute() -> Attr {
+    timeouts::attribute(
+        "How long an operation may take, retries included: API calls are retried while the API server restarts, throttles (429) or reports a conflict, until this deadline. Two minutes each when unset.",
+    )
+}
+
+/// When an operation stops retrying.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadline {
+    at: Instant,
+    budget: Duration,
+    source: Source,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Source {
+    Configured(Operation),
+    Default(Operation),
+    Check,
+}
+
+impl Deadline {
+    /// The deadline of `operation`, starting now: its `timeouts` entry, or
+    /// the default.
+    pub fn of(timeouts: Option<&Timeouts>, operation: Operation) -> Self {
+        match Timeouts::of(timeouts, operation) {
+            Some(budget) => Self::after(budget, Source::Configured(operation)),
+            None => Self::after(DEFAULT_TIMEOUT, Source::Default(operation)),
+        }
+    }
+
+    /// The deadline of the look at the cluster after an unknown outcome.
+    fn check() -> Self {
+        Self::after(CHECK_TIMEOUT, Source::Check)
+    }
+
+    fn after(budget: Duration, source: Source) -> Self {
+        Self {
+            at: Instant::now() + budget,
+            budget,
+            source,
+        }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+
+    fn describe(&self) -> String {
+        let budget = human(self.budget);
+        match self.source {
+            Source::Configured(op) => {
+                format!(
+                    "the deadline of {budget} set by `timeouts.{}`",
+                    op.attribute()
+                )
+            }
+            Source::Default(op) => format!(
+                "the default deadline of {budget} (set `timeouts.{}` to wait longer)",
+                op.attribute()
+            ),
+            Source::Check => format!("the {budget} this check may take"),
+        }
+    }
+}
+
+/// One API call, as diagnostics name it.
+pub struct Call<'a> {
+    /// What gpufleet was doing, e.g. `create PriorityClass "online"`.
+    pub action: &'a str,
+    /// The request, e.g. `PATCH scheduling.k8s.io/v1 PriorityClass "online" (server-side apply)`.
+    pub request: &'a str,
+    /// The API, named when it is not installed, e.g. `scheduling.k8s.io/v1 PriorityClass`.
+    pub api: &'a str,
+}
+
+/// A call the policy gave up on.
+#[derive(Debug)]
+pub struct GaveUp {
+    /// The last error, the call, how often it was tried and why it stopped.
+    pub diagnostics: Diagnostics,
+    /// Some attempt may have changed the cluster although none said so (its
+    /// answer was lost, or it was cut short): look before reporting.
+    pub maybe_applied: bool,
+}
+
+impl From<GaveUp> for Diagnostics {
+    fn from(gave_up: GaveUp) -> Self {
+        gave_up.diagnostics
+    }
+}
+
+impl<M> From<GaveUp> for crate::framework::Failed<M> {
+    fn from(gave_up: GaveUp) -> Self {
+        gave_up.diagnostics.into()
+    }
+}
+
+/// Why an attempt is worth repeating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cause {
+    Conflict,
+    Throttled,
+    ServerError(u16),
+    Refused,
+    ConnectionLost,
+    NoAnswer,
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Conflict => write!(f, "conflict (409)"),
+            Self::Throttled => write!(f, "throttled (429)"),
+            Self::ServerError(code) => write!(f, "server error ({code})"),
+            Self::Refused => write!(f, "connection refused"),
+            Self::ConnectionLost => write!(f, "connection lost"),
+            Self::NoAnswer => write!(f, "no answer"),
+        }
+    }
+}
+
+/// What one failed attempt means.
+#[derive(Debug, PartialEq)]
+struct Judgement {
+    /// Why another attempt may succeed; `None` when none can.
+    retry: Option<Cause>,
+    /// The attempt may have changed the cluster.
+    maybe_applied: bool,
+    /// How long the server asked clients to wait.
+    server_wait: Option<Duration>,
+}
+
+fn judge(error: &kube::Error, reached_before: bool) -> Judgement {
+    let judgement = |retry, maybe_applied| Judgement {
+        retry,
+        maybe_applied,
+        server_wait: None,
+    };
+    if let kube::Error::Api(status) = error {
+        let server_wait = status
+            .details
+            .as_ref()
+            .map(|d| d.retry_after_seconds)
+            .filter(|s| *s > 0)
+            .map(|s| Duration::from_secs(s.into()));
+        let (retry, maybe_applied) = match status.code {
+            409 => (Some(Cause::Conflict), false),
+            429 => (Some(Cause::Throttled), false),
+            code @ 500..=599 => (Some(Cause::ServerError(code)), true),
+            _ => (None, false),
+        };
+        return Judgement {
+            server_wait,
+            ..judgement(retry, maybe_applied)
+        };
+    }
+    match connection_failure(error) {
+        // A server this process never managed to connect to is likely the
+        // wrong address, or a cluster that does not exist: say so now
+        // rather than at the deadline.
+        Some(failure) if failure.connecting && !reached_before => judgement(None, false),
+        // A connection that never carried the request changed nothing.
+        Some(failure) => judgement(Some(failure.cause), !failure.connecting),
+        None => judgement(None, false),
+    }
+}
+
+/// A failure below HTTP.
+struct ConnectionFailure {
+    cause: Cause,
+    /// While connecting (TCP or TLS): the request was never sent.
+    connecting: bool,
+}
+
+/// The connection-level failure behind an error, if that is what it is.
+fn connection_failure(error: &kube::Error) -> Option<ConnectionFailure> {
+    use std::io::ErrorKind;
+    let mut connecting = false;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = source {
+        if let Some(client) = error.downcast_ref::<hyper_util::client::legacy::Error>() {
+            connecting |= client.is_connect();
+        }
+        let found = |cause| {
+            Some(ConnectionFailure {
+                cause,
+                connecting: connecting || cause == Cause::Refused,
+            })
+        };
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                ErrorKind::ConnectionRefused => return found(Cause::Refused),
+                ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::BrokenPipe
+                | ErrorKind::UnexpectedEof
+                | ErrorKind::NotConnected => return found(Cause::ConnectionLost),
+                ErrorKind::TimedOut => return found(Cause::NoAnswer),
+                _ => {}
+            }
+        }
+        if let Some(hyper) = error.downcast_ref::<hyper::Error>() {
+            if hyper.is_incomplete_message() || hyper.is_closed() || hyper.is_canceled() {
+                return found(Cause::ConnectionLost);
+            }
+            if hyper.is_timeout() {
+                return found(Cause::NoAnswer);
+            }
+        }
+        source = error.source();
+    }
+    None
+}
+
+/// Pauses between attempts: exponential, half of each pause random, so
+/// that many clients throttled together do not come back together.
+/// Conflicts clear in milliseconds; a restarting server takes seconds.
+#[derive(Default)]
+struct Backoff {
+    conflicts: u32,
+    others: u32,
+}
+
+impl Backoff {
+    fn pause(&mut self, cause: Cause, server_wait: Option<Duration>) -> Duration {
+        let (first, cap, count) = match cause {
+            Cause::Conflict => (
+                Duration::from_millis(10),
+                Duration::from_secs(1),
+                &mut self.conflicts,
+            ),
+            _ => (
+                Duration::from_millis(200),
+                Duration::from_secs(5),
+                &mut self.others,
+            ),
+        };
+        let ceiling = first.saturating_mul(1 << (*count).min(16)).min(cap);
+        *count += 1;
+        let ours = ceiling / 2 + ceiling.mul_f64(fastrand::f64() / 2.0);
+        match server_wait {
+            Some(wait) => ours.max(wait + wait.mul_f64(fastrand::f64() / 4.0)),
+            None => ours,
+        }
+    }
+}
+
+/// How an attempt failed.
+enum Failure {
+    Api(kube::Error),
+    NoAnswer(Duration),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum End {
+    /// The last error is final.
+    Final,
+    /// The deadline came first.
+    Deadline,
+    /// Terraform asked the provider to stop.
+    Stopped,
+}
+
+/// Runs `attempt` until it succeeds or the policy gives up. `reached` says
+/// whether the API server has ever answered this process.
+pub async fn call<T, F, Fut>(
+    cluster: &str,
+    reached: &AtomicBool,
+    deadline: Deadline,
+    call: &Call<'_>,
+    mut attempt: F,
+) -> Result<T, GaveUp>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, kube::Error>>,
 {
-    const ATTEMPTS: u32 = 20;
-    let mut pause = Duration::from_millis(10);
-    for _ in 1..ATTEMPTS {
-        match attempt().await {
-            Err(e) if status(&e) == Some(409) => {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(500));
+    let started = Instant::now();
+    let mut backoff = Backoff::default();
+    let mut attempts = 0;
+    let mut maybe_applied = false;
+    let mut last = None;
+    let end = loop {
+        attempts += 1;
+        let limit = deadline.remaining().min(ATTEMPT_TIMEOUT);
+        let outcome = tokio::select! {
+            biased;
+            () = stop::requested() => {
+                // Cut short in flight: a write may have landed.
+                maybe_applied = true;
+                break End::Stopped;
             }
-            other => return other,
+            outcome = tokio::time::timeout(limit, attempt()) => outcome,
+        };
+        let (failure, judgement) = match outcome {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(error)) => {
+                let judgement = judge(&error, reached.load(Ordering::Relaxed));
+                (Failure::Api(error), judgement)
+            }
+            Err(_) => (
+                Failure::NoAnswer(limit),
+                Judgement {
+                    retry: Some(Cause::NoAnswer),
+                    maybe_applied: true,
+                    server_wait: None,
+                },
+            ),
+        };
+        last = Some(failure);
+        maybe_applied |= judgement.maybe_applied;
+        let Some(cause) = judgement.retry else {
+            break End::Final;
+        };
+        let pause = backoff.pause(cause, judgement.server_wait);
+        if pause >= deadline.remaining() {
+            break End::Deadline;
+        }
+        tracing::warn!(
+            "retry: {} ({}) failed: {cause}; attempt {attempts}, next in {}",
+            call.action,
+            call.request,
+            human(pause)
+        );
+        tokio::select! {
+            biased;
+            () = stop::requested() => break End::Stopped,
+            () = tokio::time::sleep(pause) => {}
+        }
+    };
+    Err(GaveUp {
+        diagnostics: diagnostics(
+            cluster,
+            call,
+            last.as_ref(),
+            end,
+            attempts,
+            started.elapsed(),
+            deadline,
+        ),
+        maybe_applied,
+    })
+}
+
+/// Runs `attempt` once more for the look at the cluster after an unknown
+/// outcome: briefly, with the same policy, and even after StopProvider.
+pub async fn check<T, F, Fut>(
+    cluster: &str,
+    reached: &AtomicBool,
+    call: &Call<'_>,
+    attempt: F,
+) -> Result<T, GaveUp>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    let unstoppable = tokio_util::sync::CancellationToken::new();
+    stop::scope(
+        unstoppable,
+        self::call(cluster, reached, Deadline::check(), call, attempt),
+    )
+    .await
+}
+
+fn diagnostics(
+    cluster: &str,
+    call: &Call<'_>,
+    last: Option<&Failure>,
+    end: End,
+    attempts: u32,
+    elapsed: Duration,
+    deadline: Deadline,
+) -> Diagnostics {
+    let last = match last {
+        Some(Failure::Api(error)) => api_error(cluster, call.action, call.api, error),
+        Some(Failure::NoAnswer(after)) => Diagnostic::error(
+            "Kubernetes did not answer",
+            format!(
+                "Could not {}: {cluster} did not answer within {}.",
+                call.action,
+                human(*after)
+            ),
+        )
+        .into(),
+        None => Diagnostics::default(),
+    };
+    let mut diagnostics = if end == End::Stopped {
+        let mut detail = format!(
+            "Terraform asked the provider to stop (StopProvider) while it was trying to {} on {cluster}.",
+            call.action
+        );
+        if let Some(last) = last.0.first() {
+            detail += &format!(" The last attempt failed: {} {}", last.summary, last.detail);
+        }
+        Diagnostic::error("Operation cancelled", detail).into()
+    } else {
+        last
+    };
+    let mut note = format!("API call: {}.", call.request);
+    if attempts > 1 {
+        note += &format!(" Tried {attempts} times in {}.", human(elapsed));
+    }
+    if end == End::Deadline {
+        note += &format!(" Stopped retrying at {}.", deadline.describe());
+    }
+    for diagnostic in &mut diagnostics.0 {
+        diagnostic.detail = format!("{}\n\n{note}", diagnostic.detail);
+    }
+    diagnostics
+}
+
+/// `250ms`, `4.2s`, `2m0s`.
+fn human(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if secs < 1.0 {
+        format!("{}ms", duration.as_millis())
+    } else if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        format!("{}m{}s", duration.as_secs() / 60, duration.as_secs() % 60)
+    }
+}
+
+/// The layer between kube and the connection that gives the policy what it
+/// needs from the server's answers: that the server answered at all, and
+/// the `Retry-After` of an error. kube keeps only an error response's body,
+/// and the API server's own throttling answers in plain text, saying when to
+/// come back only in that header; so the header is carried into the
+/// `Status` kube reports, where the API server puts it in its JSON errors
+/// (`details.retryAfterSeconds`).
+#[derive(Clone)]
+pub struct Answers<S> {
+    inner: S,
+    reached: Arc<AtomicBool>,
+}
+
+impl<S> Answers<S> {
+    /// Wraps `inner`, recording in `reached` that the server answered.
+    pub fn new(inner: S, reached: Arc<AtomicBool>) -> Self {
+        Self { inner, reached }
+    }
+}
+
+impl<S, B> Service<http::Request<kube::client::Body>> for Answers<S>
+where
+    S: Service<http::Request<kube::client::Body>, Response = http::Response<B>>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Response = http::Response<Either<B, Full<Bytes>>>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
+        let answer = self.inner.call(request);
+        let reached = self.reached.clone();
+        Box::pin(async move {
+            let response = answer.await.map_err(Into::into)?;
+            reached.store(true, Ordering::Relaxed);
+            let code = response.status();
+            let retry_after = response
+                .headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()?.trim().parse::<u32>().ok());
+            let Some(seconds) = retry_after
+                .filter(|_| code == http::StatusCode::TOO_MANY_REQUESTS || code.is_server_error())
+            else {
+                return Ok(response.map(Either::Left));
+            };
+            let (mut parts, body) = response.into_parts();
+            let body = body.collect().await.map_err(Into::into)?.to_bytes();
+            let status = status_with_retry_after(&body, code.as_u16(), seconds);
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            parts.headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            let json = serde_json::to_vec(&status).map_err(BoxError::from)?;
+            Ok(http::Response::from_parts(
+                parts,
+                Either::Right(Full::new(json.into())),
+            ))
+        })
+    }
+}
+
+/// The `Status` of an error response's `body`, with `retry_after_seconds`.
+fn status_with_retry_after(body: &[u8], code: u16, retry_after_seconds: u32) -> Status {
+    let mut status = serde_json::from_slice::<Status>(body).unwrap_or_else(|_| {
+        let reason = match code {
+            429 => "TooManyRequests",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "InternalError",
+        };
+        Status::failure(String::from_utf8_lossy(body).trim(), reason).with_code(code)
+    });
+    let details = status.details.get_or_insert_with(|| StatusDetails {
+        name: String::new(),
+        group: String::new(),
+        kind: String::new(),
+        uid: String::new(),
+        causes: Vec::new(),
+        retry_after_seconds: 0,
+    });
+    if details.retry_after_seconds == 0 {
+        details.retry_after_seconds = retry_after_seconds;
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    fn api(code: u16, retry_after: u32) -> kube::Error {
+        let status = status_with_retry_after(
+            b"Too many requests, please try again later.",
+            code,
+            retry_after,
+        );
+        kube::Error::Api(Box::new(status))
+    }
+
+    fn io(kind: std::io::ErrorKind) -> kube::Error {
+        kube::Error::Service(Box::new(std::io::Error::new(kind, "test")))
+    }
+
+    fn call_named() -> Call<'static> {
+        Call {
+            action: "create PriorityClass \"x\"",
+            request: "PATCH scheduling.k8s.io/v1 PriorityClass \"x\" (server-side apply)",
+            api: "scheduling.k8s.io/v1 PriorityClass",
         }
     }
-    attempt().await
+
+    #[test]
+    fn what_is_worth_another_attempt() {
+        let retried = |e: &kube::Error| judge(e, true).retry;
+        assert_eq!(retried(&api(409, 0)), Some(Cause::Conflict));
+        assert_eq!(retried(&api(429, 1)), Some(Cause::Throttled));
+        assert_eq!(retried(&api(503, 0)), Some(Cause::ServerError(503)));
+        for final_code in [400, 401, 403, 404, 422] {
+            assert_eq!(retried(&api(final_code, 0)), None, "{final_code}");
+        }
+        assert_eq!(
+            judge(&api(429, 3), true).server_wait,
+            Some(Duration::from_secs(3))
+        );
+        use std::io::ErrorKind::*;
+        assert_eq!(retried(&io(ConnectionRefused)), Some(Cause::Refused));
+        assert_eq!(retried(&io(ConnectionReset)), Some(Cause::ConnectionLost));
+        assert_eq!(retried(&io(TimedOut)), Some(Cause::NoAnswer));
+        assert_eq!(retried(&io(InvalidData)), None, "a TLS failure is final");
+        // A server never reached is not waited for; one that accepted the
+        // connection is.
+        assert_eq!(judge(&io(ConnectionRefused), false).retry, None);
+        assert_eq!(
+            judge(&io(ConnectionReset), false).retry,
+            Some(Cause::ConnectionLost)
+        );
+        // Only an answer that may have been lost leaves the outcome open.
+        assert!(!judge(&io(ConnectionRefused), true).maybe_applied);
+        assert!(judge(&io(ConnectionReset), true).maybe_applied);
+        assert!(judge(&api(500, 0), true).maybe_applied);
+        assert!(!judge(&api(429, 0), true).maybe_applied);
+    }
+
+    #[test]
+    fn plain_text_throttling_keeps_its_message_and_gains_retry_after() {
+        let status =
+            status_with_retry_after(b"Too many requests, please try again later.\n", 429, 2);
+        assert_eq!(status.message, "Too many requests, please try again later.");
+        assert_eq!(status.code, 429);
+        assert_eq!(status.details.unwrap().retry_after_seconds, 2);
+        let json = br#"{"kind":"Status","code":504,"message":"timeout","details":{"retryAfterSeconds":5}}"#;
+        let status = status_with_retry_after(json, 504, 1);
+        assert_eq!(
+            status.details.unwrap().retry_after_seconds,
+            5,
+            "the body's own value wins"
+        );
+    }
+
+    #[test]
+    fn pauses_grow_with_jitter_and_honour_the_server() {
+        let mut backoff = Backoff::default();
+        let pauses: Vec<Duration> = (0..8)
+            .map(|_| backoff.pause(Cause::Refused, None))
+            .collect();
+        assert!(pauses[0] >= Duration::from_millis(100) && pauses[0] <= Duration::from_millis(200));
+        assert!(pauses[7] >= Duration::from_millis(2500) && pauses[7] <= Duration::from_secs(5));
+        let conflict = backoff.pause(Cause::Conflict, None);
+        assert!(
+            conflict <= Duration::from_millis(10),
+            "conflicts back off on their own"
+        );
+        let throttled = Backoff::default().pause(Cause::Throttled, Some(Duration::from_secs(3)));
+        assert!(throttled >= Duration::from_secs(3) && throttled <= Duration::from_millis(3750));
+    }
+
+    async fn run(
+        budget: Duration,
+        reached: bool,
+        errors: impl Fn(u32) -> Option<kube::Error>,
+    ) -> (Result<u32, GaveUp>, u32) {
+        let tries = AtomicU32::new(0);
+        let deadline = Deadline::after(budget, Source::Configured(Operation::Create));
+        let result = call(
+            "the cluster at https://k",
+            &AtomicBool::new(reached),
+            deadline,
+            &call_named(),
+            || {
+                let n = tries.fetch_add(1, Ordering::Relaxed);
+                let outcome = errors(n).map_or(Ok(n), Err);
+                async move { outcome }
+            },
+        )
+        .await;
+        (result, tries.load(Ordering::Relaxed))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retries_until_it_works() {
+        let (result, tries) = run(Duration::from_secs(60), true, |n| {
+            (n < 3).then(|| api(503, 0))
+        })
+        .await;
+        assert_eq!(result.unwrap(), 3);
+        assert_eq!(tries, 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_final_error_is_not_repeated() {
+        let (result, tries) = run(Duration::from_secs(60), true, |_| Some(api(422, 0))).await;
+        let gave_up = result.unwrap_err();
+        assert_eq!(tries, 1);
+        assert!(!gave_up.maybe_applied);
+        let d = &gave_up.diagnostics.0[0];
+        assert_eq!(d.summary, "Kubernetes rejected the object");
+        assert!(
+            d.detail
+                .contains("API call: PATCH scheduling.k8s.io/v1 PriorityClass \"x\""),
+            "{}",
+            d.detail
+        );
+        assert!(!d.detail.contains("Tried"), "{}", d.detail);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_deadline_ends_retries_with_the_last_error() {
+        let started = Instant::now();
+        let (result, tries) = run(Duration::from_secs(10), true, |_| {
+            Some(io(std::io::ErrorKind::ConnectionReset))
+        })
+        .await;
+        let gave_up = result.unwrap_err();
+        assert!(started.elapsed() <= Duration::from_secs(10));
+        assert!(tries > 3, "{tries}");
+        assert!(gave_up.maybe_applied);
+        let detail = &gave_up.diagnostics.0[0].detail;
+        assert!(
+            detail.contains("Could not create PriorityClass \"x\""),
+            "{detail}"
+        );
+        assert!(detail.contains(&format!("Tried {tries} times")), "{detail}");
+        assert!(
+            detail.contains("the deadline of 10.0s set by `timeouts.create`"),
+            "{detail}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_servers_retry_after_sets_the_pace() {
+        let started = Instant::now();
+        let (result, tries) = run(Duration::from_secs(60), true, |n| {
+            (n < 2).then(|| api(429, 4))
+        })
+        .await;
+        assert_eq!(result.unwrap(), 2);
+        assert_eq!(tries, 3);
+        assert!(started.elapsed() >= Duration::from_secs(8));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stop_ends_the_wait_at_once() {
+        let token = tokio_util::sync::CancellationToken::new();
+        let stopper = {
+            let token = token.clone();
+            async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                token.cancel();
+            }
+        };
+        let started = Instant::now();
+        let running = stop::scope(
+            token,
+            run(Duration::from_secs(600), true, |_| Some(api(503, 0))),
+        );
+        let ((result, _), ()) = tokio::join!(running, stopper);
+        let gave_up = result.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(6));
+        let d = &gave_up.diagnostics.0[0];
+        assert_eq!(d.summary, "Operation cancelled");
+        assert!(
+            d.detail.contains("server error") || d.detail.contains("503"),
+            "{}",
+            d.detail
+        );
+    }
 }

@@ -11,6 +11,7 @@
 //! - [`resource`]: the traits a provider implements.
 //! - [`plan`]: the generic planning every resource gets.
 //! - [`provider`]: the protocol's provider for a definition.
+//! - [`timeouts`]: the `timeouts` attribute.
 
 pub mod model;
 pub mod plan;
@@ -19,6 +20,7 @@ pub mod resource;
 pub mod schema;
 #[cfg(test)]
 pub mod testkit;
+pub mod timeouts;
 pub mod validators;
 
 pub use model::{Model, Private};

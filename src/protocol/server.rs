@@ -342,14 +342,6 @@ fn unknown_type(kind: &str, name: &str) -> Diagnostics {
     .into()
 }
 
-fn cancelled() -> Diagnostics {
-    Diagnostic::error(
-        "Operation cancelled",
-        "Terraform asked the provider to stop (StopProvider) while this operation was running.",
-    )
-    .into()
-}
-
 impl ProviderService {
     fn new(provider: Arc<dyn Provider>) -> Self {
         let schemas = provider.schemas();
@@ -377,17 +369,11 @@ impl ProviderService {
         self.stop.lock().expect("stop token lock").clone()
     }
 
-    /// Runs `work`, or gives `on_cancel` if StopProvider arrives first.
-    async fn cancellable<T>(
-        &self,
-        work: impl Future<Output = T>,
-        on_cancel: impl FnOnce() -> T,
-    ) -> T {
-        let token = self.stop_token();
-        tokio::select! {
-            result = work => result,
-            () = token.cancelled() => on_cancel(),
-        }
+    /// Runs `work` with the current stop signal: StopProvider makes it stop
+    /// waiting and retrying, and it still answers with what it did (an
+    /// apply's writes must reach Terraform's state, so it is never dropped).
+    async fn stoppable<F: Future>(&self, work: F) -> F::Output {
+        super::stop::scope(self.stop_token(), work).await
     }
 }
 
@@ -576,20 +562,12 @@ impl pb::provider_server::Provider for ProviderService {
             Ok(v) => v,
             Err(d) => return Ok(Response::new(read_failed(d))),
         };
-        let fallback = current_state.clone();
         let result = self
-            .cancellable(
-                self.provider.read_resource(ReadRequest {
-                    type_name: req.type_name.clone(),
-                    current_state,
-                    private: req.private.clone(),
-                }),
-                || super::provider::StateResponse {
-                    state: fallback,
-                    private: req.private.clone(),
-                    diagnostics: cancelled(),
-                },
-            )
+            .stoppable(self.provider.read_resource(ReadRequest {
+                type_name: req.type_name.clone(),
+                current_state,
+                private: req.private.clone(),
+            }))
             .await;
         diagnostics.extend(result.diagnostics);
         let new_state = encode(&result.state, ty, &mut diagnostics);
@@ -624,19 +602,13 @@ impl pb::provider_server::Provider for ProviderService {
             }
         };
         let plan = self
-            .cancellable(
-                self.provider.plan_resource_change(PlanRequest {
-                    type_name: req.type_name.clone(),
-                    prior_state,
-                    proposed_new_state,
-                    config,
-                    prior_private: req.prior_private,
-                }),
-                || super::provider::PlanResponse {
-                    diagnostics: cancelled(),
-                    ..Default::default()
-                },
-            )
+            .stoppable(self.provider.plan_resource_change(PlanRequest {
+                type_name: req.type_name.clone(),
+                prior_state,
+                proposed_new_state,
+                config,
+                prior_private: req.prior_private,
+            }))
             .await;
         let mut diagnostics = plan.diagnostics;
         let planned_state = if diagnostics.has_errors() {
@@ -675,22 +647,14 @@ impl pb::provider_server::Provider for ProviderService {
                 }));
             }
         };
-        let fallback = prior_state.clone();
         let result = self
-            .cancellable(
-                self.provider.apply_resource_change(ApplyRequest {
-                    type_name: req.type_name.clone(),
-                    prior_state,
-                    planned_state,
-                    config,
-                    planned_private: req.planned_private.clone(),
-                }),
-                || super::provider::StateResponse {
-                    state: fallback,
-                    private: req.planned_private.clone(),
-                    diagnostics: cancelled(),
-                },
-            )
+            .stoppable(self.provider.apply_resource_change(ApplyRequest {
+                type_name: req.type_name.clone(),
+                prior_state,
+                planned_state,
+                config,
+                planned_private: req.planned_private.clone(),
+            }))
             .await;
         let mut diagnostics = result.diagnostics;
         let new_state = encode(&result.state, ty, &mut diagnostics);
@@ -716,10 +680,7 @@ impl pb::provider_server::Provider for ProviderService {
             }
         };
         let (imported, mut diagnostics) = self
-            .cancellable(
-                self.provider.import_resource_state(&req.type_name, &req.id),
-                || (Vec::new(), cancelled()),
-            )
+            .stoppable(self.provider.import_resource_state(&req.type_name, &req.id))
             .await;
         let imported_resources = imported
             .into_iter()
@@ -776,10 +737,7 @@ impl pb::provider_server::Provider for ProviderService {
             }
         };
         let (state, mut diagnostics) = self
-            .cancellable(
-                self.provider.read_data_source(&req.type_name, config),
-                || (Value::Null, cancelled()),
-            )
+            .stoppable(self.provider.read_data_source(&req.type_name, config))
             .await;
         let state = if diagnostics.has_errors() {
             None
@@ -820,7 +778,7 @@ impl pb::provider_server::Provider for ProviderService {
         &self,
         _: Request<pb::stop_provider::Request>,
     ) -> Result<Response<pb::stop_provider::Response>, Status> {
-        tracing::info!("StopProvider: cancelling operations in flight");
+        tracing::info!("StopProvider: operations in flight stop waiting and retrying");
         let mut token = self.stop.lock().expect("stop token lock");
         token.cancel();
         *token = CancellationToken::new();

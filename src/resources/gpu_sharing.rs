@@ -26,7 +26,9 @@ use super::sharing::{self, DEFAULT_KEY, PlanNote, Settings, Strategy, field_mana
 use crate::cluster::Cluster;
 use crate::cluster::errors::api_missing;
 use crate::cluster::permissions::Permission;
+use crate::cluster::retry::{Deadline, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::one_of;
 use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -58,9 +60,14 @@ pub struct Model {
     restart_device_plugin: Option<bool>,
     device_plugin_config: Option<String>,
     cluster_policy: Option<String>,
+    timeouts: Option<Timeouts>,
 }
 
 impl Model {
+    fn deadline(&self, operation: Operation) -> Deadline {
+        Deadline::of(self.timeouts.as_ref(), operation)
+    }
+
     fn config_text(&self) -> String {
         let mig = self.mig_strategy.as_deref().and_then(MigStrategy::parse);
         self.settings.device_plugin_config(mig, &[]).to_yaml()
@@ -81,11 +88,37 @@ fn cluster_policies() -> ApiResource {
     )
 }
 
-/// The ClusterPolicy the GPU Operator runs from, if it is installed: the
-/// first by name (the operator uses one).
-async fn find_cluster_policy(cluster: &Cluster) -> Result<Result<String, Diagnostic>, Diagnostics> {
+/// The ClusterPolicies; `None` when the GPU Operator is not installed.
+async fn cluster_policies_on(
+    cluster: &Cluster,
+    deadline: Deadline,
+) -> Result<Option<Vec<DynamicObject>>, Diagnostics> {
     let kubernetes = &cluster.kubernetes;
     let api = kubernetes.dynamic_api(&cluster_policies()).await?;
+    kubernetes
+        .retried(
+            deadline,
+            "list the GPU Operator's ClusterPolicies",
+            &format!("LIST {CLUSTER_POLICY_API}"),
+            CLUSTER_POLICY_API,
+            || async {
+                match api.list(&Default::default()).await {
+                    Ok(list) => Ok(Some(list.items)),
+                    Err(e) if api_missing(&e) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            },
+        )
+        .await
+}
+
+/// The ClusterPolicy the GPU Operator runs from, if it is installed: the
+/// first by name (the operator uses one).
+async fn find_cluster_policy(
+    cluster: &Cluster,
+    deadline: Deadline,
+) -> Result<Result<String, Diagnostic>, Diagnostics> {
+    let kubernetes = &cluster.kubernetes;
     let map = &cluster.device_plugin_config;
     let absent = || {
         Diagnostic::warning(
@@ -98,46 +131,31 @@ async fn find_cluster_policy(cluster: &Cluster) -> Result<Result<String, Diagnos
             ),
         )
     };
-    match api.list(&Default::default()).await {
-        Ok(list) => {
-            let mut names: Vec<String> = list
-                .items
-                .into_iter()
-                .filter_map(|p| p.metadata.name)
-                .collect();
-            names.sort();
-            Ok(names.into_iter().next().ok_or_else(absent))
-        }
-        Err(e) if api_missing(&e) => Ok(Err(absent())),
-        Err(e) => Err(kubernetes.api_error(
-            "list the GPU Operator's ClusterPolicies",
-            CLUSTER_POLICY_API,
-            &e,
-        )),
-    }
+    let Some(policies) = cluster_policies_on(cluster, deadline).await? else {
+        return Ok(Err(absent()));
+    };
+    let mut names: Vec<String> = policies
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    names.sort();
+    Ok(names.into_iter().next().ok_or_else(absent))
 }
 
 /// The ClusterPolicy whose device plugin already reads our ConfigMap, for
 /// an import.
-async fn wired_cluster_policy(cluster: &Cluster) -> Result<Option<String>, Diagnostics> {
-    let kubernetes = &cluster.kubernetes;
-    let api = kubernetes.dynamic_api(&cluster_policies()).await?;
-    match api.list(&Default::default()).await {
-        Ok(list) => Ok(list
-            .items
-            .into_iter()
-            .find(|p| {
-                p.data["spec"]["devicePlugin"]["config"]["name"]
-                    == cluster.device_plugin_config.name
-            })
-            .and_then(|p| p.metadata.name)),
-        Err(e) if api_missing(&e) => Ok(None),
-        Err(e) => Err(kubernetes.api_error(
-            "list the GPU Operator's ClusterPolicies",
-            CLUSTER_POLICY_API,
-            &e,
-        )),
-    }
+async fn wired_cluster_policy(
+    cluster: &Cluster,
+    deadline: Deadline,
+) -> Result<Option<String>, Diagnostics> {
+    let policies = cluster_policies_on(cluster, deadline).await?;
+    Ok(policies
+        .into_iter()
+        .flatten()
+        .find(|p| {
+            p.data["spec"]["devicePlugin"]["config"]["name"] == cluster.device_plugin_config.name
+        })
+        .and_then(|p| p.metadata.name))
 }
 
 /// Applies our fields of ClusterPolicy `name`: the ConfigMap, its default
@@ -146,6 +164,7 @@ async fn apply_cluster_policy(
     cluster: &Cluster,
     name: &str,
     fields: Option<&Model>,
+    deadline: Deadline,
 ) -> Result<(), Diagnostics> {
     let kubernetes = &cluster.kubernetes;
     let resource = cluster_policies();
@@ -173,9 +192,10 @@ async fn apply_cluster_policy(
             &field_manager(OWNER),
             &format!("{action} the device-plugin configuration of ClusterPolicy {name:?}"),
             CLUSTER_POLICY_API,
+            deadline,
         )
-        .await
-        .map(drop)
+        .await?;
+    Ok(())
 }
 
 impl GpuSharing {
@@ -184,17 +204,19 @@ impl GpuSharing {
         cluster: &Cluster,
         prior: Option<&Model>,
         mut planned: Model,
+        operation: Operation,
     ) -> Result<Stored<Model>, Failed<Model>> {
+        let deadline = planned.deadline(operation);
         let text = planned.config_text();
-        let changed = key().write(cluster, &text).await?;
+        let changed = key().write(cluster, &text, deadline).await?;
         planned.device_plugin_config = Some(text);
         let mut warnings = Warnings::default();
         let wired_before = prior.and_then(|p| p.cluster_policy.clone());
         let result: Result<(), Diagnostics> = async {
             if planned.manage_cluster_policy != Some(false) {
-                match find_cluster_policy(cluster).await? {
+                match find_cluster_policy(cluster, deadline).await? {
                     Ok(name) => {
-                        apply_cluster_policy(cluster, &name, Some(&planned)).await?;
+                        apply_cluster_policy(cluster, &name, Some(&planned), deadline).await?;
                         planned.cluster_policy = Some(name);
                     }
                     Err(warning) => {
@@ -208,10 +230,10 @@ impl GpuSharing {
             if let Some(before) =
                 wired_before.filter(|b| planned.cluster_policy.as_ref() != Some(b))
             {
-                apply_cluster_policy(cluster, &before, None).await?;
+                apply_cluster_policy(cluster, &before, None, deadline).await?;
             }
             if changed && planned.restart_device_plugin != Some(false) {
-                key().restart_readers(cluster).await?;
+                key().restart_readers(cluster, deadline).await?;
             }
             Ok(())
         }
@@ -256,6 +278,7 @@ impl Resource<Cluster> for GpuSharing {
             Attr::string("cluster_policy")
                 .computed()
                 .describe("The GPU Operator ClusterPolicy pointed at the configuration; null without the operator or with `manage_cluster_policy = false`."),
+            timeouts_attribute(),
         ]);
         ObjectSchema::new(
             "The cluster-wide GPU sharing default: time slicing or MPS for every GPU node that its fleet (`gpu_sharing`) or a `gpufleet_node_sharing` does not configure otherwise. One per cluster. Training fleets should set `gpu_sharing = { strategy = \"none\" }` to keep dedicated GPUs.",
@@ -312,7 +335,7 @@ impl Resource<Cluster> for GpuSharing {
         cluster: &Cluster,
         planned: Model,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, None, planned).await
+        self.write(cluster, None, planned, Operation::Create).await
     }
 
     async fn read(
@@ -321,7 +344,8 @@ impl Resource<Cluster> for GpuSharing {
         current: Model,
         private: &Private,
     ) -> Result<Option<Stored<Model>>, Diagnostics> {
-        let Some(live) = key().read(cluster).await? else {
+        let deadline = current.deadline(Operation::Read);
+        let Some(live) = key().read(cluster, deadline).await? else {
             return Ok(None);
         };
         let mut state = current;
@@ -337,7 +361,7 @@ impl Resource<Cluster> for GpuSharing {
                 .as_str()
                 .filter(|s| *s != "none")
                 .map(str::to_string);
-            state.cluster_policy = wired_cluster_policy(cluster).await?;
+            state.cluster_policy = wired_cluster_policy(cluster, deadline).await?;
             state.manage_cluster_policy = Some(state.cluster_policy.is_some());
             state.restart_device_plugin = Some(true);
         }
@@ -353,7 +377,8 @@ impl Resource<Cluster> for GpuSharing {
         planned: Model,
         _private: &Private,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, Some(&prior), planned).await
+        self.write(cluster, Some(&prior), planned, Operation::Update)
+            .await
     }
 
     async fn delete(
@@ -362,12 +387,13 @@ impl Resource<Cluster> for GpuSharing {
         prior: Model,
         _private: &Private,
     ) -> Result<Warnings, Diagnostics> {
+        let deadline = prior.deadline(Operation::Delete);
         if let Some(name) = &prior.cluster_policy {
-            apply_cluster_policy(cluster, name, None).await?;
+            apply_cluster_policy(cluster, name, None, deadline).await?;
         }
-        let removed = key().release(cluster).await?;
+        let removed = key().release(cluster, deadline).await?;
         if removed && prior.restart_device_plugin != Some(false) {
-            key().restart_readers(cluster).await?;
+            key().restart_readers(cluster, deadline).await?;
         }
         Ok(Warnings::default())
     }

@@ -30,12 +30,14 @@ use serde_json::json;
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::Cluster;
+use crate::cluster::Kubernetes;
 use crate::cluster::client::get;
 use crate::cluster::errors::status;
 use crate::cluster::names::{check_dns1123_subdomain, dns1123_label, dns1123_subdomain, labels};
 use crate::cluster::permissions::Permission;
-use crate::cluster::retry::retry_on_conflict;
+use crate::cluster::retry::{Deadline, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::exactly_one_of;
 use crate::framework::{Failed, Private, Resource, Stored, Warnings};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -63,9 +65,14 @@ pub struct Model {
     labels: Option<BTreeMap<String, String>>,
     nodes: Option<BTreeSet<String>>,
     device_plugin_config: Option<String>,
+    timeouts: Option<Timeouts>,
 }
 
 impl Model {
+    fn deadline(&self, operation: Operation) -> Deadline {
+        Deadline::of(self.timeouts.as_ref(), operation)
+    }
+
     fn key(&self) -> ConfigKey {
         ConfigKey {
             key: format!("node-{}", self.name),
@@ -104,26 +111,66 @@ fn labels_of(node: &Node) -> BTreeMap<String, String> {
 }
 
 /// The nodes the model targets that exist now.
-async fn targeted(api: &Api<Node>, model: &Model) -> Result<Vec<Node>, kube::Error> {
+async fn targeted(
+    kubernetes: &Kubernetes,
+    api: &Api<Node>,
+    model: &Model,
+    action: &str,
+    deadline: Deadline,
+) -> Result<Vec<Node>, Diagnostics> {
     match (&model.node_name, model.selector()) {
-        (Some(name), _) => Ok(get(api, name).await?.into_iter().collect()),
-        (None, Some(selector)) => Ok(api
-            .list(&ListParams::default().labels(&selector))
+        (Some(name), _) => Ok(get_node(kubernetes, api, name, action, deadline)
             .await?
-            .items),
+            .into_iter()
+            .collect()),
+        (None, Some(selector)) => {
+            let params = ListParams::default().labels(&selector);
+            kubernetes
+                .retried(
+                    deadline,
+                    action,
+                    &format!("LIST {KIND} with labels {selector}"),
+                    KIND,
+                    || async { Ok(api.list(&params).await?.items) },
+                )
+                .await
+        }
         (None, None) => Ok(Vec::new()),
     }
 }
 
+async fn get_node(
+    kubernetes: &Kubernetes,
+    api: &Api<Node>,
+    name: &str,
+    action: &str,
+    deadline: Deadline,
+) -> Result<Option<Node>, Diagnostics> {
+    let request = format!("GET {KIND} {name:?}");
+    kubernetes
+        .retried(deadline, action, &request, KIND, || get(api, name))
+        .await
+}
+
 /// Applies exactly `labels` as `manager` on node `name` (none: releases
-/// ours); false when the node does not exist.
+/// ours), under the retry policy (a conflict reads the node again); false
+/// when the node does not exist.
 async fn apply_labels(
+    kubernetes: &Kubernetes,
     api: &Api<Node>,
     name: &str,
     labels: Option<&BTreeMap<String, String>>,
     manager: &str,
-) -> Result<bool, kube::Error> {
-    retry_on_conflict(|| async move {
+    deadline: Deadline,
+) -> Result<bool, Diagnostics> {
+    let action = match labels {
+        Some(_) => format!("label Node {name:?}"),
+        None => format!("remove the sharing labels of Node {name:?}"),
+    };
+    let request = format!(
+        "GET, then PATCH {KIND} {name:?} (server-side apply of its labels as {manager}, with the node's resourceVersion)"
+    );
+    let attempt = || async move {
         let Some(node) = get(api, name).await? else {
             return Ok(false);
         };
@@ -145,8 +192,10 @@ async fn apply_labels(
             Err(e) if status(&e) == Some(404) => Ok(false),
             Err(e) => Err(e),
         }
-    })
-    .await
+    };
+    kubernetes
+        .retried(deadline, &action, &request, KIND, attempt)
+        .await
 }
 
 /// What a read reports for our labels: as wanted where every targeted node
@@ -191,21 +240,27 @@ impl NodeSharing {
         cluster: &Cluster,
         prior: Option<&Model>,
         mut planned: Model,
+        operation: Operation,
     ) -> Result<Stored<Model>, Failed<Model>> {
         let kubernetes = &cluster.kubernetes;
+        let deadline = planned.deadline(operation);
         let key = planned.key();
         let text = planned.config_text();
-        let changed = key.write(cluster, &text).await?;
+        let changed = key.write(cluster, &text, deadline).await?;
         planned.device_plugin_config = Some(text);
         let manager = planned.manager();
         let wanted = planned.wanted_labels();
         let mut written = BTreeSet::new();
         let result: Result<(), Diagnostics> = async {
             let api: Api<Node> = kubernetes.api().await?;
-            let failed = |what: String, e: &kube::Error| kubernetes.api_error(&what, KIND, e);
-            let targets = targeted(&api, &planned)
-                .await
-                .map_err(|e| failed("list the Nodes to label".into(), &e))?;
+            let targets = targeted(
+                kubernetes,
+                &api,
+                &planned,
+                "list the Nodes to label",
+                deadline,
+            )
+            .await?;
             if targets.is_empty()
                 && let Some(name) = &planned.node_name
             {
@@ -221,23 +276,25 @@ impl NodeSharing {
             }
             for node in &targets {
                 let name = name_of(node);
-                if apply_labels(&api, name, Some(&wanted), &manager)
-                    .await
-                    .map_err(|e| failed(format!("label Node {name:?}"), &e))?
+                match apply_labels(kubernetes, &api, name, Some(&wanted), &manager, deadline).await
                 {
-                    written.insert(name.to_string());
+                    Ok(true) => {
+                        written.insert(name.to_string());
+                    }
+                    Ok(false) => {}
+                    Err(d) => {
+                        // The write may have landed before the policy gave up.
+                        written.insert(name.to_string());
+                        return Err(d);
+                    }
                 }
             }
             let before = prior.and_then(|p| p.nodes.clone()).unwrap_or_default();
             for name in before.difference(&written) {
-                apply_labels(&api, name, None, &manager)
-                    .await
-                    .map_err(|e| {
-                        failed(format!("remove the sharing labels of Node {name:?}"), &e)
-                    })?;
+                apply_labels(kubernetes, &api, name, None, &manager, deadline).await?;
             }
             if changed {
-                key.restart_readers(cluster).await?;
+                key.restart_readers(cluster, deadline).await?;
             }
             Ok(())
         }
@@ -296,6 +353,7 @@ impl Resource<Cluster> for NodeSharing {
                 .derived_from(&["strategy", "replicas", "mig_layout", "rename_by_default", "fail_requests_greater_than_one"])
                 .observed()
                 .describe("The device-plugin configuration (YAML) under key `node-NAME`."),
+            timeouts_attribute(),
         ]);
         ObjectSchema::new(
             "GPU sharing for existing nodes outside fleets, such as self-managed servers: its own device-plugin configuration, selected by a node label that only this resource writes (other labels and their owners are left alone).",
@@ -339,7 +397,7 @@ impl Resource<Cluster> for NodeSharing {
         cluster: &Cluster,
         planned: Model,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, None, planned).await
+        self.write(cluster, None, planned, Operation::Create).await
     }
 
     async fn read(
@@ -350,12 +408,13 @@ impl Resource<Cluster> for NodeSharing {
     ) -> Result<Option<Stored<Model>>, Diagnostics> {
         let kubernetes = &cluster.kubernetes;
         let api: Api<Node> = kubernetes.api().await?;
-        let read_error = |e: kube::Error| kubernetes.api_error("read the labelled Nodes", KIND, &e);
-        let targets = targeted(&api, &current).await.map_err(read_error)?;
+        let deadline = current.deadline(Operation::Read);
+        let action = "read the labelled Nodes";
+        let targets = targeted(kubernetes, &api, &current, action, deadline).await?;
         if targets.is_empty() && current.node_name.is_some() {
             return Ok(None);
         }
-        let live = current.key().read(cluster).await?;
+        let live = current.key().read(cluster, deadline).await?;
         let mut state = current;
         if private.importing {
             let Some(text) = &live else { return Ok(None) };
@@ -377,7 +436,7 @@ impl Resource<Cluster> for NodeSharing {
         let mut stale = Vec::new();
         for name in state.nodes.iter().flatten() {
             if !names.contains(name.as_str())
-                && let Some(node) = get(&api, name).await.map_err(read_error)?
+                && let Some(node) = get_node(kubernetes, &api, name, action, deadline).await?
             {
                 stale.push(node);
             }
@@ -404,7 +463,8 @@ impl Resource<Cluster> for NodeSharing {
         planned: Model,
         _private: &Private,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, Some(&prior), planned).await
+        self.write(cluster, Some(&prior), planned, Operation::Update)
+            .await
     }
 
     async fn delete(
@@ -415,19 +475,12 @@ impl Resource<Cluster> for NodeSharing {
     ) -> Result<Warnings, Diagnostics> {
         let kubernetes = &cluster.kubernetes;
         let api: Api<Node> = kubernetes.api().await?;
+        let deadline = prior.deadline(Operation::Delete);
         let manager = prior.manager();
         for name in prior.nodes.iter().flatten() {
-            apply_labels(&api, name, None, &manager)
-                .await
-                .map_err(|e| {
-                    kubernetes.api_error(
-                        &format!("remove the sharing labels of Node {name:?}"),
-                        KIND,
-                        &e,
-                    )
-                })?;
+            apply_labels(kubernetes, &api, name, None, &manager, deadline).await?;
         }
-        prior.key().release(cluster).await?;
+        prior.key().release(cluster, deadline).await?;
         Ok(Warnings::default())
     }
 

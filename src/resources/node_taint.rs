@@ -34,9 +34,10 @@ use crate::cluster::client::get;
 use crate::cluster::errors::status;
 use crate::cluster::names::{check_import_name, dns1123_subdomain, labels};
 use crate::cluster::permissions::Permission;
-use crate::cluster::retry::retry_on_conflict;
-use crate::cluster::{Cluster, FIELD_MANAGER};
+use crate::cluster::retry::{Call, Deadline, GaveUp, timeouts_attribute};
+use crate::cluster::{Cluster, FIELD_MANAGER, Kubernetes};
 use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::{exactly_one_of, not_empty};
 use crate::framework::{Failed, Private, Resource, Stored, Warnings};
 use crate::protocol::schema::Nesting;
@@ -145,6 +146,7 @@ pub struct Model {
     node_selector: Option<BTreeMap<String, String>>,
     taints: Vec<TaintSpec>,
     nodes: Option<BTreeSet<String>>,
+    timeouts: Option<Timeouts>,
 }
 
 enum Target<'a> {
@@ -257,49 +259,119 @@ fn observed(ours: &TaintSpec, targets: &[Node], stale: &[Node]) -> TaintSpec {
 }
 
 /// The nodes a target names that exist now.
-async fn targeted_nodes(api: &Api<Node>, target: &Target<'_>) -> Result<Vec<Node>, kube::Error> {
+async fn targeted_nodes(
+    kubernetes: &Kubernetes,
+    api: &Api<Node>,
+    target: &Target<'_>,
+    action: &str,
+    deadline: Deadline,
+) -> Result<Vec<Node>, GaveUp> {
     match target {
-        Target::Node(name) => Ok(get(api, name).await?.into_iter().collect()),
-        Target::Selector(selector) => Ok(api
-            .list(&ListParams::default().labels(selector))
+        Target::Node(name) => Ok(get_node(kubernetes, api, name, action, deadline)
             .await?
-            .items),
+            .into_iter()
+            .collect()),
+        Target::Selector(selector) => {
+            let request = format!("LIST {KIND} with labels {selector}");
+            let call = Call {
+                action,
+                request: &request,
+                api: KIND,
+            };
+            let params = ListParams::default().labels(selector);
+            kubernetes
+                .call(deadline, &call, || async {
+                    Ok(api.list(&params).await?.items)
+                })
+                .await
+        }
     }
 }
 
+async fn get_node(
+    kubernetes: &Kubernetes,
+    api: &Api<Node>,
+    name: &str,
+    action: &str,
+    deadline: Deadline,
+) -> Result<Option<Node>, GaveUp> {
+    let request = format!("GET {KIND} {name:?}");
+    let call = Call {
+        action,
+        request: &request,
+        api: KIND,
+    };
+    kubernetes.call(deadline, &call, || get(api, name)).await
+}
+
 /// Rewrites one node's taints by [`merge_taints`], with the node's
-/// resourceVersion as precondition so that no concurrent write is lost.
-/// False when the node does not exist.
+/// resourceVersion as precondition so that no concurrent write is lost
+/// (a conflict reads the node again). False when the node does not exist.
+/// When the policy gives up on a write whose answer was lost, the node
+/// itself says whether the write landed.
 async fn retaint(
+    kubernetes: &Kubernetes,
+    api: &Api<Node>,
+    name: &str,
+    released: &BTreeSet<TaintId>,
+    ours: &[TaintSpec],
+    deadline: Deadline,
+) -> Result<bool, GaveUp> {
+    let action = format!("update the taints of Node {name:?}");
+    let request =
+        format!("GET, then PATCH {KIND} {name:?} (spec.taints, with the node's resourceVersion)");
+    let call = Call {
+        action: &action,
+        request: &request,
+        api: KIND,
+    };
+    let gave_up = match kubernetes
+        .call(deadline, &call, || retaint_once(api, name, released, ours))
+        .await
+    {
+        Err(gave_up) if gave_up.maybe_applied => gave_up,
+        done => return done,
+    };
+    let check = Call {
+        action: &format!("find out whether the taints of Node {name:?} were written"),
+        request: &format!("GET {KIND} {name:?}"),
+        api: KIND,
+    };
+    match kubernetes.check(&check, || get(api, name)).await {
+        Ok(Some(node)) if merge_taints(taints_of(&node), released, ours) == taints_of(&node) => {
+            Ok(true)
+        }
+        _ => Err(gave_up),
+    }
+}
+
+async fn retaint_once(
     api: &Api<Node>,
     name: &str,
     released: &BTreeSet<TaintId>,
     ours: &[TaintSpec],
 ) -> Result<bool, kube::Error> {
-    retry_on_conflict(|| async move {
-        let Some(node) = get(api, name).await? else {
-            return Ok(false);
-        };
-        let current = taints_of(&node);
-        let merged = merge_taints(current, released, ours);
-        if merged == current {
-            return Ok(true);
-        }
-        let patch = json!({
-            "metadata": { "resourceVersion": node.metadata.resource_version },
-            "spec": { "taints": merged },
-        });
-        let params = PatchParams {
-            field_manager: Some(FIELD_MANAGER.to_string()),
-            ..Default::default()
-        };
-        match api.patch(name, &params, &Patch::Merge(&patch)).await {
-            Ok(_) => Ok(true),
-            Err(e) if status(&e) == Some(404) => Ok(false),
-            Err(e) => Err(e),
-        }
-    })
-    .await
+    let Some(node) = get(api, name).await? else {
+        return Ok(false);
+    };
+    let current = taints_of(&node);
+    let merged = merge_taints(current, released, ours);
+    if merged == current {
+        return Ok(true);
+    }
+    let patch = json!({
+        "metadata": { "resourceVersion": node.metadata.resource_version },
+        "spec": { "taints": merged },
+    });
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..Default::default()
+    };
+    match api.patch(name, &params, &Patch::Merge(&patch)).await {
+        Ok(_) => Ok(true),
+        Err(e) if status(&e) == Some(404) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Where a write stopped: the nodes it had finished, and why it stopped.
@@ -317,6 +389,7 @@ impl NodeTaint {
         cluster: &Cluster,
         prior: Option<&Model>,
         desired: Option<&Model>,
+        deadline: Deadline,
     ) -> Result<BTreeSet<String>, Interrupted> {
         let mut written = BTreeSet::new();
         let stop = |written: &BTreeSet<String>, diagnostics: Diagnostics| Interrupted {
@@ -335,17 +408,20 @@ impl NodeTaint {
         let targets: BTreeSet<String> = match target {
             None => BTreeSet::new(),
             Some(Target::Node(name)) => BTreeSet::from([name.to_string()]),
-            Some(selector) => targeted_nodes(&api, &selector)
+            Some(selector) => {
+                targeted_nodes(
+                    kubernetes,
+                    &api,
+                    &selector,
+                    "list the Nodes to taint",
+                    deadline,
+                )
                 .await
-                .map_err(|e| {
-                    stop(
-                        &written,
-                        kubernetes.api_error("list the Nodes to taint", KIND, &e),
-                    )
-                })?
-                .iter()
-                .map(|node| name_of(node).to_string())
-                .collect(),
+                .map_err(|gave_up| stop(&written, gave_up.diagnostics))?
+            }
+            .iter()
+            .map(|node| name_of(node).to_string())
+            .collect(),
         };
         let previous = prior.map(Model::managed_nodes).unwrap_or_default();
         let prior_ids = prior.map(Model::taint_ids).unwrap_or_default();
@@ -362,10 +438,9 @@ impl NodeTaint {
                 BTreeSet::new()
             };
             let set = if targeted { ours } else { &[] };
-            let exists = retaint(&api, name, &released, set).await.map_err(|e| {
-                let action = format!("update the taints of Node {name:?}");
-                stop(&written, kubernetes.api_error(&action, KIND, &e))
-            })?;
+            let exists = retaint(kubernetes, &api, name, &released, set, deadline)
+                .await
+                .map_err(|gave_up| stop(&written, gave_up.diagnostics))?;
             if !targeted {
                 continue;
             }
@@ -395,9 +470,11 @@ impl NodeTaint {
         cluster: &Cluster,
         prior: Option<Model>,
         mut desired: Model,
+        operation: Operation,
     ) -> Result<Stored<Model>, Failed<Model>> {
+        let deadline = Deadline::of(desired.timeouts.as_ref(), operation);
         match self
-            .reconcile(cluster, prior.as_ref(), Some(&desired))
+            .reconcile(cluster, prior.as_ref(), Some(&desired), deadline)
             .await
         {
             Ok(nodes) => {
@@ -457,6 +534,7 @@ impl Resource<Cluster> for NodeTaint {
                 Attr::string_set("nodes")
                     .derived_from(&["node_name"])
                     .describe("The nodes carrying this resource's taints: the named node, or the nodes the selector matched."),
+                timeouts_attribute(),
             ],
         )
         .validate(exactly_one_of(&["node_name", "node_selector"]))
@@ -491,7 +569,7 @@ impl Resource<Cluster> for NodeTaint {
         cluster: &Cluster,
         planned: Model,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, None, planned).await
+        self.write(cluster, None, planned, Operation::Create).await
     }
 
     async fn read(
@@ -503,8 +581,9 @@ impl Resource<Cluster> for NodeTaint {
         let kubernetes = &cluster.kubernetes;
         let api = kubernetes.api::<Node>().await?;
         let target = prior.target()?;
-        let read_error = |e: kube::Error| kubernetes.api_error("read the tainted Nodes", KIND, &e);
-        let targets = targeted_nodes(&api, &target).await.map_err(read_error)?;
+        let deadline = Deadline::of(prior.timeouts.as_ref(), Operation::Read);
+        let action = "read the tainted Nodes";
+        let targets = targeted_nodes(kubernetes, &api, &target, action, deadline).await?;
         if targets.is_empty() && matches!(target, Target::Node(_)) {
             return Ok(None);
         }
@@ -512,7 +591,7 @@ impl Resource<Cluster> for NodeTaint {
         let mut stale = Vec::new();
         for name in prior.managed_nodes() {
             if !target_names.contains(name.as_str())
-                && let Some(node) = get(&api, &name).await.map_err(read_error)?
+                && let Some(node) = get_node(kubernetes, &api, &name, action, deadline).await?
             {
                 stale.push(node);
             }
@@ -555,7 +634,8 @@ impl Resource<Cluster> for NodeTaint {
         planned: Model,
         _private: &Private,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, Some(prior), planned).await
+        self.write(cluster, Some(prior), planned, Operation::Update)
+            .await
     }
 
     async fn delete(
@@ -564,7 +644,8 @@ impl Resource<Cluster> for NodeTaint {
         prior: Model,
         _private: &Private,
     ) -> Result<Warnings, Diagnostics> {
-        match self.reconcile(cluster, Some(&prior), None).await {
+        let deadline = Deadline::of(prior.timeouts.as_ref(), Operation::Delete);
+        match self.reconcile(cluster, Some(&prior), None, deadline).await {
             Ok(_) => Ok(Warnings::default()),
             Err(interrupted) => Err(interrupted.diagnostics),
         }

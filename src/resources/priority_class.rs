@@ -15,6 +15,7 @@ use crate::cluster::object::AppliedObject;
 use crate::cluster::ownership::{owned, owned_map};
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::framework::schema::{Attr, ObjectSchema};
+use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{integer_between, one_of};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -43,6 +44,7 @@ pub struct Model {
     description: Option<String>,
     labels: Option<BTreeMap<String, String>>,
     annotations: Option<BTreeMap<String, String>>,
+    timeouts: Option<Timeouts>,
 }
 
 #[async_trait]
@@ -86,6 +88,10 @@ impl AppliedObject for PriorityClass {
                 Attr::string_map("annotations").optional().validate(annotation_keys()).describe("Annotations of the PriorityClass; other writers' annotations are left alone."),
             ],
         )
+    }
+
+    fn timeouts(model: &Model) -> Option<&Timeouts> {
+        model.timeouts.as_ref()
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
@@ -161,6 +167,7 @@ impl AppliedObject for PriorityClass {
             description: owned(object.description, &prior.description, importing),
             labels: owned_map(object.metadata.labels, &prior.labels, importing),
             annotations: owned_map(object.metadata.annotations, &prior.annotations, importing),
+            timeouts: prior.timeouts.clone(),
         })
     }
 
@@ -263,6 +270,7 @@ mod tests {
             description: Some("training".into()),
             labels: Some([("team".to_string(), "ml".to_string())].into()),
             annotations: None,
+            timeouts: None,
         }
     }
 

@@ -4,6 +4,7 @@
 pub(crate) mod apiserver_metrics;
 pub(crate) mod fixtures;
 pub(crate) mod go_module;
+pub(crate) mod lossy_network;
 pub(crate) mod pinging_client;
 pub(crate) mod terraform;
 
@@ -71,6 +72,20 @@ pub(crate) fn skipped(what: &str, why: &str) {
 /// A kubeconfig naming a server where nothing listens.
 pub(crate) fn unreachable_kubeconfig() -> &'static str {
     "apiVersion: v1\nkind: Config\nclusters:\n- name: nowhere\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: nobody\n  user:\n    token: t\ncontexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nobody\ncurrent-context: nowhere\n"
+}
+
+/// A copy of `kubeconfig` whose user acts as `user` (impersonation, which
+/// the test clusters' admin may do), for RBAC set up by a test.
+pub fn impersonating(kubeconfig: &str, user: &str) -> tempfile::NamedTempFile {
+    let admin = std::fs::read_to_string(kubeconfig).unwrap();
+    assert!(
+        admin.contains("\n  user:\n"),
+        "unexpected layout of {kubeconfig}"
+    );
+    let acting = admin.replacen("\n  user:\n", &format!("\n  user:\n    as: {user}\n"), 1);
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut file, acting.as_bytes()).unwrap();
+    file
 }
 
 /// Names unique across test processes and runs sharing one cluster.

@@ -280,15 +280,26 @@ impl Workspace {
         std::fs::read_to_string(self.dir.path().join("main.tf")).unwrap()
     }
 
-    fn try_run(&self, args: &[&str]) -> std::io::Result<Run> {
+    /// The CLI with `args` in this workspace, ready to run or to spawn.
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut command = cli_command(&self.cli, self.dir.path(), args);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
-        command.output().map(Run::from)
+        command
+    }
+
+    fn try_run(&self, args: &[&str]) -> std::io::Result<Run> {
+        self.command(args).output().map(Run::from)
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.try_run(args)
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.cli.path.display()))
+    }
+
+    /// Marks the workspace as holding objects (for a run made with
+    /// [`Self::command`]), so that dropping it destroys them.
+    pub fn holds_objects(&mut self) {
+        self.applied = true;
     }
 
     fn ok(&self, args: &[&str]) -> Run {
@@ -568,6 +579,16 @@ impl Workspace {
     /// Attribute values of one resource in state.
     pub(crate) fn resource_values(&self, address: &str) -> serde_json::Value {
         values_in(&self.state(), address)
+    }
+
+    /// One resource as `show -json` gives it (values, `tainted`, ...).
+    pub(crate) fn resource(&self, address: &str) -> serde_json::Value {
+        let state = self.state();
+        state["values"]["root_module"]["resources"]
+            .as_array()
+            .and_then(|resources| resources.iter().find(|r| r["address"] == address))
+            .cloned()
+            .unwrap_or_else(|| panic!("{address} not in state: {state}"))
     }
 
     /// `terraform output -json NAME`.

@@ -12,6 +12,16 @@
 #   tests/controlplane/cluster.sh roles    apply and bind docs/rbac.yaml again (after it changed)
 #   KUBECONFIG=... cluster.sh crds         install the CRDs into another cluster (e.g. kind)
 #
+# Faults, for the tests that inject them into a running cluster:
+#   cluster.sh kill <component> [SIGNAL]   send SIGNAL (default KILL); waits for the
+#                                          process to end unless SIGNAL is STOP or CONT
+#   cluster.sh start <component>           start a stopped component again, with the
+#                                          arguments of `up`, and wait until it is healthy
+#   cluster.sh restart <component>         stop (TERM) and start
+# GPUFLEET_APISERVER_FLAGS adds flags to kube-apiserver (e.g. a tight
+# --max-requests-inflight): given to `up`, they stay for every later start;
+# given to `start`/`restart`, they replace them (empty for none).
+#
 # Everything lives in <repo>/target/cluster/ (GPUFLEET_CLUSTER_DIR for another
 # cluster beside it, as `make test` does):
 #   kubeconfig          admin, user gpufleet-admin in group system:masters
@@ -333,6 +343,86 @@ bind_provider_roles() {
   ensure serviceaccount gpufleet-provider -n default
 }
 
+# --- components ----------------------------------------------------------------
+
+# Each starts one component with the ports in the variables `up` picks (and
+# the env file keeps), so a fault test can start it again the same way.
+start_etcd() {
+  start etcd --name=gpufleet --data-dir="$state/etcd" \
+    --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+    --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+    --initial-cluster="gpufleet=http://127.0.0.1:$etcd_peer_port" \
+    --unsafe-no-fsync=true --log-level=warn
+}
+
+start_kube-apiserver() {
+  local extra
+  # shellcheck disable=SC2206 # the flags are separate words
+  extra=($apiserver_flags)
+  # --advertise-address: without it the apiserver derives one from the default
+  #   route and refuses to start on hosts that have none. A loopback address
+  #   is only rejected by the endpoint reconciler, which is off here: nothing
+  #   in this cluster reaches the apiserver through the `kubernetes` Service.
+  # Admission: no kubelet or node-lifecycle controller ever clears the
+  #   not-ready taint TaintNodesByCondition puts on every new Node, and pods
+  #   must not wait for the `default` ServiceAccount to appear (envtest does the
+  #   same). Priority stays on: preemption tests need spec.priority.
+  start kube-apiserver \
+    --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --bind-address=127.0.0.1 --secure-port="$api_port" \
+    --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --tls-sni-cert-key="$pki/expired-server.crt,$pki/expired-server.key:expired.gpufleet.test" \
+    --tls-sni-cert-key="$pki/future-server.crt,$pki/future-server.key:future.gpufleet.test" \
+    --client-ca-file="$pki/ca.crt" \
+    --authorization-mode=RBAC \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+    --allow-privileged=true "${extra[@]}"
+}
+
+# Both components serve /healthz anonymously; skip-lookup spares them the
+# front-proxy CA they would otherwise keep looking for (log noise only).
+component_auth() {
+  local kc=$state/kubeconfig
+  auth=(--kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" --authentication-skip-lookup=true)
+}
+
+start_kube-scheduler() {
+  local auth
+  component_auth
+  start kube-scheduler "${auth[@]}" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$scheduler_port"
+}
+
+# The controller-manager gives namespace deletion, garbage collection,
+# workload controllers and service-account tokens. Node lifecycle and taint
+# eviction are off: fake nodes get no kubelet heartbeats, and those would
+# mark them unreachable and evict their pods.
+start_kube-controller-manager() {
+  local auth
+  component_auth
+  start kube-controller-manager "${auth[@]}" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$controller_manager_port" \
+    --controllers='*,-node-lifecycle-controller,-taint-eviction-controller' \
+    --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+    --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
+    --use-service-account-credentials=false
+}
+
+# wait_healthy <component>
+wait_healthy() {
+  case $1 in
+    etcd) wait_for "etcd" 30 etcd etcd_healthy ;;
+    kube-apiserver) wait_for "kube-apiserver /readyz" 90 kube-apiserver api_ready ;;
+    kube-scheduler) wait_for "kube-scheduler /healthz" 60 kube-scheduler component_healthy "$scheduler_port" ;;
+    kube-controller-manager) wait_for "kube-controller-manager /healthz" 60 kube-controller-manager component_healthy "$controller_manager_port" ;;
+  esac
+}
+
 # --- provisioning: kwok and Karpenter's kwok provider -----------------------
 
 # kwok's own stage files (from its module, the version kwok/go.mod pins): it
@@ -458,60 +548,21 @@ up() {
   kubeconfig "$state/kubeconfig-limited" gpufleet-limited limited
   kubeconfig "$state/kubeconfig-provider" gpufleet-provider provider
 
-  start etcd --name=gpufleet --data-dir="$state/etcd" \
-    --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
-    --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" \
-    --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
-    --initial-cluster="gpufleet=http://127.0.0.1:$etcd_peer_port" \
-    --unsafe-no-fsync=true --log-level=warn
-  wait_for "etcd" 30 etcd etcd_healthy
+  start_etcd
+  wait_healthy etcd
 
-  # --advertise-address: without it the apiserver derives one from the default
-  #   route and refuses to start on hosts that have none. A loopback address
-  #   is only rejected by the endpoint reconciler, which is off here: nothing
-  #   in this cluster reaches the apiserver through the `kubernetes` Service.
-  # Admission: no kubelet or node-lifecycle controller ever clears the
-  #   not-ready taint TaintNodesByCondition puts on every new Node, and pods
-  #   must not wait for the `default` ServiceAccount to appear (envtest does the
-  #   same). Priority stays on: preemption tests need spec.priority.
-  start kube-apiserver \
-    --etcd-servers="http://127.0.0.1:$etcd_port" \
-    --bind-address=127.0.0.1 --secure-port="$api_port" \
-    --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
-    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-    --tls-sni-cert-key="$pki/expired-server.crt,$pki/expired-server.key:expired.gpufleet.test" \
-    --tls-sni-cert-key="$pki/future-server.crt,$pki/future-server.key:future.gpufleet.test" \
-    --client-ca-file="$pki/ca.crt" \
-    --authorization-mode=RBAC \
-    --service-cluster-ip-range=10.0.0.0/24 \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
-    --allow-privileged=true
-  wait_for "kube-apiserver /readyz" 90 kube-apiserver api_ready
+  apiserver_flags=${GPUFLEET_APISERVER_FLAGS:-}
+  start_kube-apiserver
+  wait_healthy kube-apiserver
 
-  # Both components serve /healthz anonymously; skip-lookup spares them the
-  # front-proxy CA they would otherwise keep looking for (log noise only).
-  local kc=$state/kubeconfig
-  local auth=(--authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" --authentication-skip-lookup=true)
-  start kube-scheduler --kubeconfig="$kc" "${auth[@]}" \
-    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$scheduler_port"
-  # The controller-manager gives namespace deletion, garbage collection,
-  # workload controllers and service-account tokens. Node lifecycle and taint
-  # eviction are off: fake nodes get no kubelet heartbeats, and those would
-  # mark them unreachable and evict their pods.
-  start kube-controller-manager --kubeconfig="$kc" "${auth[@]}" \
-    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$controller_manager_port" \
-    --controllers='*,-node-lifecycle-controller,-taint-eviction-controller' \
-    --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
-    --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
-    --use-service-account-credentials=false
+  start_kube-scheduler
+  start_kube-controller-manager
 
   # While those two start, install the CRDs and the provider's roles.
   install_crds
   bind_provider_roles
-  wait_for "kube-scheduler /healthz" 60 kube-scheduler component_healthy "$scheduler_port"
-  wait_for "kube-controller-manager /healthz" 60 kube-controller-manager component_healthy "$controller_manager_port"
+  wait_healthy kube-scheduler
+  wait_healthy kube-controller-manager
 
   cat >"$state/env" <<EOF
 # Written by tests/controlplane/cluster.sh up; source it to use the cluster.
@@ -520,8 +571,10 @@ GPUFLEET_KUBECONFIG_LIMITED=$state/kubeconfig-limited
 GPUFLEET_KUBECONFIG_PROVIDER=$state/kubeconfig-provider
 api_port=$api_port
 etcd_port=$etcd_port
+etcd_peer_port=$etcd_peer_port
 scheduler_port=$scheduler_port
 controller_manager_port=$controller_manager_port
+apiserver_flags='$apiserver_flags'
 EOF
   trap - EXIT
   log "cluster up in $((SECONDS - t0))s: https://127.0.0.1:$api_port, KUBECONFIG=$state/kubeconfig"
@@ -562,6 +615,43 @@ status() {
   return $rc
 }
 
+# --- faults ------------------------------------------------------------------
+
+# The running cluster's settings, for the fault commands.
+running() {
+  [ -f "$state/env" ] || die "no cluster in $state; run \`cluster.sh up\` first"
+  # shellcheck disable=SC1091
+  . "$state/env"
+}
+
+component() {
+  [[ " ${components[*]} " == *" ${1:-} "* ]] || die "unknown component ${1:-}; one of: ${components[*]}"
+}
+
+kill_component() {
+  local name=$1 signal=${2:-KILL} pid
+  component "$name"
+  pid=$(pid_of "$name") || die "$name is not running"
+  kill -"$signal" "$pid"
+  case $signal in STOP | CONT) return 0 ;; esac
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  die "$name (pid $pid) still runs 10s after SIG$signal"
+}
+
+start_component() {
+  local name=$1
+  component "$name"
+  running
+  apiserver_flags=${GPUFLEET_APISERVER_FLAGS-$apiserver_flags}
+  if pid_of "$name" >/dev/null; then die "$name is already running"; fi
+  "start_$name"
+  wait_healthy "$name"
+  if [ "$name" = kube-apiserver ]; then
+    sed -i "s|^apiserver_flags=.*|apiserver_flags='$apiserver_flags'|" "$state/env"
+  fi
+  log "$name started again"
+}
+
 # One cluster.sh at a time per checkout (parallel make targets).
 mkdir -p "$repo/target"
 exec 8>"$repo/target/.cluster.lock"
@@ -591,5 +681,12 @@ case ${1:-} in
     install_crds
     log "CRDs installed into the cluster of $target_kubeconfig"
     ;;
-  *) echo "usage: $0 up [--karpenter]|down|status|roles|crds" >&2; exit 2 ;;
+  kill) kill_component "${2:-}" "${3:-KILL}" ;;
+  start) start_component "${2:-}" ;;
+  restart)
+    component "${2:-}"
+    stop "$2"
+    start_component "$2"
+    ;;
+  *) echo "usage: $0 up [--karpenter]|down|status|roles|crds|kill <component> [SIGNAL]|start <component>|restart <component>" >&2; exit 2 ;;
 esac

@@ -39,8 +39,10 @@ use requirements::{Constraint, Constraints};
 use crate::cluster::Cluster;
 use crate::cluster::object::AppliedObject;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
+use crate::cluster::retry::Deadline;
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
+use crate::framework::timeouts::Timeouts;
 use crate::framework::{PlanChange, Warnings};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -109,6 +111,10 @@ impl AppliedObject for Fleet {
 
     fn schema(&self) -> ObjectSchema {
         schema::schema()
+    }
+
+    fn timeouts(model: &Model) -> Option<&Timeouts> {
+        model.timeouts.as_ref()
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
@@ -232,8 +238,9 @@ impl AppliedObject for Fleet {
         cluster: &Cluster,
         prior: Option<&Model>,
         state: &mut Model,
+        deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
-        let warnings = sharing::write(cluster, prior, state).await?;
+        let warnings = sharing::write(cluster, prior, state, deadline).await?;
         Ok(Diagnostics(warnings))
     }
 
@@ -243,16 +250,18 @@ impl AppliedObject for Fleet {
         state: &mut Model,
         prior: &Model,
         importing: bool,
+        deadline: Deadline,
     ) -> Result<(), Diagnostics> {
-        sharing::read(cluster, state, prior, importing).await
+        sharing::read(cluster, state, prior, importing, deadline).await
     }
 
     async fn delete_companions(
         &self,
         cluster: &Cluster,
         prior: &Model,
+        deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
-        sharing::delete(cluster, prior).await?;
+        sharing::delete(cluster, prior, deadline).await?;
         Ok(Warnings::default())
     }
 }

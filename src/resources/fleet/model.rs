@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::requirements::Constraints;
 use super::sharing::SharingState;
+use crate::framework::timeouts::Timeouts;
 
 /// The label Karpenter puts on every node of a NodePool, naming the pool.
 pub(super) const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
@@ -41,6 +42,7 @@ pub struct Model {
     pub(super) label_scheme: Option<String>,
     pub(super) node_selector: Option<BTreeMap<String, String>>,
     pub(super) tolerations: Option<Vec<Toleration>>,
+    pub(super) timeouts: Option<Timeouts>,
     /// `gpu_sharing` and what it writes.
     #[serde(flatten)]
     pub(super) sharing: SharingState,

@@ -230,6 +230,7 @@ impl Model {
             label_scheme,
             node_selector: None,
             tolerations: None,
+            timeouts: prior.timeouts.clone(),
             sharing: SharingState::from_live(prior, sharing_labels),
         }
     }

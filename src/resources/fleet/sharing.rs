@@ -30,6 +30,7 @@ use crate::catalog::{self, Accelerator, GPU_RESOURCE};
 use crate::cluster::Cluster;
 use crate::cluster::client::get;
 use crate::cluster::errors::api_missing;
+use crate::cluster::retry::Deadline;
 use crate::framework::PlanChange;
 use crate::framework::schema::Attr;
 use crate::protocol::schema::Nesting;
@@ -373,16 +374,17 @@ pub(super) async fn write(
     cluster: &Cluster,
     prior: Option<&Model>,
     state: &mut Model,
+    deadline: Deadline,
 ) -> Result<Vec<Diagnostic>, Diagnostics> {
     let mut warnings = Vec::new();
     let key = key(&state.name);
     match config_text(state) {
-        Some(text) if key.write(cluster, &text).await? => {
-            key.restart_readers(cluster).await?;
+        Some(text) if key.write(cluster, &text, deadline).await? => {
+            key.restart_readers(cluster, deadline).await?;
         }
         Some(_) => {}
         None if prior.is_some_and(|p| p.sharing.gpu_sharing.is_some()) => {
-            key.release(cluster).await?;
+            key.release(cluster, deadline).await?;
         }
         None => {}
     }
@@ -408,8 +410,10 @@ pub(super) async fn write(
                 &object,
                 &format!("write NodeOverlay {name:?}"),
                 NODE_OVERLAY_API,
+                deadline,
             )
             .await
+            .map_err(Diagnostics::from)
         {
             Ok(_) => {}
             Err(d) if d.0.iter().any(|d| d.summary.ends_with("is not installed")) => {
@@ -432,6 +436,7 @@ pub(super) async fn write(
                 name,
                 &format!("NodeOverlay {name:?}"),
                 NODE_OVERLAY_API,
+                deadline,
             )
             .await?;
     }
@@ -445,6 +450,7 @@ pub(super) async fn read(
     state: &mut Model,
     prior: &Model,
     importing: bool,
+    deadline: Deadline,
 ) -> Result<(), Diagnostics> {
     let key = key(&state.name);
     let managed =
@@ -452,7 +458,7 @@ pub(super) async fn read(
     if !(managed || importing) {
         return Ok(());
     }
-    let live = key.read(cluster).await?;
+    let live = key.read(cluster, deadline).await?;
     if importing
         && state.sharing.sharing_labels.is_some()
         && let Some(text) = &live
@@ -485,20 +491,25 @@ pub(super) async fn read(
     let api = kubernetes.dynamic_api(&node_overlays()).await?;
     let mut found = BTreeMap::new();
     for name in names {
-        let live = match get(&api, &name).await {
-            Ok(live) => live,
+        let live = kubernetes
+            .retried(
+                deadline,
+                &format!("read NodeOverlay {name:?}"),
+                &format!("GET {NODE_OVERLAY_API} {name:?}"),
+                NODE_OVERLAY_API,
+                || async {
+                    match get(&api, &name).await {
+                        Ok(live) => Ok(Some(live)),
+                        Err(e) if api_missing(&e) => Ok(None),
+                        Err(e) => Err(e),
+                    }
+                },
+            )
+            .await?;
+        let Some(live) = live else {
             // Nothing to compare with: the overlays could not be written.
-            Err(e) if api_missing(&e) => {
-                state.sharing.node_overlays = Some(wanted);
-                return Ok(());
-            }
-            Err(e) => {
-                return Err(kubernetes.api_error(
-                    &format!("read NodeOverlay {name:?}"),
-                    NODE_OVERLAY_API,
-                    &e,
-                ));
-            }
+            state.sharing.node_overlays = Some(wanted);
+            return Ok(());
         };
         let Some(live) = live else { continue };
         let spec = &live.data["spec"];
@@ -529,9 +540,13 @@ pub(super) async fn read(
 }
 
 /// Removes the key and the overlays `prior` wrote.
-pub(super) async fn delete(cluster: &Cluster, prior: &Model) -> Result<(), Diagnostics> {
+pub(super) async fn delete(
+    cluster: &Cluster,
+    prior: &Model,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
     if prior.sharing.gpu_sharing.is_some() || prior.sharing.device_plugin_config.is_some() {
-        key(&prior.name).release(cluster).await?;
+        key(&prior.name).release(cluster, deadline).await?;
     }
     let names: Vec<&String> = prior
         .sharing
@@ -552,6 +567,7 @@ pub(super) async fn delete(cluster: &Cluster, prior: &Model) -> Result<(), Diagn
                 name,
                 &format!("NodeOverlay {name:?}"),
                 NODE_OVERLAY_API,
+                deadline,
             )
             .await
         {

@@ -19,6 +19,7 @@ use crate::cluster::client::get;
 use crate::cluster::config_map::OwnedKey;
 use crate::cluster::errors::status;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
+use crate::cluster::retry::Deadline;
 use crate::protocol::Diagnostics;
 
 /// The GPU Operator's DaemonSets whose pods read the device-plugin
@@ -61,25 +62,40 @@ impl ConfigKey {
     }
 
     /// The key's configuration; `None` when it is not there.
-    pub async fn read(&self, cluster: &Cluster) -> Result<Option<String>, Diagnostics> {
-        self.owned(cluster).read(&cluster.kubernetes).await
+    pub async fn read(
+        &self,
+        cluster: &Cluster,
+        deadline: Deadline,
+    ) -> Result<Option<String>, Diagnostics> {
+        self.owned(cluster)
+            .read(&cluster.kubernetes, deadline)
+            .await
     }
 
     /// Writes `config`; true when that changes what the device plugin does
     /// on the nodes using the key.
-    pub async fn write(&self, cluster: &Cluster, config: &str) -> Result<bool, Diagnostics> {
+    pub async fn write(
+        &self,
+        cluster: &Cluster,
+        config: &str,
+        deadline: Deadline,
+    ) -> Result<bool, Diagnostics> {
         let previous = self
             .owned(cluster)
-            .apply(&cluster.kubernetes, config)
+            .apply(&cluster.kubernetes, config, deadline)
             .await?;
         Ok(previous.is_none_or(|p| !same_behaviour(&p, config)))
     }
 
     /// Removes the key; true when it was there.
-    pub async fn release(&self, cluster: &Cluster) -> Result<bool, Diagnostics> {
+    pub async fn release(
+        &self,
+        cluster: &Cluster,
+        deadline: Deadline,
+    ) -> Result<bool, Diagnostics> {
         Ok(self
             .owned(cluster)
-            .release(&cluster.kubernetes)
+            .release(&cluster.kubernetes, deadline)
             .await?
             .is_some())
     }
@@ -87,43 +103,58 @@ impl ConfigKey {
     /// Restarts the device-plugin pods on the nodes that use this key (for
     /// `default`, the nodes that name no key), so they read it again.
     /// Returns the pods deleted; their DaemonSets start new ones.
-    pub async fn restart_readers(&self, cluster: &Cluster) -> Result<Vec<String>, Diagnostics> {
+    pub async fn restart_readers(
+        &self,
+        cluster: &Cluster,
+        deadline: Deadline,
+    ) -> Result<Vec<String>, Diagnostics> {
         let kubernetes = &cluster.kubernetes;
         let namespace = &cluster.device_plugin_config.namespace;
         let daemon_sets: Api<DaemonSet> = kubernetes.namespaced_api(namespace).await?;
         let pods: Api<Pod> = kubernetes.namespaced_api(namespace).await?;
         let nodes: Api<Node> = kubernetes.api().await?;
-        let failed = |what: &str, e: &kube::Error| {
-            kubernetes.api_error(
-                &format!("{what} to restart the device plugin after its configuration changed"),
-                "apps/v1 DaemonSet",
-                e,
-            )
+        let action = |what: &str| {
+            format!("{what} to restart the device plugin after its configuration changed")
         };
         let mut node_keys: BTreeMap<String, Option<String>> = BTreeMap::new();
         let mut restarted = Vec::new();
         for name in DEVICE_PLUGIN_DAEMONSETS {
-            let Some(daemon_set) = get(&daemon_sets, name)
-                .await
-                .map_err(|e| failed(&format!("read DaemonSet {namespace}/{name}"), &e))?
-            else {
+            let daemon_set = kubernetes
+                .retried(
+                    deadline,
+                    &action(&format!("read DaemonSet {namespace}/{name}")),
+                    &format!("GET apps/v1 DaemonSet {name:?} in namespace {namespace:?}"),
+                    "apps/v1 DaemonSet",
+                    || get(&daemon_sets, name),
+                )
+                .await?;
+            let Some(selector) = daemon_set.as_ref().and_then(match_labels) else {
                 continue;
             };
-            let Some(selector) = match_labels(&daemon_set) else {
-                continue;
-            };
-            let listed = pods
-                .list(&ListParams::default().labels(&selector))
-                .await
-                .map_err(|e| failed(&format!("list the pods of DaemonSet {name}"), &e))?;
+            let params = ListParams::default().labels(&selector);
+            let listed = kubernetes
+                .retried(
+                    deadline,
+                    &action(&format!("list the pods of DaemonSet {name}")),
+                    &format!("LIST v1 Pod in namespace {namespace:?} with labels {selector}"),
+                    "v1 Pod",
+                    || pods.list(&params),
+                )
+                .await?;
             for pod in listed.items {
                 let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
                     continue;
                 };
                 if !node_keys.contains_key(&node) {
-                    let live = get(&nodes, &node)
-                        .await
-                        .map_err(|e| failed(&format!("read Node {node}"), &e))?;
+                    let live = kubernetes
+                        .retried(
+                            deadline,
+                            &action(&format!("read Node {node}")),
+                            &format!("GET v1 Node {node:?}"),
+                            "v1 Node",
+                            || get(&nodes, &node),
+                        )
+                        .await?;
                     let key = live
                         .and_then(|n| n.metadata.labels)
                         .and_then(|l| l.get(CONFIG_LABEL).cloned());
@@ -136,10 +167,23 @@ impl ConfigKey {
                 let Some(pod_name) = pod.metadata.name.clone().filter(|_| uses) else {
                     continue;
                 };
-                match pods.delete(&pod_name, &DeleteParams::default()).await {
-                    Ok(_) => restarted.push(pod_name),
-                    Err(e) if status(&e) == Some(404) => {}
-                    Err(e) => return Err(failed(&format!("delete pod {pod_name}"), &e)),
+                let deleted = kubernetes
+                    .retried(
+                        deadline,
+                        &action(&format!("delete pod {pod_name}")),
+                        &format!("DELETE v1 Pod {pod_name:?} in namespace {namespace:?}"),
+                        "v1 Pod",
+                        || async {
+                            match pods.delete(&pod_name, &DeleteParams::default()).await {
+                                Ok(_) => Ok(true),
+                                Err(e) if status(&e) == Some(404) => Ok(false),
+                                Err(e) => Err(e),
+                            }
+                        },
+                    )
+                    .await?;
+                if deleted {
+                    restarted.push(pod_name);
                 }
             }
         }
