@@ -143,7 +143,7 @@ impl Kubernetes {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, kube::Error>>,
     {
-        retry::call(&self.describe(), &self.reached, deadline, call, attempt).await
+        retry::call(&self.endpoint(), &self.reached, deadline, call, attempt).await
     }
 
     /// [`Self::call`] for a call named by its parts (see [`Call`]), giving
@@ -175,7 +175,7 @@ impl Kubernetes {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, kube::Error>>,
     {
-        retry::check(&self.describe(), &self.reached, call, attempt).await
+        retry::check(&self.endpoint(), &self.reached, call, attempt).await
     }
 
     /// Reads an object for state: `None` when it is gone. `object` names it

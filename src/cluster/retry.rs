@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use super::connection::Endpoint;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full};
 use kube::core::{Status, response::StatusDetails};
@@ -313,7 +314,7 @@ enum End {
 /// Runs `attempt` until it succeeds or the policy gives up. `reached` says
 /// whether the API server has ever answered this process.
 pub async fn call<T, F, Fut>(
-    cluster: &str,
+    cluster: &Endpoint,
     reached: &AtomicBool,
     deadline: Deadline,
     call: &Call<'_>,
@@ -393,7 +394,7 @@ where
 /// Runs `attempt` once more for the look at the cluster after an unknown
 /// outcome: briefly, with the same policy, and even after StopProvider.
 pub async fn check<T, F, Fut>(
-    cluster: &str,
+    cluster: &Endpoint,
     reached: &AtomicBool,
     call: &Call<'_>,
     attempt: F,
@@ -411,7 +412,7 @@ where
 }
 
 fn diagnostics(
-    cluster: &str,
+    cluster: &Endpoint,
     call: &Call<'_>,
     last: Option<&Failure>,
     end: End,
@@ -419,8 +420,10 @@ fn diagnostics(
     elapsed: Duration,
     deadline: Deadline,
 ) -> Diagnostics {
+    let endpoint = cluster;
+    let cluster = endpoint.describe();
     let last = match last {
-        Some(Failure::Api(error)) => api_error(cluster, call.action, call.api, error),
+        Some(Failure::Api(error)) => api_error(endpoint, call.action, call.api, error),
         Some(Failure::NoAnswer(after)) => Diagnostic::error(
             "Kubernetes did not answer",
             format!(
@@ -661,8 +664,12 @@ mod tests {
     ) -> (Result<u32, GaveUp>, u32) {
         let tries = AtomicU32::new(0);
         let deadline = Deadline::after(budget, Source::Configured(Operation::Create));
+        let endpoint = Endpoint {
+            server: Some("https://k".to_string()),
+            ..Endpoint::default()
+        };
         let result = call(
-            "the cluster at https://k",
+            &endpoint,
             &AtomicBool::new(reached),
             deadline,
             &call_named(),

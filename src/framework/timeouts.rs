@@ -13,9 +13,13 @@ use crate::protocol::schema::Nesting;
 /// An operation that a timeout bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
+    /// Creating the object (ApplyResourceChange from null).
     Create,
+    /// Refreshing it (ReadResource).
     Read,
+    /// Changing it in place.
     Update,
+    /// Destroying it.
     Delete,
 }
 
@@ -34,9 +38,13 @@ impl Operation {
 /// The `timeouts` attribute's value.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timeouts {
+    /// How long a create may take, as a duration such as `5m`.
     pub create: Option<String>,
+    /// How long a refresh may take.
     pub read: Option<String>,
+    /// How long an in-place update may take.
     pub update: Option<String>,
+    /// How long a destroy may take.
     pub delete: Option<String>,
 }
 

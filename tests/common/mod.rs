@@ -76,7 +76,7 @@ pub(crate) fn unreachable_kubeconfig() -> &'static str {
 
 /// A copy of `kubeconfig` whose user acts as `user` (impersonation, which
 /// the test clusters' admin may do), for RBAC set up by a test.
-pub fn impersonating(kubeconfig: &str, user: &str) -> tempfile::NamedTempFile {
+pub(crate) fn impersonating(kubeconfig: &str, user: &str) -> tempfile::NamedTempFile {
     let admin = std::fs::read_to_string(kubeconfig).unwrap();
     assert!(
         admin.contains("\n  user:\n"),

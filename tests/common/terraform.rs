@@ -281,7 +281,7 @@ impl Workspace {
     }
 
     /// The CLI with `args` in this workspace, ready to run or to spawn.
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = cli_command(&self.cli, self.dir.path(), args);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
         command
@@ -298,7 +298,7 @@ impl Workspace {
 
     /// Marks the workspace as holding objects (for a run made with
     /// [`Self::command`]), so that dropping it destroys them.
-    pub fn holds_objects(&mut self) {
+    pub(crate) fn holds_objects(&mut self) {
         self.applied = true;
     }
 
