@@ -140,9 +140,9 @@ step() { tf output -raw "$1" | kubectl apply -f - | sed 's/^/    /'; }
 
 # --- the scenario -----------------------------------------------------------------------
 
-say "1. finetune-llm (8 GPUs, training), chat-api (3 x 1 GPU, inference), eval-on-server, report-builder (no tolerations), and two pods no node may take"
+say "1. finetune-llm (8 GPUs, training), chat-api (4 x 1 GPU, inference: one L4 time-sliced x4), eval-on-server, report-builder (no tolerations), and two pods no node may take"
 step placement
-wait_until "chat-api on 3 nodes" 120 running chat-api 3
+wait_until "chat-api's 4 replicas" 120 running chat-api 4
 wait_until "finetune-llm placed" 120 placed finetune-llm
 wait_until "eval-on-server" 120 running eval-on-server 1
 wait_until "report-builder" 120 running report-builder 1
@@ -185,6 +185,12 @@ say "SUMMARY"
 echo
 echo "Nodes Karpenter created, by fleet (instance types from tests/controlplane/karpenter/instance-types.json):"
 kubectl get nodes -l karpenter.sh/nodepool --sort-by='.metadata.labels.karpenter\.sh/nodepool' -o custom-columns='NODE:.metadata.name,FLEET:.metadata.labels.karpenter\.sh/nodepool,INSTANCE TYPE:.metadata.labels.node\.kubernetes\.io/instance-type,GPU:.metadata.labels.cfke\.io/accelerator-name,GPUS:.status.capacity.nvidia\.com/gpu,TAINTS:.spec.taints[*].value'
+echo
+echo "What each inference node advertises with sharing (GPUS: its L4s; capacity and allocatable of nvidia.com/gpu as the simulated device plugin wrote them; the fleet's NodeClaims):"
+kubectl get nodes -l karpenter.sh/nodepool=inference -o custom-columns='NODE:.metadata.name,GPUS:.metadata.labels.cfke\.io/accelerator-count,SHARING:.metadata.labels.nvidia\.com/device-plugin\.config,CAPACITY:.status.capacity.nvidia\.com/gpu,ALLOCATABLE:.status.allocatable.nvidia\.com/gpu'
+kubectl get pods -n "$namespace" -l app=chat-api -o custom-columns='POD:.metadata.name,NODE:.spec.nodeName,GPU LIMIT:.spec.containers[0].resources.limits.nvidia\.com/gpu'
+echo "    inference NodeClaims: $(kubectl get nodeclaims -l karpenter.sh/nodepool=inference --no-headers 2>/dev/null | wc -l)"
+kubectl get nodeoverlays -o custom-columns='KARPENTER PLANS WITH (NodeOverlay):.metadata.name,CAPACITY:.spec.capacity'
 echo
 echo "The self-managed server (taints: the training one from Terraform, the maintenance one from before):"
 kubectl get node simulated-8xh100-server -o custom-columns='NODE:.metadata.name,GPU:.metadata.labels.cfke\.io/accelerator-name,GPUS:.status.capacity.nvidia\.com/gpu,TAINTS:.spec.taints[*].key'

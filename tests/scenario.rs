@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use common::terraform::{Cli, Workspace, clis, each_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Node, Pod};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::Client;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
@@ -32,6 +33,8 @@ const FLEETS: [(&str, &str); 3] = [
     ("general", "cpu-16core"),
 ];
 const TRAINING_GPU_LIMIT: i64 = 64;
+/// chat-api's replicas: one L4 time-sliced x4 holds them all.
+const CHAT_API_REPLICAS: i64 = 4;
 const POOL: &str = "karpenter.sh/nodepool";
 const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 const GPU: &str = "nvidia.com/gpu";
@@ -72,17 +75,28 @@ async fn full_scenario(client: &Client, cli: &Cli) {
     // 1. The seed's workloads land where their selectors, tolerations and
     //    the fleets' requirements allow, on nodes Karpenter creates.
     apply_list(client, &steps["placement"]).await;
-    let chat = wait_for(client, "3 chat-api pods running", 120, async || {
-        let pods = pods(client, "chat-api").await;
-        (pods.len() == 3 && pods.iter().all(is_running)).then_some(pods)
-    })
-    .await;
+    let chat = wait_chat_api(client).await;
+    // Time slicing x4: the four 1-GPU replicas share one L4, and Karpenter
+    // (planning with the fleet's NodeOverlay) launched one node for them.
     let nodes = node_map(client).await;
     let chat_nodes: BTreeSet<&str> = chat.iter().map(|p| node_of(p).unwrap()).collect();
-    assert_eq!(chat_nodes.len(), 3, "one L4 per replica: {chat_nodes:?}");
-    for node in &chat_nodes {
-        assert_fleet_node(&nodes[*node], "inference");
-    }
+    assert_eq!(
+        chat_nodes.len(),
+        1,
+        "four replicas on one L4: {chat_nodes:?}"
+    );
+    let inference_node = &nodes[*chat_nodes.first().unwrap()];
+    assert_fleet_node(inference_node, "inference");
+    assert_eq!(
+        label(inference_node, "cfke.io/accelerator-count"),
+        Some("1")
+    );
+    assert_eq!(
+        advertised(inference_node),
+        (CHAT_API_REPLICAS, CHAT_API_REPLICAS),
+        "the node advertises 1 GPU x 4 replicas (capacity, allocatable)"
+    );
+    assert_eq!(fleet_node_claims(client, "inference").await, 1);
     let finetune = wait_for(client, "finetune-llm placed", 120, async || {
         pods(client, "finetune-llm")
             .await
@@ -122,8 +136,10 @@ async fn full_scenario(client: &Client, cli: &Cli) {
     assert!(message.contains("incompatible"), "{message}");
     assert_unplaced(client, "l4-on-training").await;
     assert_estates(client).await;
+    // Still one: Karpenter did not launch more for pods the node took later.
+    assert_eq!(fleet_node_claims(client, "inference").await, 1);
     clock.phase(
-        "placement: Karpenter created 1 H100 training node, 3 L4 inference nodes, 1 CPU node",
+        "placement: Karpenter created 1 H100 training node, 1 L4 inference node (4 chat-api pods on its time-sliced GPU), 1 CPU node",
     );
 
     // 2. finetune-llm succeeds (kwok ends its pod after the 8 s it declares).
@@ -291,15 +307,12 @@ async fn short_scenario(client: &Client, cli: &Cli) {
     wait_fleets_ready(client).await;
     let steps = workload_steps(cli, &cluster);
     apply_list(client, &steps["placement"]).await;
-    let chat = wait_for(client, "3 chat-api pods running", 120, async || {
-        let pods = pods(client, "chat-api").await;
-        (pods.len() == 3 && pods.iter().all(is_running)).then_some(pods)
-    })
-    .await;
+    let chat = wait_chat_api(client).await;
     let nodes = node_map(client).await;
     for pod in &chat {
         assert_fleet_node(&nodes[node_of(pod).unwrap()], "inference");
     }
+    assert_eq!(fleet_node_claims(client, "inference").await, 1);
     let finetune = wait_for(client, "finetune-llm placed", 120, async || {
         pods(client, "finetune-llm")
             .await
@@ -319,6 +332,16 @@ async fn short_scenario(client: &Client, cli: &Cli) {
     assert_destroyed(client).await;
     clock.phase("destroyed (Karpenter removed the fleets' nodes with them)");
     clock.done();
+}
+
+/// chat-api's replicas, each asking for one GPU of the inference fleet.
+async fn wait_chat_api(client: &Client) -> Vec<Pod> {
+    let what = format!("{CHAT_API_REPLICAS} chat-api pods running");
+    wait_for(client, &what, 120, async || {
+        let pods = pods(client, "chat-api").await;
+        (pods.len() == CHAT_API_REPLICAS as usize && pods.iter().all(is_running)).then_some(pods)
+    })
+    .await
 }
 
 /// Applies the root configuration with fast disruption settings.
@@ -582,6 +605,19 @@ async fn assert_destroyed(client: &Client) {
         },
     )
     .await;
+    let device_plugin = Api::<ConfigMap>::namespaced(client.clone(), "gpu-operator")
+        .get_opt("gpufleet-device-plugin")
+        .await
+        .unwrap();
+    let keys: Vec<String> = device_plugin
+        .and_then(|c| c.data)
+        .into_iter()
+        .flat_map(|d| d.into_keys())
+        .collect();
+    assert!(
+        !keys.contains(&"fleet-inference".to_string()),
+        "the inference fleet's device-plugin key left behind: {keys:?}"
+    );
     let server = Api::<Node>::all(client.clone()).get(SERVER).await.unwrap();
     let taints: Vec<String> = server
         .spec
@@ -753,12 +789,22 @@ fn label<'a>(node: &'a Node, key: &str) -> Option<&'a str> {
     node.metadata.labels.as_ref()?.get(key).map(String::as_str)
 }
 
+/// The node's `nvidia.com/gpu` capacity: GPUs, or their shares under sharing.
 fn gpus(node: &Node) -> i64 {
-    node.status
-        .as_ref()
-        .and_then(|s| s.capacity.as_ref())
-        .and_then(|c| c.get(GPU))
-        .map_or(0, |q| q.0.parse().unwrap())
+    advertised(node).0
+}
+
+/// The node's `nvidia.com/gpu` (capacity, allocatable).
+fn advertised(node: &Node) -> (i64, i64) {
+    let status = node.status.as_ref();
+    let of = |list: Option<&BTreeMap<String, Quantity>>| {
+        list.and_then(|l| l.get(GPU))
+            .map_or(0, |q| q.0.parse().unwrap())
+    };
+    (
+        of(status.and_then(|s| s.capacity.as_ref())),
+        of(status.and_then(|s| s.allocatable.as_ref())),
+    )
 }
 
 fn node_of(pod: &Pod) -> Option<&str> {
@@ -926,11 +972,12 @@ async fn placements(client: &Client) -> String {
     let nodes = node_map(client).await;
     let mut out = String::from("nodes:\n");
     for (name, node) in &nodes {
+        let (capacity, allocatable) = advertised(node);
         out += &format!(
-            "  {name}: fleet {}, {}, {} GPUs\n",
+            "  {name}: fleet {}, {}, {} GPUs, {GPU} {capacity} (allocatable {allocatable})\n",
             label(node, POOL).unwrap_or("-"),
             label(node, INSTANCE_TYPE).unwrap_or("-"),
-            gpus(node)
+            label(node, "cfke.io/accelerator-count").unwrap_or("0"),
         );
     }
     out += "pods:\n";

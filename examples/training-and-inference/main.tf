@@ -1,7 +1,8 @@
 # The whole scenario on one cluster: PriorityClasses online-inference
 # (100000, preempts) and batch-training (1000, never preempts); a training
 # fleet of 8xH100 nodes tainted workload=training:NoSchedule and capped at
-# 64 GPUs; an inference fleet of L4 nodes tainted workload=inference:NoSchedule;
+# 64 GPUs; an inference fleet of 1-GPU L4 nodes tainted
+# workload=inference:NoSchedule, each GPU time-sliced for 4 pods;
 # a CPU-only fleet for everything else; and the training taint on a GPU server
 # that exists already. `make demo` applies it to the local control plane,
 # where Karpenter's kwok provider stands in for the cloud.
@@ -55,6 +56,7 @@ module "cluster" {
   training_gpus_per_node = 8
   training_gpu_limit     = 64
   inference_gpu_models   = ["L4"]
+  inference_sharing      = { strategy = "time_slicing", replicas = 4 }
   training_priority      = { name = "batch-training", value = 1000 }
   inference_priority     = { name = "online-inference", value = 100000 }
 }

@@ -520,6 +520,46 @@ EOF
   log "kwok and Karpenter up in $((SECONDS - t0))s (instance types: $instance_types)"
 }
 
+# --- the simulated device plugin (up --karpenter) -------------------------------
+
+# kwok's nodes advertise the instance type's whole GPUs; the NVIDIA device
+# plugin would advertise GPUs x replicas under sharing. The stand-in
+# (simulated-device-plugin.sh, see there) runs beside kwok and Karpenter, in
+# its own session so `down` can stop it and its kubectl children together.
+# It reads the ConfigMap from the GPU Operator's namespace, created here as
+# the operator's install would.
+device_plugin=simulated-device-plugin
+
+device_plugin_pid() {
+  local pid
+  pid=$(cat "$state/$device_plugin.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$device_plugin.sh" || return 1
+  echo "$pid"
+}
+
+up_device_plugin() {
+  device_plugin_pid >/dev/null && return 0
+  kubectl create namespace gpu-operator --dry-run=client -o yaml |
+    kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f - >/dev/null
+  rm -f "$state/$device_plugin.pid"
+  setsid bash -c 'echo $$ >"$0"; exec bash "$@"' "$state/$device_plugin.pid" \
+    "$here/$device_plugin.sh" "$bin/kubectl" "$state/kubeconfig" \
+    </dev/null >"$logs/$device_plugin.log" 2>&1 8>&- &
+  for _ in $(seq 50); do [ -s "$state/$device_plugin.pid" ] && break; sleep 0.1; done
+  device_plugin_pid >/dev/null || die "$device_plugin did not start; see $logs/$device_plugin.log"
+  log "$device_plugin running (log: $logs/$device_plugin.log)"
+}
+
+stop_device_plugin() {
+  local pid
+  pid=$(device_plugin_pid) || return 0
+  # Its session's process group: the script and the kubectl it runs.
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+}
+
 # --- commands ----------------------------------------------------------------
 
 up() {
@@ -582,6 +622,7 @@ EOF
 
 down() {
   local name stoppers=()
+  stop_device_plugin
   # Clients of etcd first, so they do not spend their shutdown retrying it.
   # Wait for these stoppers only: a bare `wait` would also wait for the
   # components themselves when `up` fails and they are still our children.
@@ -661,7 +702,7 @@ case ${1:-} in
   up)
     case ${2:-} in
       "") up ;;
-      --karpenter) up && up_provisioners ;;
+      --karpenter) up && up_provisioners && up_device_plugin ;;
       *) echo "usage: $0 up [--karpenter]" >&2; exit 2 ;;
     esac
     ;;

@@ -2,7 +2,8 @@
 # its own GPU fleet, kept apart by taints; priorities decide where both may
 # run (inference preempts training, training never preempts); servers that
 # exist already join the training side; pods that tolerate neither taint get
-# CPU-only nodes.
+# CPU-only nodes. Inference nodes share each GPU among several pods (time
+# slicing x4 by default); training keeps whole GPUs.
 
 locals {
   no_schedule = "NoSchedule"
@@ -20,6 +21,7 @@ locals {
     aws   = "karpenter.k8s.aws/instance-gpu-name"
     azure = "karpenter.azure.com/sku-gpu-name"
   }[coalesce(var.label_scheme, "cfke")]
+  inference_sharing = var.inference_sharing == null ? { strategy = "none", replicas = null } : var.inference_sharing
 }
 
 resource "gpufleet_priority_class" "inference" {
@@ -42,6 +44,7 @@ resource "gpufleet_priority_class" "training" {
   description       = "Batch training: waits for free GPUs, never preempts."
 }
 
+# Training keeps whole GPUs: no gpu_sharing (a job asking for 8 GPUs gets 8 cards).
 resource "gpufleet_fleet" "training" {
   name              = var.training_fleet_name
   label_scheme      = var.label_scheme
@@ -61,13 +64,16 @@ resource "gpufleet_fleet" "training" {
 }
 
 resource "gpufleet_fleet" "inference" {
-  name         = var.inference_fleet_name
-  label_scheme = var.label_scheme
-  accelerators = var.inference_gpu_models
-  node_class   = var.node_class
-  taints       = [merge(var.inference_taint, { effect = local.no_schedule })]
-  limits       = { gpus = var.inference_gpu_limit }
-  disruption   = local.disruption
+  name              = var.inference_fleet_name
+  label_scheme      = var.label_scheme
+  accelerators      = var.inference_gpu_models
+  accelerator_count = { min = var.inference_gpus_per_node, max = var.inference_gpus_per_node }
+  node_class        = var.node_class
+  taints            = [merge(var.inference_taint, { effect = local.no_schedule })]
+  gpu_sharing       = local.inference_sharing
+  # Karpenter counts a shared node by what it advertises (GPUs x replicas).
+  limits     = { gpus = var.inference_gpu_limit * coalesce(local.inference_sharing.replicas, 1) }
+  disruption = local.disruption
 }
 
 resource "gpufleet_fleet" "general" {

@@ -1,6 +1,7 @@
 # What workloads put in their pod specs. Tolerations are Kubernetes
 # tolerations ({ key, operator, value, effect }); GPUs are requested as
-# limits of gpu_resource.
+# limits of gpu_resource, the fleet's (with time slicing or MPS a pod asking
+# for 1 gets one share of a GPU).
 
 output "training" {
   description = "For training jobs: land on the training fleet, at low priority."
@@ -8,7 +9,7 @@ output "training" {
     node_selector       = gpufleet_fleet.training.node_selector
     tolerations         = gpufleet_fleet.training.tolerations
     priority_class_name = gpufleet_priority_class.training.name
-    gpu_resource        = "nvidia.com/gpu"
+    gpu_resource        = gpufleet_fleet.training.gpu_resource
     gpus_per_node       = var.training_gpus_per_node
     gpu_limit           = var.training_gpu_limit
   }
@@ -20,7 +21,10 @@ output "inference" {
     node_selector       = gpufleet_fleet.inference.node_selector
     tolerations         = gpufleet_fleet.inference.tolerations
     priority_class_name = gpufleet_priority_class.inference.name
-    gpu_resource        = "nvidia.com/gpu"
+    gpu_resource        = gpufleet_fleet.inference.gpu_resource
+    # How many gpu_resource one node advertises: GPUs x replicas when shared.
+    gpus_per_node_advertised = gpufleet_fleet.inference.gpus_per_node_advertised
+    sharing                  = local.inference_sharing
   }
 }
 
@@ -34,7 +38,7 @@ output "inference_overflow" {
     node_selector       = gpufleet_fleet.training.node_selector
     tolerations         = concat(gpufleet_fleet.inference.tolerations, gpufleet_fleet.training.tolerations)
     priority_class_name = gpufleet_priority_class.inference.name
-    gpu_resource        = "nvidia.com/gpu"
+    gpu_resource        = gpufleet_fleet.training.gpu_resource
   }
 }
 

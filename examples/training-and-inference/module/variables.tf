@@ -68,7 +68,7 @@ variable "inference_gpu_models" {
 }
 
 variable "inference_gpu_limit" {
-  description = "Most GPUs the inference fleet may hold at once."
+  description = "Most GPUs (physical, not shares) the inference fleet may hold at once."
   type        = number
   default     = 16
 }
@@ -89,9 +89,25 @@ variable "inference_priority" {
   }
 }
 
-# GPU sharing for the inference fleet (e.g. time slicing x4 on each L4) goes
-# here as `inference_sharing` once gpufleet_fleet has a `gpu_sharing`
-# attribute; the inference output's gpu_resource then becomes the fleet's.
+variable "inference_gpus_per_node" {
+  description = "GPUs on every inference node. Fixed, so Karpenter can plan a shared node's capacity on any cloud (see gpufleet_fleet's node_overlays)."
+  type        = number
+  default     = 1
+}
+
+variable "inference_sharing" {
+  description = "How inference nodes share each GPU: { strategy = \"time_slicing\" or \"mps\", replicas = N } lets N pods use one GPU; null or { strategy = \"none\" } keeps GPUs dedicated."
+  type        = object({ strategy = string, replicas = optional(number) })
+  default     = { strategy = "time_slicing", replicas = 4 }
+  validation {
+    condition = (
+      var.inference_sharing == null ? true :
+      var.inference_sharing.strategy == "none" ? var.inference_sharing.replicas == null :
+      contains(["time_slicing", "mps"], var.inference_sharing.strategy) && coalesce(var.inference_sharing.replicas, 0) >= 2
+    )
+    error_message = "inference_sharing.strategy must be none (without replicas), time_slicing or mps (with replicas of at least 2)."
+  }
+}
 
 # --- the rest -------------------------------------------------------------------
 

@@ -28,8 +28,34 @@ run "defaults_are_the_seed" {
     error_message = "training nodes have exactly 8 H100s, 64 GPUs at most"
   }
   assert {
-    condition     = gpufleet_fleet.inference.accelerators == toset(["L4"]) && gpufleet_fleet.inference.limits.gpus == "16"
-    error_message = "inference nodes have L4s, 16 GPUs at most"
+    condition = (
+      gpufleet_fleet.inference.accelerators == toset(["L4"])
+      && gpufleet_fleet.inference.accelerator_count.min == 1
+      && gpufleet_fleet.inference.accelerator_count.max == 1
+    )
+    error_message = "inference nodes have one L4"
+  }
+  assert {
+    condition = (
+      gpufleet_fleet.inference.gpu_sharing.strategy == "time_slicing"
+      && gpufleet_fleet.inference.gpu_sharing.replicas == 4
+      && gpufleet_fleet.inference.gpus_per_node_advertised == 4
+      && output.inference.gpus_per_node_advertised == 4
+      && output.inference.gpu_resource == "nvidia.com/gpu"
+    )
+    error_message = "each inference GPU is time-sliced for 4 pods, which ask for nvidia.com/gpu"
+  }
+  assert {
+    condition     = gpufleet_fleet.inference.limits.gpus == "64"
+    error_message = "16 L4s at most: Karpenter counts each as the 4 nvidia.com/gpu it advertises"
+  }
+  assert {
+    condition     = jsonencode(keys(gpufleet_fleet.inference.node_overlays)) == jsonencode(["inference-1-gpus"]) && gpufleet_fleet.inference.node_overlays["inference-1-gpus"].capacity["nvidia.com/gpu"] == "4"
+    error_message = "Karpenter plans an inference node with the 4 nvidia.com/gpu it advertises"
+  }
+  assert {
+    condition     = gpufleet_fleet.training.gpu_sharing == null && output.training.gpu_resource == "nvidia.com/gpu" && gpufleet_fleet.training.gpus_per_node_advertised == 8
+    error_message = "training keeps whole GPUs"
   }
   assert {
     condition = alltrue([
@@ -132,4 +158,68 @@ run "priority_out_of_range" {
     inference_priority = { name = "online-inference", value = 2000000000 }
   }
   expect_failures = [var.inference_priority]
+}
+
+run "dedicated_inference" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    inference_sharing = null
+  }
+
+  assert {
+    condition = (
+      gpufleet_fleet.inference.gpu_sharing.strategy == "none"
+      && gpufleet_fleet.inference.gpus_per_node_advertised == 1
+      && length(gpufleet_fleet.inference.node_overlays) == 0
+      && gpufleet_fleet.inference.limits.gpus == "16"
+    )
+    error_message = "null keeps inference GPUs dedicated: one pod per L4, 16 L4s at most"
+  }
+}
+
+run "mps_on_two_gpu_nodes" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    inference_sharing       = { strategy = "mps", replicas = 2 }
+    inference_gpus_per_node = 2
+    inference_gpu_limit     = 8
+  }
+
+  assert {
+    condition = (
+      gpufleet_fleet.inference.gpu_sharing.strategy == "mps"
+      && output.inference.gpus_per_node_advertised == 4
+      && gpufleet_fleet.inference.limits.gpus == "16"
+      && jsonencode(keys(gpufleet_fleet.inference.node_overlays)) == jsonencode(["inference-2-gpus"])
+    )
+    error_message = "MPS x2 on 2-GPU nodes advertises 4 per node; 8 GPUs are 16 shares"
+  }
+}
+
+run "sharing_without_replicas" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    inference_sharing = { strategy = "time_slicing" }
+  }
+  expect_failures = [var.inference_sharing]
+}
+
+run "mig_is_not_inference_sharing" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    inference_sharing = { strategy = "mig", replicas = 2 }
+  }
+  expect_failures = [var.inference_sharing]
 }

@@ -34,7 +34,11 @@ run "seed_scenario" {
   }
   assert {
     condition     = output.workloads.inference.gpu_resource == "nvidia.com/gpu" && output.workloads.training.gpu_resource == "nvidia.com/gpu"
-    error_message = "without sharing, GPUs are requested as nvidia.com/gpu"
+    error_message = "GPUs are requested as nvidia.com/gpu (time slicing without renaming keeps the name)"
+  }
+  assert {
+    condition     = output.workloads.inference.gpus_per_node_advertised == 4 && output.workloads.inference.sharing.strategy == "time_slicing"
+    error_message = "each inference node's L4 is time-sliced for 4 pods"
   }
   assert {
     condition = (

@@ -108,7 +108,7 @@ locals {
 
   inference_deployment = {
     for name, d in {
-      chat-api = { replicas = 3, scheduling = local.inference }
+      chat-api = { replicas = 4, scheduling = local.inference }
       # Inference allowed to borrow training GPUs, preempting training.
       chat-api-overflow = { replicas = 1, scheduling = local.workloads.inference_overflow }
       } : name => {
@@ -125,7 +125,10 @@ locals {
             priorityClassName             = d.scheduling.priority_class_name
             nodeSelector                  = d.scheduling.node_selector
             tolerations                   = d.scheduling.tolerations
-            containers                    = [local.container.inference]
+            # One GPU of the fleet it lands on, by that fleet's resource name.
+            containers = [merge(local.container.inference, {
+              resources = merge(local.container.inference.resources, { limits = { (d.scheduling.gpu_resource) = "1" } })
+            })]
           }
         }
       }

@@ -16,6 +16,13 @@
 //! requirements, so there is one overlay per number of GPUs a node of the
 //! fleet can have: the powers of two within `accelerator_count` (1 to 16
 //! when unset) and its bounds.
+//!
+//! Karpenter matches an overlay's requirements against the NodePool's name,
+//! its template labels and the instance type's own requirements; a key it
+//! finds on none of them matches nothing. A cloud may carry the GPU count
+//! only on its offerings (Karpenter's kwok provider does), so a fleet whose
+//! `accelerator_count` fixes the GPUs per node gets one overlay selecting
+//! the NodePool alone: its requirements already admit only such nodes.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -97,7 +104,7 @@ pub(super) fn attributes() -> Vec<Attr> {
         )
         .derived_from(&["name", "gpu_sharing", "accelerators", "accelerator_count"])
         .observed()
-        .describe("Karpenter NodeOverlays (by name) that make Karpenter plan shared nodes with the capacity they advertise, one per GPU count; written when the NodeOverlay CRD is installed."),
+        .describe("Karpenter NodeOverlays (by name) that make Karpenter plan shared nodes with the capacity they advertise, one per GPU count; written when the NodeOverlay CRD is installed. Karpenter matches an overlay only on keys the instance type itself defines, so the per-count overlays need the label scheme's GPU-count label on the cloud's instance types (AWS has `karpenter.k8s.aws/instance-gpu-count` there); a cloud that puts it on offerings only (Karpenter's kwok provider) needs `accelerator_count` with `min = max`, whose one overlay selects the NodePool alone."),
     ]
 }
 
@@ -132,6 +139,11 @@ fn models(model: &Model) -> Vec<&'static Accelerator> {
         .flatten()
         .filter_map(|name| catalog::lookup(name).ok())
         .collect()
+}
+
+/// The GPUs every node of the fleet has, when `accelerator_count` fixes it.
+fn fixed_gpus(count: Option<&GpuCount>) -> Option<u32> {
+    count.and_then(|c| c.min.filter(|min| Some(*min) == c.max))
 }
 
 /// The GPU counts a node of the fleet can have that get an overlay.
@@ -204,8 +216,7 @@ pub(super) fn derive(model: &mut Model) {
         Some(a) => (a.resource.clone(), a.units_per_gpu()),
         None => (Some(GPU_RESOURCE.to_string()), 1),
     };
-    let count = model.constraints.accelerator_count.as_ref();
-    let fixed = count.and_then(|c| c.min.filter(|min| Some(*min) == c.max));
+    let fixed = fixed_gpus(model.constraints.accelerator_count.as_ref());
     model.sharing.gpu_resource = resource;
     model.sharing.gpus_per_node_advertised = fixed.map(|gpus| i64::from(gpus * per_gpu));
     model.sharing.device_plugin_config = config_text(model);
@@ -355,15 +366,18 @@ fn node_overlays() -> ApiResource {
     )
 }
 
+/// The overlay's requirements: the fleet's NodePool and, unless every node
+/// of the fleet has the same GPUs, the GPU count (see the module docs).
 fn overlay_object(model: &Model, name: &str, overlay: &Overlay, count_key: &str) -> DynamicObject {
+    let mut requirements =
+        vec![json!({"key": NODEPOOL_LABEL, "operator": "In", "values": [model.name]})];
+    if fixed_gpus(model.constraints.accelerator_count.as_ref()).is_none() {
+        requirements.push(
+            json!({"key": count_key, "operator": "In", "values": [overlay.gpus.to_string()]}),
+        );
+    }
     let mut object = DynamicObject::new(name, &node_overlays());
-    object.data = json!({"spec": {
-        "requirements": [
-            {"key": NODEPOOL_LABEL, "operator": "In", "values": [model.name]},
-            {"key": count_key, "operator": "In", "values": [overlay.gpus.to_string()]},
-        ],
-        "capacity": overlay.capacity,
-    }});
+    object.data = json!({"spec": {"requirements": requirements, "capacity": overlay.capacity}});
     object
 }
 
@@ -489,6 +503,7 @@ pub(super) async fn read(
     }
     let kubernetes = &cluster.kubernetes;
     let api = kubernetes.dynamic_api(&node_overlays()).await?;
+    let fixed = fixed_gpus(state.constraints.accelerator_count.as_ref());
     let mut found = BTreeMap::new();
     for name in names {
         let live = kubernetes
@@ -520,6 +535,7 @@ pub(super) async fn read(
             .find(|r| r["key"] != NODEPOOL_LABEL)
             .and_then(|r| r["values"][0].as_str())
             .and_then(|v| v.parse().ok())
+            .or(fixed.map(i64::from))
             .unwrap_or(0);
         let capacity = spec["capacity"]
             .as_object()
@@ -727,6 +743,40 @@ mod tests {
                 .iter()
                 .any(|d| d.summary == "GPU sharing on a training fleet")
         );
+    }
+
+    #[test]
+    fn overlays_select_the_gpu_count_only_where_the_fleet_leaves_it_open() {
+        let requirements = |config: serde_json::Value| {
+            let model: Model = decode(&planned(config)).unwrap();
+            let overlays = wanted_overlays(&model);
+            let (name, overlay) = overlays.iter().next().unwrap();
+            overlay_object(&model, name, overlay, "cfke.io/accelerator-count").data["spec"]
+                ["requirements"]
+                .clone()
+        };
+        let sharing = json!({"strategy": "time_slicing", "replicas": 4});
+        let pool = json!({"key": NODEPOOL_LABEL, "operator": "In", "values": ["inference"]});
+        assert_eq!(
+            requirements(inference(sharing.clone())),
+            json!([pool, {"key": "cfke.io/accelerator-count", "operator": "In", "values": ["1"]}])
+        );
+        // Every node has one GPU: the NodePool alone selects them, also where
+        // the GPU count is a label of offerings only (Karpenter's kwok provider).
+        let mut fixed = inference(sharing);
+        fixed["accelerator_count"] = json!({"min": 1, "max": 1});
+        let model: Model = decode(&planned(fixed.clone())).unwrap();
+        assert_eq!(
+            wanted_overlays(&model),
+            BTreeMap::from([(
+                "inference-1-gpus".to_string(),
+                Overlay {
+                    gpus: 1,
+                    capacity: BTreeMap::from([(GPU_RESOURCE.to_string(), "4".to_string())])
+                }
+            )])
+        );
+        assert_eq!(requirements(fixed), json!([pool]));
     }
 
     #[test]
