@@ -285,6 +285,8 @@ impl Fixture {
                 .create(&PostParams::default(), &ns)
                 .await
                 .unwrap();
+            // The provider may run bound only to docs/rbac.yaml's roles.
+            common::bind_operator_role(&fixture.namespace).await;
             for name in &fixture.nodes {
                 let node: Node = serde_json::from_value(json!({
                     "metadata": {"name": name, "labels": {"example.com/pool": pool}},
