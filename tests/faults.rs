@@ -681,7 +681,11 @@ fn cli(name: &str) -> &'static Cli {
 const SHORT: usize = 20;
 const SHORT_OUTAGE: Duration = Duration::from_secs(2);
 
+// On an idle machine the 20 writes can all fall before or after the
+// two-second outage, so nothing is retried and the run proves nothing; the
+// 200-object run in make test-long keeps the API server's death mid-apply.
 #[test]
+#[ignore = "timing: make test-long (long_api_server_killed_200)"]
 fn api_server_killed_mid_apply() {
     run(
         cli("terraform"),
