@@ -200,8 +200,8 @@ impl Fleetwide {
         }
     }
 
-    /// The configuration: the first third of the objects at once, the rest
-    /// only once `gate` exists, so that a fault injected between the two
+    /// The configuration: the first third of the objects (priority classes,
+    /// which are half of them) at once, the rest only once `gate` exists, so that a fault injected between the two
     /// surely falls in the middle of the apply however fast the machine is.
     fn config(&self, kubeconfig: &str, gate: &std::path::Path) -> String {
         let labels = format!("{{ \"{RUN_LABEL}\" = \"{}\" }}", self.run);
@@ -213,9 +213,15 @@ impl Fleetwide {
                 "  depends_on = [terraform_data.gate]\n"
             }
         };
+        // The gate waits for the ungated objects, so that even at
+        // -parallelism=1 it never holds up what must come before it.
+        let before_gate: Vec<String> = (0..ungated)
+            .map(|i| format!("gpufleet_priority_class.pc{i}"))
+            .collect();
         let mut body = provider_block_for(kubeconfig, "");
         body += &format!(
-            "resource \"terraform_data\" \"gate\" {{\n  provisioner \"local-exec\" {{\n    command = \"i=0; while [ ! -e '{}' ]; do i=$((i+1)); [ $i -lt 9000 ] || exit 1; sleep 0.1; done\"\n  }}\n}}\n",
+            "resource \"terraform_data\" \"gate\" {{\n  depends_on = [{}]\n  provisioner \"local-exec\" {{\n    command = \"i=0; while [ ! -e '{}' ]; do i=$((i+1)); [ $i -lt 9000 ] || exit 1; sleep 0.1; done\"\n  }}\n}}\n",
+            before_gate.join(", "),
             gate.display()
         );
         for (i, name) in self.names("pc", self.classes).iter().enumerate() {
@@ -481,14 +487,19 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
         _ => 10,
     };
     let started = Instant::now();
-    let apply = apply_command(&mut ws, parallelism, &log).spawn().unwrap();
+    let mut apply = apply_command(&mut ws, parallelism, &log).spawn().unwrap();
     let mut stopped_in = None;
     let mut injected = 0;
     let mut written_before_fault = None;
     let output = match fault {
         None | Some(Fault::Throttle) => finish(apply, Duration::from_secs(900)),
         Some(fault) => {
-            written_before_fault = Some(wait_for_objects(&fleetwide, &cluster, total / 3));
+            written_before_fault = Some(wait_for_objects(
+                &fleetwide,
+                &cluster,
+                total / 3,
+                &mut apply,
+            ));
             injected += 1;
             match fault {
                 Fault::KillApiServer => {
@@ -659,12 +670,20 @@ fn round(d: Duration) -> f64 {
 }
 
 /// Waits until the apply has written `count` objects; returns how many it has.
-fn wait_for_objects(fleetwide: &Fleetwide, cluster: &FaultCluster, count: usize) -> usize {
+fn wait_for_objects(
+    fleetwide: &Fleetwide,
+    cluster: &FaultCluster,
+    count: usize,
+    apply: &mut Child,
+) -> usize {
     let started = Instant::now();
     loop {
         let written = fleetwide.live(cluster).len();
         if written >= count {
             return written;
+        }
+        if let Some(status) = apply.try_wait().unwrap() {
+            panic!("the apply ended ({status}) with {written} of {count} objects written");
         }
         assert!(
             started.elapsed() < Duration::from_secs(300),
