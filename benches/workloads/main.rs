@@ -6,7 +6,8 @@
 //! (provider by provider within each repetition) so that a busy moment on
 //! the machine hits all of them alike. Also: per-RPC server-side latency
 //! from the provider's TRACE log at -parallelism=10 and 50, and sequential
-//! call latency on both networks the plugin can serve on.
+//! call latency on both networks the plugin can serve on. With
+//! GPUFLEET_BENCH_BUILDS, instead: two builds side by side (builds.rs).
 //!
 //! Needs a control plane of its own (scripts/bench.sh starts one) named by
 //! GPUFLEET_BENCH_KUBECONFIG. Writes target/bench/{results.json,
@@ -14,6 +15,7 @@
 
 #[path = "../../tests/common/apiserver_metrics.rs"]
 mod apiserver_metrics;
+mod builds;
 mod config;
 #[path = "../../tests/common/pinging_client.rs"]
 mod pinging_client;
@@ -105,6 +107,11 @@ fn main() {
             .unwrap();
         kube::Client::try_from(config).unwrap()
     });
+    if let Some(spec) = env("GPUFLEET_BENCH_BUILDS") {
+        let largest = *sizes.iter().max().unwrap();
+        builds::compare(&spec, &bench, &client, &runtime, largest, &out);
+        return;
+    }
     runtime.block_on(create_nodes(&client));
 
     eprintln!("transport: sequential calls on tcp and unix");

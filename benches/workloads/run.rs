@@ -1,7 +1,8 @@
 //! One CLI command, timed, with its provider processes watched from /proc:
-//! peak resident memory (VmHWM) and CPU time of every plugin it starts.
+//! peak resident memory (VmHWM), CPU time and TCP connections of every
+//! plugin it starts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -21,12 +22,18 @@ pub(crate) struct Outcome {
     /// CPU time (user + system) of all plugin processes, as last seen.
     pub(crate) provider_cpu: Duration,
     pub(crate) provider_launches: usize,
+    /// TCP connections the plugin processes held, counted once each: the
+    /// plugin serves Terraform on a unix socket, so these are its
+    /// connections to the API server.
+    pub(crate) provider_connections: usize,
 }
 
 #[derive(Default)]
 struct Seen {
     peak_kib: u64,
     cpu_ticks: u64,
+    /// Inodes of the TCP sockets seen open.
+    connections: HashSet<u64>,
 }
 
 /// Runs `cli args` in `dir` with `env`, polling the children whose
@@ -63,6 +70,7 @@ pub(crate) fn run(cli: &Path, args: &[&str], dir: &Path, env: &[(&str, String)])
                         entry.peak_kib = entry.peak_kib.max(hwm);
                         entry.cpu_ticks = entry.cpu_ticks.max(ticks);
                     }
+                    entry.connections.extend(tcp_connections(plugin));
                 }
                 std::thread::sleep(POLL);
             }
@@ -84,6 +92,7 @@ pub(crate) fn run(cli: &Path, args: &[&str], dir: &Path, env: &[(&str, String)])
             seen.values().map(|s| s.cpu_ticks).sum::<u64>() * 1000 / ticks_per_second,
         ),
         provider_launches: seen.len(),
+        provider_connections: seen.values().map(|s| s.connections.len()).sum(),
     }
 }
 
@@ -123,4 +132,46 @@ fn usage(pid: u32) -> Option<(u64, u64)> {
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     Some((hwm, ticks))
+}
+
+/// Inodes of the connected (not listening) TCP sockets `pid` has open.
+fn tcp_connections(pid: u32) -> Vec<u64> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let sockets: HashSet<u64> = fds
+        .flatten()
+        .filter_map(|fd| {
+            let target = std::fs::read_link(fd.path()).ok()?;
+            target
+                .to_str()?
+                .strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
+        .collect();
+    if sockets.is_empty() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for table in ["tcp", "tcp6"] {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap_or_default();
+        // sl local_address rem_address st ... inode: the state is field 3
+        // (0A is LISTEN), the inode field 9.
+        for fields in text
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        {
+            if let (Some(&state), Some(inode)) = (fields.get(3), fields.get(9))
+                && state != "0A"
+                && let Ok(inode) = inode.parse()
+                && sockets.contains(&inode)
+            {
+                found.push(inode);
+            }
+        }
+    }
+    found
 }
