@@ -390,6 +390,8 @@ pub(crate) fn write(
     }
 
     goals(&mut md, samples, &workloads, facts, &startup, has_peer);
+    // Measured apart, with two builds (GPUFLEET_BENCH_BUILDS), so not rerun here.
+    writeln!(md, "\n## HTTP/1.1 or HTTP/2 to the API server\n\nMeasured with two builds side by side: [benchmarks-http2.md](benchmarks-http2.md).").unwrap();
     std::fs::write(out.join("benchmarks.md"), &md).unwrap();
     std::fs::write(
         out.join("benchmarks-wall-time.svg"),
