@@ -173,26 +173,45 @@ fn each_label_scheme() {
 }
 
 /// Changes behind Terraform's back to fields the fleet owns show in the
-/// plan, and apply puts the configuration back.
+/// plan, and apply puts the configuration back. The template's labels are
+/// one atomic map in the NodePool CRD, so a label someone else adds there
+/// is drift of `labels` too, and the apply removes it.
 #[test]
 fn drift_shows_in_the_plan() {
     each_cli(|cli| {
         let name = unique_name("fleet-drift");
         let mut ws = Workspace::new(cli);
-        ws.config(&fleet("f", &name, TRAINING));
+        ws.config(&fleet(
+            "f",
+            &name,
+            &format!("{TRAINING}  labels = {{ team = \"ml\" }}\n"),
+        ));
         ws.apply();
         let mut spec = live(&name).unwrap();
         spec["template"]["spec"]["requirements"][0]["values"] = json!(["H200"]);
         edit(
             &name,
-            json!({"spec": {"template": {"spec": {"requirements": spec["template"]["spec"]["requirements"]}}, "limits": {"nvidia.com/gpu": "128"}}}),
+            json!({"spec": {"template": {
+                "metadata": {"labels": {"foreign": "x"}},
+                "spec": {"requirements": spec["template"]["spec"]["requirements"]},
+            }, "limits": {"nvidia.com/gpu": "128"}}}),
         );
         let plan = ws.assert_plan_changes();
         let address = "gpufleet_fleet.f";
         plan.assert_actions(address, &["update"]);
         plan.assert_change(address, "accelerators", json!(["H200"]), json!(["H100"]));
         plan.assert_change(address, "limits.gpus", json!("128"), json!("64"));
+        plan.assert_change(
+            address,
+            "labels",
+            json!({"foreign": "x", "team": "ml"}),
+            json!({"team": "ml"}),
+        );
         ws.apply();
+        assert_eq!(
+            live(&name).unwrap()["template"]["metadata"]["labels"],
+            json!({"team": "ml"})
+        );
         assert_eq!(live(&name).unwrap()["limits"]["nvidia.com/gpu"], "64");
         assert_eq!(
             live(&name).unwrap()["template"]["spec"]["requirements"][0]["values"],

@@ -128,7 +128,7 @@ pub(super) fn schema() -> ObjectSchema {
             Attr::string_map("labels")
                 .optional()
                 .validate(labels())
-                .describe("Labels on every node. Karpenter's domains are reserved."),
+                .describe("Labels on every node. Karpenter's domains are reserved. The NodePool keeps them as one map, so labels someone else adds to its template show as drift and the next apply removes them."),
             Attr::string_map("annotations")
                 .optional()
                 .validate(annotation_keys())
