@@ -14,7 +14,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -410,23 +410,37 @@ fn apply_command(ws: &mut Workspace, parallelism: u32, log: &std::path::Path) ->
         "-input=false",
         &parallelism,
     ]);
+    // To files, not pipes: nobody reads a pipe while the test waits for
+    // objects, and 200 resources print enough to fill one and stall the CLI.
+    let output = |name: &str| std::fs::File::create(ws.path().join(name)).unwrap();
     command
         .env("TF_LOG_PROVIDER", "WARN")
         .env("TF_LOG_PATH", log)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(output("apply.stdout"))
+        .stderr(output("apply.stderr"));
     command
 }
 
-fn finish(child: Child, limit: Duration) -> Output {
-    let (done, finished) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    finished
-        .recv_timeout(limit)
-        .unwrap_or_else(|_| panic!("the CLI did not finish within {limit:?}"))
-        .unwrap()
+/// Waits for the apply started by [`apply_command`] in `ws` and returns what
+/// it printed.
+fn finish(mut child: Child, ws: &Workspace, limit: Duration) -> Output {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "the CLI did not finish within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let printed = |name: &str| std::fs::read(ws.path().join(name)).unwrap();
+    Output {
+        status,
+        stdout: printed("apply.stdout"),
+        stderr: printed("apply.stderr"),
+    }
 }
 
 fn text(output: &Output) -> String {
@@ -492,7 +506,7 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
     let mut injected = 0;
     let mut written_before_fault = None;
     let output = match fault {
-        None | Some(Fault::Throttle) => finish(apply, Duration::from_secs(900)),
+        None | Some(Fault::Throttle) => finish(apply, &ws, Duration::from_secs(900)),
         Some(fault) => {
             written_before_fault = Some(wait_for_objects(
                 &fleetwide,
@@ -507,14 +521,14 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
                     open_gate();
                     std::thread::sleep(outage);
                     cluster.start("kube-apiserver");
-                    finish(apply, Duration::from_secs(900))
+                    finish(apply, &ws, Duration::from_secs(900))
                 }
                 Fault::StopEtcd => {
                     cluster.kill("etcd", "TERM");
                     open_gate();
                     std::thread::sleep(outage);
                     cluster.start("etcd");
-                    finish(apply, Duration::from_secs(900))
+                    finish(apply, &ws, Duration::from_secs(900))
                 }
                 Fault::InterruptDuringOutage => {
                     cluster.kill("kube-apiserver", "KILL");
@@ -528,7 +542,7 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
                             .unwrap()
                             .success()
                     );
-                    let output = finish(apply, Duration::from_secs(60));
+                    let output = finish(apply, &ws, Duration::from_secs(60));
                     stopped_in = Some(sent.elapsed());
                     cluster.start("kube-apiserver");
                     output
