@@ -3,11 +3,10 @@
 
 mod common;
 
-use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api, node_pools};
+use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api};
 use common::terraform::{At, ImportBy, Workspace, assert_invalid, assert_plan_invalid, each_cli};
-use common::{block_on, kube_client, unique_name};
-use kube::Api;
-use kube::api::{DynamicObject, Patch, PatchParams};
+use common::{block_on, unique_name};
+use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 /// The live NodePool's spec, if the NodePool exists.
@@ -344,25 +343,34 @@ fn bad_inputs_through_the_cli() {
 #[test]
 fn a_missing_node_pool_api_is_named() {
     use gpufleet::cluster::Kubernetes;
-    use gpufleet::cluster::client::get;
+    use gpufleet::cluster::api::Kind;
     use gpufleet::cluster::connection::Connection;
+    use gpufleet::cluster::retry::Deadline;
+    use gpufleet::framework::timeouts::Operation;
 
     block_on(async {
-        let missing: Api<DynamicObject> =
-            Api::all_with(kube_client().await, &node_pools("missing.gpufleet.example"));
-        let error = get(&missing, "x")
-            .await
-            .expect_err("a missing API is an error");
         let kubernetes = Kubernetes::new(Connection {
             config_path: Some(common::kubeconfig()),
             ..Default::default()
         });
-        let diagnostics =
-            kubernetes.api_error("create NodePool \"x\"", "karpenter.sh/v1 NodePool", &error);
+        let missing = Kind::new("missing.gpufleet.example/v1", "NodePool", "nodepools");
+        let pools = kubernetes.custom(missing).await.expect("a client");
+        let gave_up = pools
+            .named("x")
+            .get(Deadline::of(None, Operation::Read))
+            .await
+            .expect_err("a missing API is an error");
+        assert!(gave_up.not_installed, "{:?}", gave_up.diagnostics);
+        let diagnostics = gave_up.diagnostics;
         let diagnostic = &diagnostics.0[0];
         assert_eq!(
             diagnostic.summary,
-            "karpenter.sh/v1 NodePool is not installed"
+            "missing.gpufleet.example/v1 NodePool is not installed"
+        );
+        assert!(
+            diagnostic.detail.contains("Could not read NodePool \"x\""),
+            "{}",
+            diagnostic.detail
         );
         assert!(
             diagnostic.detail.contains(&common::kubeconfig()),

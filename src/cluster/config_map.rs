@@ -8,17 +8,11 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::json;
 
-use super::client::get;
-use super::errors::status;
-use super::retry::Deadline;
+use super::api::{Change, Edit, Kind, Objects};
+use super::retry::{Deadline, GaveUp};
 use super::{FIELD_MANAGER, Kubernetes};
-use crate::protocol::Diagnostics;
-
-const KIND: &str = "v1 ConfigMap";
 
 /// Where a ConfigMap is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +36,23 @@ pub struct OwnedKey<'a> {
     manager: String,
 }
 
+/// Removing the key, whoever wrote it last.
+struct RemoveKey<'a>(&'a OwnedKey<'a>);
+
+impl Change<ConfigMap> for RemoveKey<'_> {
+    fn describe(&self) -> String {
+        format!("data.{}", self.0.key)
+    }
+
+    fn patch(&self, live: &ConfigMap) -> Option<Edit> {
+        value_of(Some(live), self.0.key)?;
+        Some(Edit::Merge {
+            manager: self.0.manager.clone(),
+            patch: json!({ "data": { self.0.key: null } }),
+        })
+    }
+}
+
 impl<'a> OwnedKey<'a> {
     /// Key `key` of `map`, written as field manager `manager` (one per
     /// owner, e.g. `gpufleet-fleet-inference`).
@@ -49,37 +60,16 @@ impl<'a> OwnedKey<'a> {
         Self { map, key, manager }
     }
 
-    async fn api(&self, kubernetes: &Kubernetes) -> Result<Api<ConfigMap>, Diagnostics> {
-        kubernetes.namespaced_api(&self.map.namespace).await
-    }
-
-    fn action(&self, doing: &str) -> String {
-        format!("{doing} key {:?} of {}", self.key, self.map)
-    }
-
-    fn request(&self, method: &str) -> String {
-        format!(
-            "{method} {KIND} {:?} in namespace {:?}",
-            self.map.name, self.map.namespace
-        )
-    }
-
-    /// The ConfigMap as it is now; `None` when it is absent.
-    async fn live(
+    async fn objects<'k>(
         &self,
-        kubernetes: &Kubernetes,
-        api: &Api<ConfigMap>,
-        deadline: Deadline,
-    ) -> Result<Option<ConfigMap>, Diagnostics> {
-        kubernetes
-            .retried(
-                deadline,
-                &self.action("read"),
-                &self.request("GET"),
-                KIND,
-                || get(api, &self.map.name),
-            )
-            .await
+        kubernetes: &'k Kubernetes,
+        doing: &str,
+    ) -> Result<Objects<'k, ConfigMap>, GaveUp> {
+        let purpose = format!("to {doing} key {:?}", self.key);
+        Ok(kubernetes
+            .namespaced(Kind::CONFIG_MAP, &self.map.namespace)
+            .await?
+            .because(purpose))
     }
 
     /// The key's value; `None` when the key or the ConfigMap is absent.
@@ -87,9 +77,9 @@ impl<'a> OwnedKey<'a> {
         &self,
         kubernetes: &Kubernetes,
         deadline: Deadline,
-    ) -> Result<Option<String>, Diagnostics> {
-        let api = self.api(kubernetes).await?;
-        let live = self.live(kubernetes, &api, deadline).await?;
+    ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "read").await?;
+        let live = maps.named(&self.map.name).get(deadline).await?;
         Ok(value_of(live.as_ref(), self.key))
     }
 
@@ -99,9 +89,10 @@ impl<'a> OwnedKey<'a> {
         kubernetes: &Kubernetes,
         value: &str,
         deadline: Deadline,
-    ) -> Result<Option<String>, Diagnostics> {
-        let api = self.api(kubernetes).await?;
-        let before = self.live(kubernetes, &api, deadline).await?;
+    ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "write").await?;
+        let map = maps.named(&self.map.name);
+        let before = map.get(deadline).await?;
         let object = ConfigMap {
             metadata: ObjectMeta {
                 name: Some(self.map.name.clone()),
@@ -111,18 +102,9 @@ impl<'a> OwnedKey<'a> {
             data: Some([(self.key.to_string(), value.to_string())].into()),
             ..Default::default()
         };
-        kubernetes
-            .apply_as(
-                &api,
-                &self.map.name,
-                &object,
-                &self.manager,
-                &self.action("write"),
-                KIND,
-                deadline,
-            )
+        map.apply(&object, &self.manager, deadline)
             .await
-            .map_err(|gave_up| with_namespace_hint(gave_up.diagnostics, &self.map.namespace))?;
+            .map_err(|gave_up| with_namespace_hint(gave_up, &self.map.namespace))?;
         Ok(value_of(before.as_ref(), self.key))
     }
 
@@ -133,93 +115,44 @@ impl<'a> OwnedKey<'a> {
         &self,
         kubernetes: &Kubernetes,
         deadline: Deadline,
-    ) -> Result<Option<String>, Diagnostics> {
-        let api = self.api(kubernetes).await?;
-        let name = &self.map.name;
-        let request = format!(
-            "{} (data.{}, with its resourceVersion)",
-            self.request("GET, then PATCH"),
-            self.key
-        );
-        let remove = || async {
-            let Some(live) = get(&api, name).await? else {
-                return Ok(None);
-            };
-            let Some(previous) = value_of(Some(&live), self.key) else {
-                return Ok(None);
-            };
-            // The resourceVersion makes this a compare-and-swap: a
-            // concurrent writer's change is never lost.
-            let patch = json!({
-                "metadata": { "resourceVersion": live.metadata.resource_version },
-                "data": { self.key: null },
-            });
-            let params = PatchParams {
-                field_manager: Some(self.manager.clone()),
-                ..Default::default()
-            };
-            match api.patch(name, &params, &Patch::Merge(&patch)).await {
-                Ok(_) => Ok(Some(previous)),
-                Err(e) if status(&e) == Some(404) => Ok(None),
-                Err(e) => Err(e),
-            }
-        };
-        let removed = kubernetes
-            .retried(deadline, &self.action("remove"), &request, KIND, remove)
-            .await?;
-        let request = format!("{} when empty", self.request("GET, then DELETE"));
-        kubernetes
-            .retried(
-                deadline,
-                &self.action("clean up after removing"),
-                &request,
-                KIND,
-                || self.delete_if_unused(&api),
-            )
-            .await?;
+    ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "remove").await?;
+        let map = maps.named(&self.map.name);
+        let before = map.update(&RemoveKey(self), deadline).await?;
+        let removed = value_of(before.as_ref(), self.key);
+        if let Some(live) = map.get(deadline).await?
+            && unused(&live)
+        {
+            // Gone already, or someone wrote to it meanwhile: theirs now.
+            map.delete_if_unchanged(&live, deadline).await?;
+        }
         Ok(removed)
     }
+}
 
-    async fn delete_if_unused(&self, api: &Api<ConfigMap>) -> Result<(), kube::Error> {
-        let Some(live) = get(api, &self.map.name).await? else {
-            return Ok(());
-        };
-        let empty = live.data.as_ref().is_none_or(|d| d.is_empty())
-            && live.binary_data.as_ref().is_none_or(|d| d.is_empty());
-        let only_ours = live.metadata.managed_fields.iter().flatten().all(|m| {
-            m.manager
-                .as_deref()
-                .is_some_and(|m| m.starts_with(FIELD_MANAGER))
-        });
-        if !(empty && only_ours) {
-            return Ok(());
-        }
-        let params = DeleteParams {
-            preconditions: Some(Preconditions {
-                resource_version: live.metadata.resource_version.clone(),
-                uid: live.metadata.uid.clone(),
-            }),
-            ..Default::default()
-        };
-        match api.delete(&self.map.name, &params).await {
-            // Gone already, or someone wrote to it meanwhile: theirs now.
-            Err(e) if matches!(status(&e), Some(404 | 409)) => Ok(()),
-            other => other.map(drop),
-        }
-    }
+/// Empty, and only ever written by gpufleet.
+fn unused(live: &ConfigMap) -> bool {
+    let empty = live.data.as_ref().is_none_or(|d| d.is_empty())
+        && live.binary_data.as_ref().is_none_or(|d| d.is_empty());
+    let only_ours = live.metadata.managed_fields.iter().flatten().all(|m| {
+        m.manager
+            .as_deref()
+            .is_some_and(|m| m.starts_with(FIELD_MANAGER))
+    });
+    empty && only_ours
 }
 
 fn value_of(map: Option<&ConfigMap>, key: &str) -> Option<String> {
     map?.data.as_ref()?.get(key).cloned()
 }
 
-fn with_namespace_hint(mut diagnostics: Diagnostics, namespace: &str) -> Diagnostics {
-    for d in &mut diagnostics.0 {
+fn with_namespace_hint(mut gave_up: GaveUp, namespace: &str) -> GaveUp {
+    for d in &mut gave_up.diagnostics.0 {
         if d.detail.contains("namespaces") && d.detail.contains("not found") {
             d.detail.push_str(&format!(
                 " Create namespace {namespace:?} (the GPU Operator's), or set the provider's `gpu_operator_namespace`."
             ));
         }
     }
-    diagnostics
+    gave_up
 }

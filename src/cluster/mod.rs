@@ -2,7 +2,9 @@
 //! resource shares when it does.
 //!
 //! - [`connection`]: the provider block's connection settings and kubeconfig.
-//! - [`client`]: the lazily built client, server-side apply, get, delete.
+//! - [`client`]: the lazily built client and the retry policy's entry point.
+//! - [`api`]: typed calls, one handle per API and per object, and the one
+//!   read-modify-write.
 //! - [`errors`]: the one mapping from API errors to diagnostics.
 //! - [`retry`]: the one retry policy.
 //! - [`names`]: Kubernetes names, keys, label values and quantities.
@@ -14,6 +16,7 @@
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
 //! - [`plan_notes`]: what resources planned in this run tell each other.
 
+pub mod api;
 pub mod client;
 pub mod config_map;
 pub mod connection;

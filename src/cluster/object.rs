@@ -13,11 +13,12 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use kube::Api;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::Cluster;
+use super::FIELD_MANAGER;
+use super::api::{Kind, Objects};
 use super::names::check_import_name;
 use super::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::ObjectSchema;
@@ -35,10 +36,8 @@ pub trait AppliedObject: Send + Sync + 'static {
 
     /// Type name without the provider prefix, e.g. `priority_class`.
     const NAME: &'static str;
-    /// The kind for people, e.g. `PriorityClass`.
-    const KIND: &'static str;
-    /// The API, named when it is not installed, e.g. `scheduling.k8s.io/v1 PriorityClass`.
-    const API: &'static str;
+    /// The objects' API.
+    const KIND: Kind;
     /// What the import ID is, e.g. `class name`.
     const IMPORT_ID: &'static str;
 
@@ -59,8 +58,8 @@ pub trait AppliedObject: Send + Sync + 'static {
         _diagnostics: &mut Diagnostics,
     ) {
     }
-    /// The API the objects live in.
-    async fn api(&self, cluster: &Cluster) -> Result<Api<Self::Object>, Diagnostics>;
+    /// The objects.
+    async fn objects<'c>(&self, cluster: &'c Cluster) -> Result<Objects<'c, Self::Object>, GaveUp>;
     /// The object's name in `model`.
     fn object_name(model: &Self::Model) -> &str;
     /// The object to apply: exactly the fields gpufleet owns.
@@ -142,7 +141,7 @@ pub struct ObjectResource<T>(pub T);
 
 impl<T: AppliedObject> ObjectResource<T> {
     fn what(model: &T::Model) -> String {
-        format!("{} {:?}", T::KIND, T::object_name(model))
+        super::api::describe(T::KIND, None, T::object_name(model))
     }
 
     fn deadline(model: &T::Model, operation: Operation) -> Deadline {
@@ -157,20 +156,15 @@ impl<T: AppliedObject> ObjectResource<T> {
         operation: Operation,
         deadline: Deadline,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
-        let api = self.0.api(cluster).await?;
-        let name = T::object_name(&planned);
+        let objects = self.0.objects(cluster).await?;
         let object = self.0.to_object(cluster, &planned)?;
         let action = format!("{} {}", operation.attribute(), Self::what(&planned));
-        let live = match cluster
-            .kubernetes
-            .apply(&api, name, &object, &action, T::API, deadline)
-            .await
-        {
+        let named = objects.named(T::object_name(&planned)).doing(action);
+        let live = match named.apply(&object, FIELD_MANAGER, deadline).await {
             Ok(live) => live,
             Err(gave_up) if gave_up.maybe_applied => {
-                return Err(self
-                    .after_unknown_outcome(cluster, &api, planned, gave_up)
-                    .await);
+                let found = named.find_applied().await;
+                return Err(self.after_unknown_outcome(cluster, found, planned, gave_up));
             }
             Err(gave_up) => return Err(gave_up.into()),
         };
@@ -197,21 +191,16 @@ impl<T: AppliedObject> ObjectResource<T> {
     /// the cluster cannot say, the planned object is kept, since tracking an
     /// object that may not exist costs a replacement while losing one that
     /// does leaves it unmanaged.
-    async fn after_unknown_outcome(
+    fn after_unknown_outcome(
         &self,
         cluster: &Cluster,
-        api: &Api<T::Object>,
+        found: Result<Option<T::Object>, GaveUp>,
         planned: T::Model,
         gave_up: GaveUp,
     ) -> Failed<T::Model> {
         let mut diagnostics = gave_up.diagnostics;
         let what = Self::what(&planned);
-        let name = T::object_name(&planned);
-        let checked = cluster
-            .kubernetes
-            .written_by_us(api, name, &what, T::API)
-            .await;
-        let (state, note) = match checked {
+        let (state, note) = match found.map_err(Diagnostics::from) {
             Ok(None) => return diagnostics.into(),
             Ok(Some(live)) => match self.0.state_from(cluster, live, &planned, false) {
                 Ok(state) => (
@@ -285,11 +274,10 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         planned: T::Model,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
         let deadline = Self::deadline(&planned, Operation::Create);
-        let api = self.0.api(cluster).await?;
-        let name = T::object_name(&planned);
-        cluster
-            .kubernetes
-            .ensure_absent(&api, name, &Self::what(&planned), T::API, deadline)
+        let objects = self.0.objects(cluster).await?;
+        objects
+            .named(T::object_name(&planned))
+            .ensure_absent(deadline)
             .await?;
         self.apply(cluster, None, planned, Operation::Create, deadline)
             .await
@@ -301,12 +289,11 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         current: T::Model,
         private: &Private,
     ) -> Result<Option<Stored<T::Model>>, Diagnostics> {
-        let api = self.0.api(cluster).await?;
-        let name = T::object_name(&current);
+        let objects = self.0.objects(cluster).await?;
         let deadline = Self::deadline(&current, Operation::Read);
-        let live = cluster
-            .kubernetes
-            .read(&api, name, &Self::what(&current), T::API, deadline)
+        let live = objects
+            .named(T::object_name(&current))
+            .get(deadline)
             .await?;
         let Some(live) = live else { return Ok(None) };
         let mut state = self
@@ -337,11 +324,10 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         _private: &Private,
     ) -> Result<Warnings, Diagnostics> {
         let deadline = Self::deadline(&prior, Operation::Delete);
-        let api = self.0.api(cluster).await?;
-        let name = T::object_name(&prior);
-        cluster
-            .kubernetes
-            .remove(&api, name, &Self::what(&prior), T::API, deadline)
+        let objects = self.0.objects(cluster).await?;
+        objects
+            .named(T::object_name(&prior))
+            .delete(deadline)
             .await?;
         self.0.delete_companions(cluster, &prior, deadline).await
     }

@@ -31,7 +31,8 @@ use kube::core::{Status, response::StatusDetails};
 use tokio::time::Instant;
 use tower::{BoxError, Service};
 
-use super::errors::api_error;
+use super::api::Kind;
+use super::errors::{api_error, api_missing};
 use crate::framework::schema::Attr;
 use crate::framework::timeouts::{self, Operation, Timeouts};
 use crate::protocol::{Diagnostic, Diagnostics, stop};
@@ -114,13 +115,13 @@ impl Deadline {
 }
 
 /// One API call, as diagnostics name it.
-pub struct Call<'a> {
+pub struct Call {
     /// What gpufleet was doing, e.g. `create PriorityClass "online"`.
-    pub action: &'a str,
-    /// The request, e.g. `PATCH scheduling.k8s.io/v1 PriorityClass "online" (server-side apply)`.
-    pub request: &'a str,
-    /// The API, named when it is not installed, e.g. `scheduling.k8s.io/v1 PriorityClass`.
-    pub api: &'a str,
+    pub action: String,
+    /// The request, e.g. `PATCH scheduling.k8s.io/v1 PriorityClass "online" (server-side apply as gpufleet)`.
+    pub request: String,
+    /// The API, named when it is not installed.
+    pub api: Kind,
 }
 
 /// A call the policy gave up on.
@@ -131,6 +132,19 @@ pub struct GaveUp {
     /// Some attempt may have changed the cluster although none said so (its
     /// answer was lost, or it was cut short): look before reporting.
     pub maybe_applied: bool,
+    /// The last answer said the API does not exist (a CRD not installed).
+    pub not_installed: bool,
+}
+
+/// A failure before any call was made (no client, a bad request).
+impl From<Diagnostics> for GaveUp {
+    fn from(diagnostics: Diagnostics) -> Self {
+        Self {
+            diagnostics,
+            maybe_applied: false,
+            not_installed: false,
+        }
+    }
 }
 
 impl From<GaveUp> for Diagnostics {
@@ -317,7 +331,7 @@ pub async fn call<T, F, Fut>(
     cluster: &Endpoint,
     reached: &AtomicBool,
     deadline: Deadline,
-    call: &Call<'_>,
+    call: &Call,
     mut attempt: F,
 ) -> Result<T, GaveUp>
 where
@@ -377,7 +391,9 @@ where
             () = tokio::time::sleep(pause) => {}
         }
     };
+    let not_installed = matches!(&last, Some(Failure::Api(e)) if api_missing(e));
     Err(GaveUp {
+        not_installed,
         diagnostics: diagnostics(
             cluster,
             call,
@@ -396,7 +412,7 @@ where
 pub async fn check<T, F, Fut>(
     cluster: &Endpoint,
     reached: &AtomicBool,
-    call: &Call<'_>,
+    call: &Call,
     attempt: F,
 ) -> Result<T, GaveUp>
 where
@@ -413,7 +429,7 @@ where
 
 fn diagnostics(
     cluster: &Endpoint,
-    call: &Call<'_>,
+    call: &Call,
     last: Option<&Failure>,
     end: End,
     attempts: u32,
@@ -423,7 +439,9 @@ fn diagnostics(
     let endpoint = cluster;
     let cluster = endpoint.describe();
     let last = match last {
-        Some(Failure::Api(error)) => api_error(endpoint, call.action, call.api, error),
+        Some(Failure::Api(error)) => {
+            api_error(endpoint, &call.action, &call.api.to_string(), error)
+        }
         Some(Failure::NoAnswer(after)) => Diagnostic::error(
             "Kubernetes did not answer",
             format!(
@@ -584,11 +602,13 @@ mod tests {
         kube::Error::Service(Box::new(std::io::Error::new(kind, "test")))
     }
 
-    fn call_named() -> Call<'static> {
+    fn call_named() -> Call {
         Call {
-            action: "create PriorityClass \"x\"",
-            request: "PATCH scheduling.k8s.io/v1 PriorityClass \"x\" (server-side apply)",
-            api: "scheduling.k8s.io/v1 PriorityClass",
+            action: "create PriorityClass \"x\"".into(),
+            request:
+                "PATCH scheduling.k8s.io/v1 PriorityClass \"x\" (server-side apply as gpufleet)"
+                    .into(),
+            api: Kind::new("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses"),
         }
     }
 

@@ -16,7 +16,7 @@
 //! on the nodes that use it are restarted (`restart_device_plugin`).
 
 use async_trait::async_trait;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -24,9 +24,9 @@ use super::sharing::device_plugin::{self, MigStrategy};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, DEFAULT_KEY, PlanNote, Settings, Strategy, field_manager};
 use crate::cluster::Cluster;
-use crate::cluster::errors::api_missing;
+use crate::cluster::api::Kind;
 use crate::cluster::permissions::Permission;
-use crate::cluster::retry::{Deadline, timeouts_attribute};
+use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::one_of;
@@ -35,7 +35,6 @@ use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// Who owns the `default` key and the ClusterPolicy fields.
 const OWNER: &str = "sharing-default";
-const CLUSTER_POLICY_API: &str = "nvidia.com/v1 ClusterPolicy";
 
 /// What it needs of the API besides its configuration key
 /// ([`sharing::writes::PERMISSIONS`]): `list` the ClusterPolicies to find
@@ -81,65 +80,44 @@ fn key() -> ConfigKey {
     }
 }
 
-fn cluster_policies() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("nvidia.com", "v1", "ClusterPolicy"),
-        "clusterpolicies",
-    )
-}
+/// The GPU Operator's ClusterPolicies.
+const CLUSTER_POLICY: Kind = Kind::new("nvidia.com/v1", "ClusterPolicy", "clusterpolicies");
 
 /// The ClusterPolicies; `None` when the GPU Operator is not installed.
 async fn cluster_policies_on(
     cluster: &Cluster,
     deadline: Deadline,
-) -> Result<Option<Vec<DynamicObject>>, Diagnostics> {
-    let kubernetes = &cluster.kubernetes;
-    let api = kubernetes.dynamic_api(&cluster_policies()).await?;
-    kubernetes
-        .retried(
-            deadline,
-            "list the GPU Operator's ClusterPolicies",
-            &format!("LIST {CLUSTER_POLICY_API}"),
-            CLUSTER_POLICY_API,
-            || async {
-                match api.list(&Default::default()).await {
-                    Ok(list) => Ok(Some(list.items)),
-                    Err(e) if api_missing(&e) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            },
-        )
-        .await
+) -> Result<Option<Vec<DynamicObject>>, GaveUp> {
+    let policies = cluster.kubernetes.custom(CLUSTER_POLICY).await?;
+    policies.list_if_installed(None, deadline).await
 }
 
-/// The ClusterPolicy the GPU Operator runs from, if it is installed: the
-/// first by name (the operator uses one).
+/// The ClusterPolicy the GPU Operator runs from: the first by name (the
+/// operator uses one); `None` when the operator is not installed.
 async fn find_cluster_policy(
     cluster: &Cluster,
     deadline: Deadline,
-) -> Result<Result<String, Diagnostic>, Diagnostics> {
-    let kubernetes = &cluster.kubernetes;
-    let map = &cluster.device_plugin_config;
-    let absent = || {
-        Diagnostic::warning(
-            "GPU Operator not found",
-            format!(
-                "There is no {CLUSTER_POLICY_API} on {}, so only the device-plugin configurations were written, to {map} under key `{DEFAULT_KEY}`. For the standalone NVIDIA device plugin Helm chart, install it in namespace {:?} with `config.name={}` and `config.default={DEFAULT_KEY}`. With the GPU Operator, apply again once it is installed.",
-                kubernetes.describe(),
-                map.namespace,
-                map.name
-            ),
-        )
-    };
-    let Some(policies) = cluster_policies_on(cluster, deadline).await? else {
-        return Ok(Err(absent()));
-    };
-    let mut names: Vec<String> = policies
+) -> Result<Option<String>, GaveUp> {
+    let policies = cluster_policies_on(cluster, deadline).await?;
+    Ok(policies
         .into_iter()
+        .flatten()
         .filter_map(|p| p.metadata.name)
-        .collect();
-    names.sort();
-    Ok(names.into_iter().next().ok_or_else(absent))
+        .min())
+}
+
+/// Why only the ConfigMap was written.
+fn no_operator(cluster: &Cluster) -> Diagnostic {
+    let map = &cluster.device_plugin_config;
+    Diagnostic::warning(
+        "GPU Operator not found",
+        format!(
+            "There is no {CLUSTER_POLICY} on {}, so only the device-plugin configurations were written, to {map} under key `{DEFAULT_KEY}`. For the standalone NVIDIA device plugin Helm chart, install it in namespace {:?} with `config.name={}` and `config.default={DEFAULT_KEY}`. With the GPU Operator, apply again once it is installed.",
+            cluster.kubernetes.describe(),
+            map.namespace,
+            map.name
+        ),
+    )
 }
 
 /// The ClusterPolicy whose device plugin already reads our ConfigMap, for
@@ -147,7 +125,7 @@ async fn find_cluster_policy(
 async fn wired_cluster_policy(
     cluster: &Cluster,
     deadline: Deadline,
-) -> Result<Option<String>, Diagnostics> {
+) -> Result<Option<String>, GaveUp> {
     let policies = cluster_policies_on(cluster, deadline).await?;
     Ok(policies
         .into_iter()
@@ -165,11 +143,9 @@ async fn apply_cluster_policy(
     name: &str,
     fields: Option<&Model>,
     deadline: Deadline,
-) -> Result<(), Diagnostics> {
-    let kubernetes = &cluster.kubernetes;
-    let resource = cluster_policies();
-    let api = kubernetes.dynamic_api(&resource).await?;
-    let mut object = DynamicObject::new(name, &resource);
+) -> Result<(), GaveUp> {
+    let policies = cluster.kubernetes.custom(CLUSTER_POLICY).await?;
+    let mut object = policies.dynamic(name);
     object.data = json!({});
     if let Some(model) = fields {
         let mut spec = json!({
@@ -184,16 +160,12 @@ async fn apply_cluster_policy(
         object.data = json!({ "spec": spec });
     }
     let action = if fields.is_some() { "point" } else { "release" };
-    kubernetes
-        .apply_as(
-            &api,
-            name,
-            &object,
-            &field_manager(OWNER),
-            &format!("{action} the device-plugin configuration of ClusterPolicy {name:?}"),
-            CLUSTER_POLICY_API,
-            deadline,
-        )
+    policies
+        .named(name)
+        .doing(format!(
+            "{action} the device-plugin configuration of ClusterPolicy {name:?}"
+        ))
+        .apply(&object, &field_manager(OWNER), deadline)
         .await?;
     Ok(())
 }
@@ -215,12 +187,12 @@ impl GpuSharing {
         let result: Result<(), Diagnostics> = async {
             if planned.manage_cluster_policy != Some(false) {
                 match find_cluster_policy(cluster, deadline).await? {
-                    Ok(name) => {
+                    Some(name) => {
                         apply_cluster_policy(cluster, &name, Some(&planned), deadline).await?;
                         planned.cluster_policy = Some(name);
                     }
-                    Err(warning) => {
-                        warnings.push(warning);
+                    None => {
+                        warnings.push(no_operator(cluster));
                         planned.cluster_policy = None;
                     }
                 }

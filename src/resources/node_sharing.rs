@@ -22,27 +22,21 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::Node;
-use kube::Api;
-use kube::api::{ListParams, Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::node_target::{self, NodeTarget};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::Cluster;
-use crate::cluster::Kubernetes;
-use crate::cluster::client::get;
-use crate::cluster::errors::status;
-use crate::cluster::names::{check_dns1123_subdomain, dns1123_label, dns1123_subdomain, labels};
+use crate::cluster::api::{Change, Edit};
+use crate::cluster::names::{check_dns1123_subdomain, dns1123_label};
 use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::validators::exactly_one_of;
 use crate::framework::{Failed, Private, Resource, Stored, Warnings};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
-
-const KIND: &str = "v1 Node";
 
 /// What it needs of the API besides its configuration key
 /// ([`sharing::writes::PERMISSIONS`]): `get` a named node, `list` the nodes
@@ -58,8 +52,8 @@ pub struct NodeSharing;
 pub struct Model {
     id: Option<String>,
     name: String,
-    node_name: Option<String>,
-    node_selector: Option<BTreeMap<String, String>>,
+    #[serde(flatten)]
+    target: NodeTarget,
     #[serde(flatten)]
     settings: Settings,
     labels: Option<BTreeMap<String, String>>,
@@ -91,145 +85,45 @@ impl Model {
     fn config_text(&self) -> String {
         self.settings.device_plugin_config(None, &[]).to_yaml()
     }
-
-    fn selector(&self) -> Option<String> {
-        self.node_selector.as_ref().map(|s| {
-            s.iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-    }
-}
-
-fn name_of(node: &Node) -> &str {
-    node.metadata.name.as_deref().unwrap_or_default()
 }
 
 fn labels_of(node: &Node) -> BTreeMap<String, String> {
     node.metadata.labels.clone().unwrap_or_default()
 }
 
-/// The nodes the model targets that exist now.
-async fn targeted(
-    kubernetes: &Kubernetes,
-    api: &Api<Node>,
-    model: &Model,
-    action: &str,
-    deadline: Deadline,
-) -> Result<Vec<Node>, Diagnostics> {
-    match (&model.node_name, model.selector()) {
-        (Some(name), _) => Ok(get_node(kubernetes, api, name, action, deadline)
-            .await?
-            .into_iter()
-            .collect()),
-        (None, Some(selector)) => {
-            let params = ListParams::default().labels(&selector);
-            kubernetes
-                .retried(
-                    deadline,
-                    action,
-                    &format!("LIST {KIND} with labels {selector}"),
-                    KIND,
-                    || async { Ok(api.list(&params).await?.items) },
-                )
-                .await
-        }
-        (None, None) => Ok(Vec::new()),
+/// This resource's labels on one node, by server-side apply as its own
+/// field manager: `labels` applied, or (none) released.
+struct SharingLabels<'a> {
+    labels: Option<&'a BTreeMap<String, String>>,
+    key: &'a str,
+    manager: &'a str,
+}
+
+impl Change<Node> for SharingLabels<'_> {
+    fn describe(&self) -> String {
+        format!("its labels, by server-side apply as {}", self.manager)
     }
-}
 
-async fn get_node(
-    kubernetes: &Kubernetes,
-    api: &Api<Node>,
-    name: &str,
-    action: &str,
-    deadline: Deadline,
-) -> Result<Option<Node>, Diagnostics> {
-    let request = format!("GET {KIND} {name:?}");
-    kubernetes
-        .retried(deadline, action, &request, KIND, || get(api, name))
-        .await
-}
-
-/// Applies exactly `labels` as `manager` on node `name` (none: releases
-/// ours), under the retry policy (a conflict reads the node again); false
-/// when the node does not exist.
-async fn apply_labels(
-    kubernetes: &Kubernetes,
-    api: &Api<Node>,
-    name: &str,
-    labels: Option<&BTreeMap<String, String>>,
-    manager: &str,
-    deadline: Deadline,
-) -> Result<bool, Diagnostics> {
-    let action = match labels {
-        Some(_) => format!("label Node {name:?}"),
-        None => format!("remove the sharing labels of Node {name:?}"),
-    };
-    let request = format!(
-        "GET, then PATCH {KIND} {name:?} (server-side apply of its labels as {manager}, with the node's resourceVersion)"
-    );
-    let attempt = || async move {
-        let Some(node) = get(api, name).await? else {
-            return Ok(false);
-        };
-        let mut metadata =
-            json!({ "name": name, "resourceVersion": node.metadata.resource_version });
-        if let Some(labels) = labels {
+    fn patch(&self, _live: &Node) -> Option<Edit> {
+        // Applied even when the values are there already: the apply is
+        // what makes them ours.
+        let mut metadata = json!({});
+        if let Some(labels) = self.labels {
             metadata["labels"] = json!(labels);
         }
-        let patch = json!({ "apiVersion": "v1", "kind": "Node", "metadata": metadata });
-        match api
-            .patch(
-                name,
-                &PatchParams::apply(manager).force(),
-                &Patch::Apply(&patch),
-            )
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(e) if status(&e) == Some(404) => Ok(false),
-            Err(e) => Err(e),
-        }
-    };
-    kubernetes
-        .retried(deadline, &action, &request, KIND, attempt)
-        .await
-}
-
-/// What a read reports for our labels: as wanted where every targeted node
-/// has them, else a marker naming a node that does not, or a node no longer
-/// targeted that still does.
-fn observed_labels(
-    wanted: &BTreeMap<String, String>,
-    targets: &[Node],
-    stale: &[Node],
-) -> BTreeMap<String, String> {
-    wanted
-        .iter()
-        .map(|(key, value)| {
-            let off = targets
-                .iter()
-                .find(|n| labels_of(n).get(key) != Some(value))
-                .map(|n| match labels_of(n).get(key) {
-                    None => format!("(missing on node {})", name_of(n)),
-                    Some(other) => format!("({other} on node {})", name_of(n)),
-                })
-                .or_else(|| {
-                    stale
-                        .iter()
-                        .find(|n| labels_of(n).get(key) == Some(value))
-                        .map(|n| {
-                            format!(
-                                "(still on node {}, which is no longer targeted)",
-                                name_of(n)
-                            )
-                        })
-                });
-            (key.clone(), off.unwrap_or_else(|| value.clone()))
+        Some(Edit::Apply {
+            manager: self.manager.to_string(),
+            fields: json!({ "apiVersion": "v1", "kind": "Node", "metadata": metadata }),
         })
-        .collect()
+    }
+
+    fn landed(&self, live: &Node) -> bool {
+        let live = labels_of(live);
+        match self.labels {
+            Some(wanted) => wanted.iter().all(|(k, v)| live.get(k) == Some(v)),
+            None => live.get(CONFIG_LABEL).map(String::as_str) != Some(self.key),
+        }
+    }
 }
 
 impl NodeSharing {
@@ -250,67 +144,41 @@ impl NodeSharing {
         planned.device_plugin_config = Some(text);
         let manager = planned.manager();
         let wanted = planned.wanted_labels();
-        let mut written = BTreeSet::new();
-        let result: Result<(), Diagnostics> = async {
-            let api: Api<Node> = kubernetes.api().await?;
-            let targets = targeted(
-                kubernetes,
-                &api,
-                &planned,
-                "list the Nodes to label",
-                deadline,
-            )
-            .await?;
-            if targets.is_empty()
-                && let Some(name) = &planned.node_name
-            {
-                return Err(Diagnostic::error(
-                    "Node not found",
-                    format!(
-                        "Node {name:?} does not exist on {}, so it cannot be labelled.",
-                        kubernetes.describe()
-                    ),
-                )
-                .at(AttributePath::attr("node_name"))
-                .into());
-            }
-            for node in &targets {
-                let name = name_of(node);
-                match apply_labels(kubernetes, &api, name, Some(&wanted), &manager, deadline).await
-                {
-                    Ok(true) => {
-                        written.insert(name.to_string());
-                    }
-                    Ok(false) => {}
-                    Err(d) => {
-                        // The write may have landed before the policy gave up.
-                        written.insert(name.to_string());
-                        return Err(d);
-                    }
+        let key_name = key.key.clone();
+        let before = prior.and_then(|p| p.nodes.clone()).unwrap_or_default();
+        let change = |_: &str, targeted: bool| SharingLabels {
+            labels: targeted.then_some(&wanted),
+            key: &key_name,
+            manager: &manager,
+        };
+        let rewritten = planned
+            .target
+            .rewrite(kubernetes, &before, change, "labelled", deadline)
+            .await;
+        let result = match rewritten {
+            Ok(written) => {
+                planned.nodes = Some(written);
+                if changed {
+                    key.restart_readers(cluster, deadline)
+                        .await
+                        .map(drop)
+                        .map_err(Diagnostics::from)
+                } else {
+                    Ok(())
                 }
             }
-            let before = prior.and_then(|p| p.nodes.clone()).unwrap_or_default();
-            for name in before.difference(&written) {
-                apply_labels(kubernetes, &api, name, None, &manager, deadline).await?;
+            Err(interrupted) => {
+                // Everything that may carry our labels stays in state.
+                let mut written = interrupted.written;
+                written.extend(before);
+                planned.nodes = Some(written);
+                Err(interrupted.diagnostics)
             }
-            if changed {
-                key.restart_readers(cluster, deadline).await?;
-            }
-            Ok(())
-        }
-        .await;
+        };
         planned.labels = Some(wanted);
         match result {
-            Ok(()) => {
-                planned.nodes = Some(written);
-                Ok(planned.into())
-            }
-            Err(d) => {
-                // Everything that may carry our labels stays in state.
-                written.extend(prior.and_then(|p| p.nodes.clone()).into_iter().flatten());
-                planned.nodes = Some(written);
-                Err(Failed::after_write(planned, d))
-            }
+            Ok(()) => Ok(planned.into()),
+            Err(d) => Err(Failed::after_write(planned, d)),
         }
     }
 }
@@ -331,15 +199,11 @@ impl Resource<Cluster> for NodeSharing {
                 .requires_replace()
                 .validate(dns1123_label())
                 .describe("Names the configuration: key `node-NAME` of the device-plugin ConfigMap, which the nodes' `nvidia.com/device-plugin.config` label selects."),
-            Attr::string("node_name")
-                .optional()
-                .validate(dns1123_subdomain())
-                .describe("The node to configure."),
-            Attr::string_map("node_selector")
-                .optional()
-                .validate(labels())
-                .describe("Labels: every node carrying all of them at apply time is configured, and a node matching later shows up in the next plan."),
         ];
+        attrs.extend(node_target::attributes(
+            "The node to configure.",
+            "Labels: every node carrying all of them at apply time is configured, and a node matching later shows up in the next plan.",
+        ));
         attrs.extend(sharing::attributes(Strategy::NODES, true));
         attrs.extend([
             Attr::string_map("labels")
@@ -359,21 +223,11 @@ impl Resource<Cluster> for NodeSharing {
             "GPU sharing for existing nodes outside fleets, such as self-managed servers: its own device-plugin configuration, selected by a node label that only this resource writes (other labels and their owners are left alone).",
             attrs,
         )
-        .validate(exactly_one_of(&["node_name", "node_selector"]))
+        .validate(node_target::exactly_one())
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
-        if config
-            .attr("node_selector")
-            .entries()
-            .is_some_and(BTreeMap::is_empty)
-        {
-            diagnostics.error_at(
-                AttributePath::attr("node_selector"),
-                "Empty node selector",
-                "An empty selector matches every node, control plane included: list at least one label.",
-            );
-        }
+        node_target::validate(config, diagnostics);
         sharing::check(
             config,
             &AttributePath::root(),
@@ -387,8 +241,8 @@ impl Resource<Cluster> for NodeSharing {
         model.id = Some(model.name.clone());
         model.labels = Some(model.wanted_labels());
         model.device_plugin_config = Some(model.config_text());
-        if let Some(name) = &model.node_name {
-            model.nodes = Some(BTreeSet::from([name.clone()]));
+        if let Some(known) = model.target.known_nodes() {
+            model.nodes = Some(known);
         }
     }
 
@@ -406,14 +260,12 @@ impl Resource<Cluster> for NodeSharing {
         current: Model,
         private: &Private,
     ) -> Result<Option<Stored<Model>>, Diagnostics> {
-        let kubernetes = &cluster.kubernetes;
-        let api: Api<Node> = kubernetes.api().await?;
+        let nodes = node_target::nodes(&cluster.kubernetes).await?;
         let deadline = current.deadline(Operation::Read);
-        let action = "read the labelled Nodes";
-        let targets = targeted(kubernetes, &api, &current, action, deadline).await?;
-        if targets.is_empty() && current.node_name.is_some() {
+        let written = current.nodes.clone().unwrap_or_default();
+        let Some(seen) = current.target.observe(&nodes, &written, deadline).await? else {
             return Ok(None);
-        }
+        };
         let live = current.key().read(cluster, deadline).await?;
         let mut state = current;
         if private.importing {
@@ -427,31 +279,25 @@ impl Resource<Cluster> for NodeSharing {
                     ),
                 ))
             })?;
-            let layout = targets
+            let layout = seen
+                .targets
                 .iter()
                 .find_map(|n| labels_of(n).get(MIG_CONFIG_LABEL).cloned());
             state.settings = sharing::settings_from(&parsed, layout);
         }
-        let names: BTreeSet<&str> = targets.iter().map(name_of).collect();
-        let mut stale = Vec::new();
-        for name in state.nodes.iter().flatten() {
-            if !names.contains(name.as_str())
-                && let Some(node) = get_node(kubernetes, &api, name, action, deadline).await?
-            {
-                stale.push(node);
-            }
-        }
         let wanted = state.wanted_labels();
         let key = state.key().key;
-        state.nodes = Some(
-            targets
+        state.nodes = Some(seen.carrying(|n| labels_of(n).get(CONFIG_LABEL) == Some(&key)));
+        state.labels = Some(
+            wanted
                 .iter()
-                .chain(&stale)
-                .filter(|n| labels_of(n).get(CONFIG_LABEL) == Some(&key))
-                .map(|n| name_of(n).to_string())
+                .map(|(label, value)| {
+                    let held = |n: &Node| labels_of(n).get(label).cloned();
+                    let reported = seen.report(value, held, |n| held(n).as_ref() == Some(value));
+                    (label.clone(), reported)
+                })
                 .collect(),
         );
-        state.labels = Some(observed_labels(&wanted, &targets, &stale));
         state.device_plugin_config = observed_config(live, Some(&state.config_text()));
         Ok(Some(state.into()))
     }
@@ -473,13 +319,19 @@ impl Resource<Cluster> for NodeSharing {
         prior: Model,
         _private: &Private,
     ) -> Result<Warnings, Diagnostics> {
-        let kubernetes = &cluster.kubernetes;
-        let api: Api<Node> = kubernetes.api().await?;
         let deadline = prior.deadline(Operation::Delete);
         let manager = prior.manager();
-        for name in prior.nodes.iter().flatten() {
-            apply_labels(kubernetes, &api, name, None, &manager, deadline).await?;
-        }
+        let key = prior.key().key;
+        let release = |_: &str, _| SharingLabels {
+            labels: None,
+            key: &key,
+            manager: &manager,
+        };
+        let written = prior.nodes.clone().unwrap_or_default();
+        NodeTarget::default()
+            .rewrite(&cluster.kubernetes, &written, release, "released", deadline)
+            .await
+            .map_err(|interrupted| interrupted.diagnostics)?;
         prior.key().release(cluster, deadline).await?;
         Ok(Warnings::default())
     }
@@ -496,25 +348,11 @@ impl Resource<Cluster> for NodeSharing {
             .split_once(':')
             .ok_or_else(|| invalid(format!("{id:?} has no `:`")))?;
         check_dns1123_subdomain(name).map_err(invalid)?;
-        let mut model = Model {
+        Ok(Model {
             name: name.to_string(),
+            target: NodeTarget::parse(target).map_err(invalid)?,
             ..Default::default()
-        };
-        if target.contains('=') {
-            let selector = target
-                .split(',')
-                .map(|pair| {
-                    pair.split_once('=')
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .ok_or_else(|| invalid(format!("{pair:?} is not key=value")))
-                })
-                .collect::<Result<BTreeMap<_, _>, _>>()?;
-            model.node_selector = Some(selector);
-        } else {
-            check_dns1123_subdomain(target).map_err(invalid)?;
-            model.node_name = Some(target.to_string());
-        }
-        Ok(model)
+        })
     }
 }
 
@@ -523,24 +361,7 @@ mod tests {
     use super::*;
     use crate::catalog::LabelScheme;
     use crate::framework::testkit::{Harness, errors};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use serde_json::json;
-
-    fn node(name: &str, labels: &[(&str, &str)]) -> Node {
-        Node {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                labels: Some(
-                    labels
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                ),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
 
     #[test]
     fn plans_labels_and_configuration() {
@@ -571,38 +392,14 @@ mod tests {
     }
 
     #[test]
-    fn read_marks_nodes_without_our_labels() {
-        let wanted = BTreeMap::from([(CONFIG_LABEL.to_string(), "node-x".to_string())]);
-        let ok = node("a", &[(CONFIG_LABEL, "node-x"), ("team", "ml")]);
-        assert_eq!(
-            observed_labels(&wanted, std::slice::from_ref(&ok), &[]),
-            wanted
-        );
-        let bare = node("b", &[]);
-        assert_eq!(
-            observed_labels(&wanted, &[ok.clone(), bare], &[])[CONFIG_LABEL],
-            "(missing on node b)"
-        );
-        let other = node("c", &[(CONFIG_LABEL, "fleet-y")]);
-        assert_eq!(
-            observed_labels(&wanted, &[other], &[])[CONFIG_LABEL],
-            "(fleet-y on node c)"
-        );
-        assert_eq!(
-            observed_labels(&wanted, &[], &[ok])[CONFIG_LABEL],
-            "(still on node a, which is no longer targeted)"
-        );
-    }
-
-    #[test]
     fn import_ids_name_the_target() {
         let by_node = NodeSharing.import("dgx:dgx-1").unwrap();
         assert_eq!(
-            (by_node.name.as_str(), by_node.node_name.as_deref()),
+            (by_node.name.as_str(), by_node.target.node_name.as_deref()),
             ("dgx", Some("dgx-1"))
         );
         let by_selector = NodeSharing.import("lab:pool=gpu,team=ml").unwrap();
-        assert_eq!(by_selector.node_selector.unwrap().len(), 2);
+        assert_eq!(by_selector.target.node_selector.unwrap().len(), 2);
         assert!(NodeSharing.import("dgx").is_err());
         assert!(NodeSharing.import("dgx:pool").is_ok());
         assert!(NodeSharing.import("dgx:Bad_Node").is_err());

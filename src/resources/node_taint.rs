@@ -25,25 +25,23 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Node, Taint};
-use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::node_target::{self, Interrupted, NodeTarget, Seen};
 use super::taint::{check_unique, taint_attributes};
-use crate::cluster::client::get;
-use crate::cluster::errors::status;
-use crate::cluster::names::{check_import_name, dns1123_subdomain, labels};
+use crate::cluster::api::{Change, Edit};
+use crate::cluster::names::check_import_name;
 use crate::cluster::permissions::Permission;
-use crate::cluster::retry::{Call, Deadline, GaveUp, timeouts_attribute};
-use crate::cluster::{Cluster, FIELD_MANAGER, Kubernetes};
+use crate::cluster::retry::{Deadline, timeouts_attribute};
+use crate::cluster::{Cluster, FIELD_MANAGER};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::validators::{exactly_one_of, not_empty};
+use crate::framework::validators::not_empty;
 use crate::framework::{Failed, Private, Resource, Stored, Warnings};
 use crate::protocol::schema::Nesting;
-use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use crate::protocol::{Diagnostics, Value};
 
-const KIND: &str = "v1 Node";
 /// Key domains, with their subdomains, of the taints Kubernetes components,
 /// cloud providers and Karpenter set. An import leaves these taints out.
 const SYSTEM_DOMAINS: &[&str] = &["kubernetes.io", "k8s.io", "karpenter.sh"];
@@ -111,10 +109,6 @@ fn taints_of(node: &Node) -> &[Taint] {
         .unwrap_or_default()
 }
 
-fn name_of(node: &Node) -> &str {
-    node.metadata.name.as_deref().unwrap_or_default()
-}
-
 /// Whether a taint belongs to Kubernetes, a cloud provider or an autoscaler
 /// rather than to a workload.
 fn is_system_taint(key: &str) -> bool {
@@ -129,54 +123,18 @@ fn is_system_taint(key: &str) -> bool {
     }
 }
 
-/// `pool=gpu,team=ml`: a label selector, and the ID of a selector's resource.
-fn selector_text<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    labels
-        .into_iter()
-        .map(|(key, value)| format!("{key}={value}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// The resource's state.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Model {
     id: Option<String>,
-    node_name: Option<String>,
-    node_selector: Option<BTreeMap<String, String>>,
+    #[serde(flatten)]
+    target: NodeTarget,
     taints: Vec<TaintSpec>,
     nodes: Option<BTreeSet<String>>,
     timeouts: Option<Timeouts>,
 }
 
-enum Target<'a> {
-    Node(&'a str),
-    /// A label selector in its text form.
-    Selector(String),
-}
-
 impl Model {
-    fn target(&self) -> Result<Target<'_>, Diagnostics> {
-        match (&self.node_name, &self.node_selector) {
-            (Some(name), None) => Ok(Target::Node(name)),
-            (None, Some(selector)) => Ok(Target::Selector(selector_text(
-                selector.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            ))),
-            _ => Err(Diagnostic::error(
-                "No single target",
-                "Exactly one of `node_name` or `node_selector` must be set.",
-            )
-            .into()),
-        }
-    }
-
-    fn target_id(&self) -> Option<String> {
-        Some(match self.target().ok()? {
-            Target::Node(name) => name.to_string(),
-            Target::Selector(selector) => selector,
-        })
-    }
-
     fn taint_ids(&self) -> BTreeSet<TaintId> {
         self.taints.iter().map(TaintSpec::id).collect()
     }
@@ -223,161 +181,46 @@ fn no_longer_wanted(owned: &BTreeSet<TaintId>, wanted: &BTreeSet<TaintId>) -> BT
     owned.difference(wanted).cloned().collect()
 }
 
-/// What a read reports for one of our taints, given the nodes that should
-/// carry it (`targets`) and nodes we tainted that no longer should (`stale`).
-fn observed(ours: &TaintSpec, targets: &[Node], stale: &[Node]) -> TaintSpec {
+/// What a read reports for one of our taints (see [`Seen::report`]).
+fn observed(ours: &TaintSpec, seen: &Seen) -> TaintSpec {
     let id = ours.id();
-    let marked = |marker: String| TaintSpec {
-        value: Some(marker),
-        ..ours.clone()
+    let held = |node: &Node| {
+        taints_of(node)
+            .iter()
+            .find(|t| live_id(t) == id)
+            .map(|t| t.value.clone().unwrap_or_default())
     };
-    let find = |node: &Node| -> Option<Taint> {
-        taints_of(node).iter().find(|t| live_id(t) == id).cloned()
-    };
-    let mut values = BTreeSet::new();
-    for node in targets {
-        match find(node) {
-            Some(live) => values.insert(live.value.filter(|v| !v.is_empty())),
-            None => return marked(format!("(missing on node {})", name_of(node))),
-        };
-    }
-    if let Some(node) = stale.iter().find(|node| find(node).is_some()) {
-        return marked(format!(
-            "(still on node {}, which is no longer targeted)",
-            name_of(node)
-        ));
-    }
-    let mut values = values.into_iter();
-    match (values.next(), values.next()) {
-        (Some(live), None) if !same_value(live.as_deref(), ours.value.as_deref()) => TaintSpec {
-            value: live,
-            ..ours.clone()
+    let wanted = ours.value.clone().unwrap_or_default();
+    let reported = seen.report(&wanted, held, |node| held(node).is_some());
+    TaintSpec {
+        value: if reported == wanted {
+            ours.value.clone()
+        } else {
+            Some(reported).filter(|v| !v.is_empty())
         },
-        (Some(_), Some(_)) => marked("(differs between nodes)".into()),
-        _ => ours.clone(),
+        ..ours.clone()
     }
 }
 
-/// The nodes a target names that exist now.
-async fn targeted_nodes(
-    kubernetes: &Kubernetes,
-    api: &Api<Node>,
-    target: &Target<'_>,
-    action: &str,
-    deadline: Deadline,
-) -> Result<Vec<Node>, GaveUp> {
-    match target {
-        Target::Node(name) => Ok(get_node(kubernetes, api, name, action, deadline)
-            .await?
-            .into_iter()
-            .collect()),
-        Target::Selector(selector) => {
-            let request = format!("LIST {KIND} with labels {selector}");
-            let call = Call {
-                action,
-                request: &request,
-                api: KIND,
-            };
-            let params = ListParams::default().labels(selector);
-            kubernetes
-                .call(deadline, &call, || async {
-                    Ok(api.list(&params).await?.items)
-                })
-                .await
-        }
-    }
+/// One node's taints made [`merge_taints`] of what is there.
+struct Retaint<'a> {
+    released: BTreeSet<TaintId>,
+    ours: &'a [TaintSpec],
 }
 
-async fn get_node(
-    kubernetes: &Kubernetes,
-    api: &Api<Node>,
-    name: &str,
-    action: &str,
-    deadline: Deadline,
-) -> Result<Option<Node>, GaveUp> {
-    let request = format!("GET {KIND} {name:?}");
-    let call = Call {
-        action,
-        request: &request,
-        api: KIND,
-    };
-    kubernetes.call(deadline, &call, || get(api, name)).await
-}
-
-/// Rewrites one node's taints by [`merge_taints`], with the node's
-/// resourceVersion as precondition so that no concurrent write is lost
-/// (a conflict reads the node again). False when the node does not exist.
-/// When the policy gives up on a write whose answer was lost, the node
-/// itself says whether the write landed.
-async fn retaint(
-    kubernetes: &Kubernetes,
-    api: &Api<Node>,
-    name: &str,
-    released: &BTreeSet<TaintId>,
-    ours: &[TaintSpec],
-    deadline: Deadline,
-) -> Result<bool, GaveUp> {
-    let action = format!("update the taints of Node {name:?}");
-    let request =
-        format!("GET, then PATCH {KIND} {name:?} (spec.taints, with the node's resourceVersion)");
-    let call = Call {
-        action: &action,
-        request: &request,
-        api: KIND,
-    };
-    let gave_up = match kubernetes
-        .call(deadline, &call, || retaint_once(api, name, released, ours))
-        .await
-    {
-        Err(gave_up) if gave_up.maybe_applied => gave_up,
-        done => return done,
-    };
-    let check = Call {
-        action: &format!("find out whether the taints of Node {name:?} were written"),
-        request: &format!("GET {KIND} {name:?}"),
-        api: KIND,
-    };
-    match kubernetes.check(&check, || get(api, name)).await {
-        Ok(Some(node)) if merge_taints(taints_of(&node), released, ours) == taints_of(&node) => {
-            Ok(true)
-        }
-        _ => Err(gave_up),
+impl Change<Node> for Retaint<'_> {
+    fn describe(&self) -> String {
+        "spec.taints".into()
     }
-}
 
-async fn retaint_once(
-    api: &Api<Node>,
-    name: &str,
-    released: &BTreeSet<TaintId>,
-    ours: &[TaintSpec],
-) -> Result<bool, kube::Error> {
-    let Some(node) = get(api, name).await? else {
-        return Ok(false);
-    };
-    let current = taints_of(&node);
-    let merged = merge_taints(current, released, ours);
-    if merged == current {
-        return Ok(true);
+    fn patch(&self, live: &Node) -> Option<Edit> {
+        let current = taints_of(live);
+        let merged = merge_taints(current, &self.released, self.ours);
+        (merged != current).then(|| Edit::Merge {
+            manager: FIELD_MANAGER.to_string(),
+            patch: json!({ "spec": { "taints": merged } }),
+        })
     }
-    let patch = json!({
-        "metadata": { "resourceVersion": node.metadata.resource_version },
-        "spec": { "taints": merged },
-    });
-    let params = PatchParams {
-        field_manager: Some(FIELD_MANAGER.to_string()),
-        ..Default::default()
-    };
-    match api.patch(name, &params, &Patch::Merge(&patch)).await {
-        Ok(_) => Ok(true),
-        Err(e) if status(&e) == Some(404) => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-/// Where a write stopped: the nodes it had finished, and why it stopped.
-struct Interrupted {
-    written: BTreeSet<String>,
-    diagnostics: Diagnostics,
 }
 
 impl NodeTaint {
@@ -391,74 +234,30 @@ impl NodeTaint {
         desired: Option<&Model>,
         deadline: Deadline,
     ) -> Result<BTreeSet<String>, Interrupted> {
-        let mut written = BTreeSet::new();
-        let stop = |written: &BTreeSet<String>, diagnostics: Diagnostics| Interrupted {
-            written: written.clone(),
-            diagnostics,
-        };
-        let kubernetes = &cluster.kubernetes;
-        let api = kubernetes
-            .api::<Node>()
-            .await
-            .map_err(|d| stop(&written, d))?;
-        let target = desired
-            .map(Model::target)
-            .transpose()
-            .map_err(|d| stop(&written, d))?;
-        let targets: BTreeSet<String> = match target {
-            None => BTreeSet::new(),
-            Some(Target::Node(name)) => BTreeSet::from([name.to_string()]),
-            Some(selector) => {
-                targeted_nodes(
-                    kubernetes,
-                    &api,
-                    &selector,
-                    "list the Nodes to taint",
-                    deadline,
-                )
-                .await
-                .map_err(|gave_up| stop(&written, gave_up.diagnostics))?
-            }
-            .iter()
-            .map(|node| name_of(node).to_string())
-            .collect(),
-        };
         let previous = prior.map(Model::managed_nodes).unwrap_or_default();
         let prior_ids = prior.map(Model::taint_ids).unwrap_or_default();
         let ours = desired.map_or(&[][..], |d| &d.taints[..]);
         let our_ids: BTreeSet<TaintId> = ours.iter().map(TaintSpec::id).collect();
-        let nothing = BTreeSet::new();
-        for name in targets.union(&previous) {
-            let targeted = targets.contains(name);
-            let wanted = if targeted { &our_ids } else { &nothing };
-            // Only a node we tainted loses taints, and only ours.
-            let released = if previous.contains(name) {
-                no_longer_wanted(&prior_ids, wanted)
+        let change = |name: &str, targeted: bool| {
+            let wanted = if targeted {
+                our_ids.clone()
             } else {
                 BTreeSet::new()
             };
-            let set = if targeted { ours } else { &[] };
-            let exists = retaint(kubernetes, &api, name, &released, set, deadline)
-                .await
-                .map_err(|gave_up| stop(&written, gave_up.diagnostics))?;
-            if !targeted {
-                continue;
+            Retaint {
+                // Only a node we tainted loses taints, and only ours.
+                released: if previous.contains(name) {
+                    no_longer_wanted(&prior_ids, &wanted)
+                } else {
+                    BTreeSet::new()
+                },
+                ours: if targeted { ours } else { &[] },
             }
-            if exists {
-                written.insert(name.clone());
-            } else if desired.is_some_and(|d| d.node_name.is_some()) {
-                let missing = Diagnostic::error(
-                    "Node not found",
-                    format!(
-                        "Node {name:?} does not exist on {}, so it cannot be tainted.",
-                        kubernetes.describe()
-                    ),
-                )
-                .at(AttributePath::attr("node_name"));
-                return Err(stop(&written, missing.into()));
-            }
-        }
-        Ok(written)
+        };
+        let target = desired.map(|d| d.target.clone()).unwrap_or_default();
+        target
+            .rewrite(&cluster.kubernetes, &previous, change, "tainted", deadline)
+            .await
     }
 
     /// Writes `desired` over what `prior` wrote. On a failure part-way, the
@@ -513,20 +312,18 @@ impl Resource<Cluster> for NodeTaint {
     }
 
     fn schema(&self) -> ObjectSchema {
+        let [node_name, node_selector] = node_target::attributes(
+            "The node to taint.",
+            "Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan.",
+        );
         ObjectSchema::new(
             "Taints on one node, or on every node whose labels match, kept next to the taints of kubelet, Karpenter and other tools: only this resource's taints are ever written or removed.",
             vec![
                 Attr::string("id")
                     .derived_from(&["node_name", "node_selector"])
                     .describe("The node name, or the selector as `key=value,...`."),
-                Attr::string("node_name")
-                    .optional()
-                    .validate(dns1123_subdomain())
-                    .describe("The node to taint."),
-                Attr::string_map("node_selector")
-                    .optional()
-                    .validate(labels())
-                    .describe("Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan."),
+                node_name,
+                node_selector,
                 Attr::nested("taints", Nesting::List, taint_attributes())
                     .required()
                     .validate(not_empty())
@@ -537,30 +334,20 @@ impl Resource<Cluster> for NodeTaint {
                 timeouts_attribute(),
             ],
         )
-        .validate(exactly_one_of(&["node_name", "node_selector"]))
+        .validate(node_target::exactly_one())
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
-        if config
-            .attr("node_selector")
-            .entries()
-            .is_some_and(BTreeMap::is_empty)
-        {
-            diagnostics.error_at(
-                AttributePath::attr("node_selector"),
-                "Empty node selector",
-                "An empty selector matches every node, control plane included: list at least one label.",
-            );
-        }
+        node_target::validate(config, diagnostics);
         check_unique(config, &["taints"], diagnostics);
     }
 
     /// The target decides the id, and a named node is the one node tainted.
     /// A selector's nodes are known only once the cluster is asked.
     fn derive(&self, model: &mut Model) {
-        model.id = model.target_id();
-        if let Some(name) = &model.node_name {
-            model.nodes = Some(BTreeSet::from([name.clone()]));
+        model.id = model.target.id();
+        if let Some(known) = model.target.known_nodes() {
+            model.nodes = Some(known);
         }
     }
 
@@ -578,45 +365,27 @@ impl Resource<Cluster> for NodeTaint {
         prior: Model,
         private: &Private,
     ) -> Result<Option<Stored<Model>>, Diagnostics> {
-        let kubernetes = &cluster.kubernetes;
-        let api = kubernetes.api::<Node>().await?;
-        let target = prior.target()?;
+        let nodes = node_target::nodes(&cluster.kubernetes).await?;
         let deadline = Deadline::of(prior.timeouts.as_ref(), Operation::Read);
-        let action = "read the tainted Nodes";
-        let targets = targeted_nodes(kubernetes, &api, &target, action, deadline).await?;
-        if targets.is_empty() && matches!(target, Target::Node(_)) {
+        let Some(seen) = prior
+            .target
+            .observe(&nodes, &prior.managed_nodes(), deadline)
+            .await?
+        else {
             return Ok(None);
-        }
-        let target_names: BTreeSet<&str> = targets.iter().map(name_of).collect();
-        let mut stale = Vec::new();
-        for name in prior.managed_nodes() {
-            if !target_names.contains(name.as_str())
-                && let Some(node) = get_node(kubernetes, &api, &name, action, deadline).await?
-            {
-                stale.push(node);
-            }
-        }
+        };
         let taints: Vec<TaintSpec> = if private.importing {
-            targets
+            seen.targets
                 .iter()
                 .flat_map(taints_of)
                 .filter(|t| !is_system_taint(&t.key))
                 .map(TaintSpec::from_live)
                 .collect()
         } else {
-            prior
-                .taints
-                .iter()
-                .map(|t| observed(t, &targets, &stale))
-                .collect()
+            prior.taints.iter().map(|t| observed(t, &seen)).collect()
         };
         let ids: BTreeSet<TaintId> = taints.iter().map(TaintSpec::id).collect();
-        let nodes = targets
-            .iter()
-            .chain(&stale)
-            .filter(|node| taints_of(node).iter().any(|t| ids.contains(&live_id(t))))
-            .map(|node| name_of(node).to_string())
-            .collect();
+        let nodes = seen.carrying(|node| taints_of(node).iter().any(|t| ids.contains(&live_id(t))));
         Ok(Some(
             Model {
                 taints,
@@ -654,7 +423,10 @@ impl Resource<Cluster> for NodeTaint {
     fn import(&self, id: &str) -> Result<Model, Diagnostics> {
         check_import_name(id, "node name")?;
         Ok(Model {
-            node_name: Some(id.to_string()),
+            target: NodeTarget {
+                node_name: Some(id.to_string()),
+                node_selector: None,
+            },
             ..Default::default()
         })
     }
@@ -888,20 +660,26 @@ mod tests {
 
     #[test]
     fn read_reports_ours_as_applied_only_when_every_node_has_them() {
+        let seen = |targets: &[Node], stale: &[Node]| Seen {
+            targets: targets.to_vec(),
+            stale: stale.to_vec(),
+        };
         let ours = spec("gpu", Some("true"), "NoSchedule");
         let tainted = |name| node(name, vec![live("x", None, "NoSchedule"), ours.to_live()]);
         let (a, b) = (tainted("a"), tainted("b"));
-        assert_eq!(observed(&ours, &[a.clone(), b.clone()], &[]), ours);
-        assert_eq!(observed(&ours, &[], &[]), ours);
+        assert_eq!(observed(&ours, &seen(&[a.clone(), b.clone()], &[])), ours);
+        assert_eq!(observed(&ours, &seen(&[], &[])), ours);
 
         let fresh = node("c", vec![]);
         assert_eq!(
-            observed(&ours, &[a.clone(), fresh], &[]).value.as_deref(),
+            observed(&ours, &seen(&[a.clone(), fresh], &[]))
+                .value
+                .as_deref(),
             Some("(missing on node c)")
         );
         let stale = tainted("d");
         assert_eq!(
-            observed(&ours, std::slice::from_ref(&a), &[stale])
+            observed(&ours, &seen(std::slice::from_ref(&a), &[stale]))
                 .value
                 .as_deref(),
             Some("(still on node d, which is no longer targeted)")
@@ -909,19 +687,22 @@ mod tests {
         // Someone changed the value everywhere: that value shows, as drift.
         let changed = node("e", vec![live("gpu", Some("false"), "NoSchedule")]);
         assert_eq!(
-            observed(&ours, std::slice::from_ref(&changed), &[])
+            observed(&ours, &seen(std::slice::from_ref(&changed), &[]))
                 .value
                 .as_deref(),
             Some("false")
         );
         assert_eq!(
-            observed(&ours, &[a, changed], &[]).value.as_deref(),
+            observed(&ours, &seen(&[a, changed], &[])).value.as_deref(),
             Some("(differs between nodes)")
         );
         // Kubernetes drops an empty value.
         let empty = spec("gpu", Some(""), "NoSchedule");
         let bare = node("f", vec![live("gpu", None, "NoSchedule")]);
-        assert_eq!(observed(&empty, &[bare], &[]), empty);
+        assert_eq!(observed(&empty, &seen(&[bare], &[])), empty);
+        // A value removed everywhere shows as none.
+        let valueless = node("g", vec![live("gpu", None, "NoSchedule")]);
+        assert_eq!(observed(&ours, &seen(&[valueless], &[])).value, None);
     }
 
     #[test]

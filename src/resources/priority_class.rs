@@ -6,14 +6,15 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use k8s_openapi::api::scheduling::v1::PriorityClass as PriorityClassObject;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Api;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::Cluster;
+use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
 use crate::cluster::object::AppliedObject;
 use crate::cluster::ownership::{owned, owned_map};
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
+use crate::cluster::retry::GaveUp;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{integer_between, one_of};
@@ -52,8 +53,7 @@ impl AppliedObject for PriorityClass {
     type Model = Model;
     type Object = PriorityClassObject;
     const NAME: &'static str = "priority_class";
-    const KIND: &'static str = "PriorityClass";
-    const API: &'static str = "scheduling.k8s.io/v1 PriorityClass";
+    const KIND: Kind = Kind::new("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses");
     const IMPORT_ID: &'static str = "class name";
 
     fn schema(&self) -> ObjectSchema {
@@ -112,8 +112,11 @@ impl AppliedObject for PriorityClass {
         model.id = Some(model.name.clone());
     }
 
-    async fn api(&self, cluster: &Cluster) -> Result<Api<PriorityClassObject>, Diagnostics> {
-        cluster.kubernetes.api().await
+    async fn objects<'c>(
+        &self,
+        cluster: &'c Cluster,
+    ) -> Result<Objects<'c, PriorityClassObject>, GaveUp> {
+        cluster.kubernetes.objects(Self::KIND).await
     }
 
     fn object_name(model: &Model) -> &str {

@@ -26,20 +26,19 @@ mod upgrade;
 mod validation;
 
 use async_trait::async_trait;
-use kube::Api;
 use kube::api::DynamicObject;
 
 pub use model::Model;
 use node_pool::{
-    NodePoolMetadata, NodePoolSpec, effective_scheme, imported_label_scheme, node_pool,
-    node_pool_resource,
+    NODE_POOL, NodePoolMetadata, NodePoolSpec, effective_scheme, imported_label_scheme, node_pool,
 };
 use requirements::{Constraint, Constraints};
 
 use crate::cluster::Cluster;
+use crate::cluster::api::{Kind, Objects};
 use crate::cluster::object::AppliedObject;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
-use crate::cluster::retry::Deadline;
+use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
 use crate::framework::timeouts::Timeouts;
@@ -105,8 +104,7 @@ impl AppliedObject for Fleet {
     type Model = Model;
     type Object = DynamicObject;
     const NAME: &'static str = "fleet";
-    const KIND: &'static str = "NodePool";
-    const API: &'static str = "karpenter.sh/v1 NodePool";
+    const KIND: Kind = NODE_POOL;
     const IMPORT_ID: &'static str = "NodePool name";
 
     fn schema(&self) -> ObjectSchema {
@@ -160,8 +158,11 @@ impl AppliedObject for Fleet {
         }
     }
 
-    async fn api(&self, cluster: &Cluster) -> Result<Api<DynamicObject>, Diagnostics> {
-        cluster.kubernetes.dynamic_api(&node_pool_resource()).await
+    async fn objects<'c>(
+        &self,
+        cluster: &'c Cluster,
+    ) -> Result<Objects<'c, DynamicObject>, GaveUp> {
+        cluster.kubernetes.custom(NODE_POOL).await
     }
 
     fn object_name(model: &Model) -> &str {

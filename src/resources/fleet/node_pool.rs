@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 
 use super::model::{Budget, Disruption, Model, NodeClass, Taint};
 use super::requirements::{Constraint, Constraints, Requirement};
 use super::sharing::{self, SharingState, split_labels};
 use crate::catalog::LabelScheme;
+use crate::cluster::api::Kind;
 use crate::cluster::ownership::{owned, owned_map, owned_whole};
 
 /// The resource `limits.gpus` stands for.
@@ -106,19 +107,15 @@ pub(super) struct NodePoolMetadata {
     pub(super) annotations: Option<BTreeMap<String, String>>,
 }
 
-pub(super) fn node_pool_resource() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("karpenter.sh", "v1", "NodePool"),
-        "nodepools",
-    )
-}
+/// Karpenter's NodePools.
+pub(super) const NODE_POOL: Kind = Kind::new("karpenter.sh/v1", "NodePool", "nodepools");
 
 pub(super) fn node_pool(
     name: &str,
     metadata: NodePoolMetadata,
     spec: &NodePoolSpec,
 ) -> DynamicObject {
-    let mut object = DynamicObject::new(name, &node_pool_resource());
+    let mut object = DynamicObject::new(name, &NODE_POOL.api_resource());
     object.metadata.labels = metadata.labels;
     object.metadata.annotations = metadata.annotations;
     object.data = serde_json::json!({ "spec": spec });

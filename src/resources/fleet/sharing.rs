@@ -26,7 +26,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -35,8 +35,8 @@ use super::node_pool::effective_scheme;
 use super::requirements::GpuCount;
 use crate::catalog::{self, Accelerator, GPU_RESOURCE};
 use crate::cluster::Cluster;
-use crate::cluster::client::get;
-use crate::cluster::errors::api_missing;
+use crate::cluster::FIELD_MANAGER;
+use crate::cluster::api::Kind;
 use crate::cluster::retry::Deadline;
 use crate::framework::PlanChange;
 use crate::framework::schema::Attr;
@@ -48,7 +48,8 @@ use crate::resources::sharing::{
     marks_training,
 };
 
-const NODE_OVERLAY_API: &str = "karpenter.sh/v1alpha1 NodeOverlay";
+/// Karpenter's NodeOverlays.
+const NODE_OVERLAY: Kind = Kind::new("karpenter.sh/v1alpha1", "NodeOverlay", "nodeoverlays");
 /// Node GPU counts planned when `accelerator_count` has no maximum.
 const DEFAULT_MAX_GPUS: u32 = 16;
 
@@ -359,13 +360,6 @@ pub(super) fn modify_plan(
     ));
 }
 
-fn node_overlays() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("karpenter.sh", "v1alpha1", "NodeOverlay"),
-        "nodeoverlays",
-    )
-}
-
 /// The overlay's requirements: the fleet's NodePool and, unless every node
 /// of the fleet has the same GPUs, the GPU count (see the module docs).
 fn overlay_object(model: &Model, name: &str, overlay: &Overlay, count_key: &str) -> DynamicObject {
@@ -376,7 +370,7 @@ fn overlay_object(model: &Model, name: &str, overlay: &Overlay, count_key: &str)
             json!({"key": count_key, "operator": "In", "values": [overlay.gpus.to_string()]}),
         );
     }
-    let mut object = DynamicObject::new(name, &node_overlays());
+    let mut object = DynamicObject::new(name, &NODE_OVERLAY.api_resource());
     object.data = json!({"spec": {"requirements": requirements, "capacity": overlay.capacity}});
     object
 }
@@ -411,48 +405,32 @@ pub(super) async fn write(
     if wanted.is_empty() && before.is_empty() {
         return Ok(warnings);
     }
-    let kubernetes = &cluster.kubernetes;
-    let api = kubernetes.dynamic_api(&node_overlays()).await?;
+    let overlays = cluster.kubernetes.custom(NODE_OVERLAY).await?;
     let scheme = effective_scheme(state.label_scheme.as_deref(), cluster.label_scheme);
     let count_key = scheme.label_keys().count;
     for (name, overlay) in &wanted {
         let object = overlay_object(state, name, overlay, count_key);
-        match kubernetes
-            .apply(
-                &api,
-                name,
-                &object,
-                &format!("write NodeOverlay {name:?}"),
-                NODE_OVERLAY_API,
-                deadline,
-            )
+        match overlays
+            .named(name)
+            .apply(&object, FIELD_MANAGER, deadline)
             .await
-            .map_err(Diagnostics::from)
         {
             Ok(_) => {}
-            Err(d) if d.0.iter().any(|d| d.summary.ends_with("is not installed")) => {
+            Err(gave_up) if gave_up.not_installed => {
                 warnings.push(Diagnostic::warning(
                     "NodeOverlay not installed",
                     format!(
-                        "Karpenter's {NODE_OVERLAY_API} CRD is not installed (or its NodeOverlay feature gate is off), so Karpenter plans fleet {:?} by its physical GPUs and launches more nodes than the shared capacity needs. Install the CRD and enable the gate, then apply again.",
+                        "Karpenter's {NODE_OVERLAY} CRD is not installed (or its NodeOverlay feature gate is off), so Karpenter plans fleet {:?} by its physical GPUs and launches more nodes than the shared capacity needs. Install the CRD and enable the gate, then apply again.",
                         state.name
                     ),
                 ));
                 return Ok(warnings);
             }
-            Err(d) => return Err(d),
+            Err(gave_up) => return Err(gave_up.into()),
         }
     }
     for name in before.iter().filter(|n| !wanted.contains_key(*n)) {
-        kubernetes
-            .remove(
-                &api,
-                name,
-                &format!("NodeOverlay {name:?}"),
-                NODE_OVERLAY_API,
-                deadline,
-            )
-            .await?;
+        overlays.named(name).delete(deadline).await?;
     }
     Ok(warnings)
 }
@@ -501,26 +479,11 @@ pub(super) async fn read(
         state.sharing.node_overlays = state.sharing.gpu_sharing.as_ref().map(|_| BTreeMap::new());
         return Ok(());
     }
-    let kubernetes = &cluster.kubernetes;
-    let api = kubernetes.dynamic_api(&node_overlays()).await?;
+    let overlays = cluster.kubernetes.custom(NODE_OVERLAY).await?;
     let fixed = fixed_gpus(state.constraints.accelerator_count.as_ref());
     let mut found = BTreeMap::new();
     for name in names {
-        let live = kubernetes
-            .retried(
-                deadline,
-                &format!("read NodeOverlay {name:?}"),
-                &format!("GET {NODE_OVERLAY_API} {name:?}"),
-                NODE_OVERLAY_API,
-                || async {
-                    match get(&api, &name).await {
-                        Ok(live) => Ok(Some(live)),
-                        Err(e) if api_missing(&e) => Ok(None),
-                        Err(e) => Err(e),
-                    }
-                },
-            )
-            .await?;
+        let live = overlays.named(&name).get_if_installed(deadline).await?;
         let Some(live) = live else {
             // Nothing to compare with: the overlays could not be written.
             state.sharing.node_overlays = Some(wanted);
@@ -574,22 +537,12 @@ pub(super) async fn delete(
     if names.is_empty() {
         return Ok(());
     }
-    let kubernetes = &cluster.kubernetes;
-    let api = kubernetes.dynamic_api(&node_overlays()).await?;
+    let overlays = cluster.kubernetes.custom(NODE_OVERLAY).await?;
     for name in names {
-        match kubernetes
-            .remove(
-                &api,
-                name,
-                &format!("NodeOverlay {name:?}"),
-                NODE_OVERLAY_API,
-                deadline,
-            )
-            .await
-        {
-            Err(d) if d.0.iter().any(|d| d.summary.ends_with("is not installed")) => return Ok(()),
+        match overlays.named(name).delete(deadline).await {
+            Err(gave_up) if gave_up.not_installed => return Ok(()),
             other => other?,
-        }
+        };
     }
     Ok(())
 }

@@ -9,18 +9,14 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::Api;
-use kube::api::{DeleteParams, ListParams};
 
 use super::device_plugin::same_behaviour;
 use super::{CONFIG_LABEL, DEFAULT_KEY, field_manager};
 use crate::cluster::Cluster;
-use crate::cluster::client::get;
+use crate::cluster::api::Kind;
 use crate::cluster::config_map::OwnedKey;
-use crate::cluster::errors::status;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
-use crate::cluster::retry::Deadline;
-use crate::protocol::Diagnostics;
+use crate::cluster::retry::{Deadline, GaveUp};
 
 /// The GPU Operator's DaemonSets whose pods read the device-plugin
 /// configuration: the plugin, its MPS control daemon, and GPU Feature
@@ -66,7 +62,7 @@ impl ConfigKey {
         &self,
         cluster: &Cluster,
         deadline: Deadline,
-    ) -> Result<Option<String>, Diagnostics> {
+    ) -> Result<Option<String>, GaveUp> {
         self.owned(cluster)
             .read(&cluster.kubernetes, deadline)
             .await
@@ -79,7 +75,7 @@ impl ConfigKey {
         cluster: &Cluster,
         config: &str,
         deadline: Deadline,
-    ) -> Result<bool, Diagnostics> {
+    ) -> Result<bool, GaveUp> {
         let previous = self
             .owned(cluster)
             .apply(&cluster.kubernetes, config, deadline)
@@ -88,11 +84,7 @@ impl ConfigKey {
     }
 
     /// Removes the key; true when it was there.
-    pub async fn release(
-        &self,
-        cluster: &Cluster,
-        deadline: Deadline,
-    ) -> Result<bool, Diagnostics> {
+    pub async fn release(&self, cluster: &Cluster, deadline: Deadline) -> Result<bool, GaveUp> {
         Ok(self
             .owned(cluster)
             .release(&cluster.kubernetes, deadline)
@@ -107,55 +99,38 @@ impl ConfigKey {
         &self,
         cluster: &Cluster,
         deadline: Deadline,
-    ) -> Result<Vec<String>, Diagnostics> {
+    ) -> Result<Vec<String>, GaveUp> {
         let kubernetes = &cluster.kubernetes;
         let namespace = &cluster.device_plugin_config.namespace;
-        let daemon_sets: Api<DaemonSet> = kubernetes.namespaced_api(namespace).await?;
-        let pods: Api<Pod> = kubernetes.namespaced_api(namespace).await?;
-        let nodes: Api<Node> = kubernetes.api().await?;
-        let action = |what: &str| {
-            format!("{what} to restart the device plugin after its configuration changed")
-        };
+        let purpose = "to restart the device plugin after its configuration changed";
+        let daemon_sets = kubernetes
+            .namespaced::<DaemonSet>(Kind::DAEMON_SET, namespace)
+            .await?
+            .because(purpose);
+        let pods = kubernetes
+            .namespaced::<Pod>(Kind::POD, namespace)
+            .await?
+            .because(purpose);
+        let nodes = kubernetes
+            .objects::<Node>(Kind::NODE)
+            .await?
+            .because(purpose);
         let mut node_keys: BTreeMap<String, Option<String>> = BTreeMap::new();
         let mut restarted = Vec::new();
         for name in DEVICE_PLUGIN_DAEMONSETS {
-            let daemon_set = kubernetes
-                .retried(
-                    deadline,
-                    &action(&format!("read DaemonSet {namespace}/{name}")),
-                    &format!("GET apps/v1 DaemonSet {name:?} in namespace {namespace:?}"),
-                    "apps/v1 DaemonSet",
-                    || get(&daemon_sets, name),
-                )
-                .await?;
+            let daemon_set = daemon_sets.named(name).get(deadline).await?;
             let Some(selector) = daemon_set.as_ref().and_then(match_labels) else {
                 continue;
             };
-            let params = ListParams::default().labels(&selector);
-            let listed = kubernetes
-                .retried(
-                    deadline,
-                    &action(&format!("list the pods of DaemonSet {name}")),
-                    &format!("LIST v1 Pod in namespace {namespace:?} with labels {selector}"),
-                    "v1 Pod",
-                    || pods.list(&params),
-                )
-                .await?;
-            for pod in listed.items {
+            for pod in pods.list(Some(&selector), deadline).await? {
                 let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
                     continue;
                 };
                 if !node_keys.contains_key(&node) {
-                    let live = kubernetes
-                        .retried(
-                            deadline,
-                            &action(&format!("read Node {node}")),
-                            &format!("GET v1 Node {node:?}"),
-                            "v1 Node",
-                            || get(&nodes, &node),
-                        )
-                        .await?;
-                    let key = live
+                    let key = nodes
+                        .named(&node)
+                        .get(deadline)
+                        .await?
                         .and_then(|n| n.metadata.labels)
                         .and_then(|l| l.get(CONFIG_LABEL).cloned());
                     node_keys.insert(node.clone(), key);
@@ -167,22 +142,7 @@ impl ConfigKey {
                 let Some(pod_name) = pod.metadata.name.clone().filter(|_| uses) else {
                     continue;
                 };
-                let deleted = kubernetes
-                    .retried(
-                        deadline,
-                        &action(&format!("delete pod {pod_name}")),
-                        &format!("DELETE v1 Pod {pod_name:?} in namespace {namespace:?}"),
-                        "v1 Pod",
-                        || async {
-                            match pods.delete(&pod_name, &DeleteParams::default()).await {
-                                Ok(_) => Ok(true),
-                                Err(e) if status(&e) == Some(404) => Ok(false),
-                                Err(e) => Err(e),
-                            }
-                        },
-                    )
-                    .await?;
-                if deleted {
+                if pods.named(&pod_name).delete(deadline).await? {
                     restarted.push(pod_name);
                 }
             }
