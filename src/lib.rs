@@ -7,8 +7,10 @@
 //! - [`framework`]: resources, typed models, schemas, validators, planning;
 //!   knows nothing of Kubernetes.
 //! - [`catalog`]: GPU models, what they support, and label schemes.
-//! - [`cluster`]: the Kubernetes client, server-side apply, retries, API
-//!   errors, Kubernetes names, and the generic server-side-applied object.
+//! - [`cluster`]: the client layer: the connection, typed calls, the one
+//!   retry policy, the one API-error mapping, Kubernetes names, permissions.
+//! - [`kit`]: the resource kit on top of it: the server-side-applied object,
+//!   node targets, shared ConfigMap keys, ownership of live fields.
 //! - [`resources`] and [`data_sources`]: one module per type.
 //! - [`provider`]: the provider block and the list of what it registers.
 
@@ -16,6 +18,7 @@ pub mod catalog;
 pub mod cluster;
 pub mod data_sources;
 pub mod framework;
+pub mod kit;
 pub mod logging;
 pub mod protocol;
 pub mod provider;

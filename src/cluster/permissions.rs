@@ -11,7 +11,7 @@ const VERB_ORDER: &[&str] = &[
 ];
 
 /// What a resource that is one server-side-applied object
-/// ([`super::object::ObjectResource`]) does to it: `get` to read it and to
+/// ([`crate::kit::object::ObjectResource`]) does to it: `get` to read it and to
 /// refuse adopting one that exists, `patch` to apply it, `create` because
 /// the API server also authorizes an apply that creates the object as a
 /// create, and `delete`.

@@ -6,21 +6,22 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::LabelScheme;
-use crate::cluster::config_map::ConfigMapRef;
+use crate::cluster::Kubernetes;
 use crate::cluster::connection::{
     Connection, EXEC_API_VERSIONS, HOST_ONLY, environment_names, kubeconfig_problems,
     pem_certificates, pem_private_key, server_url,
 };
 use crate::cluster::names::{dns1123_label, dns1123_subdomain};
-use crate::cluster::object::ObjectResource;
 use crate::cluster::permissions::Permission;
-use crate::cluster::{Cluster, Kubernetes};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{all_or_none, no_null_elements, not_empty, one_of};
 use crate::framework::{
     ProviderDefinition, RegisteredDataSource, RegisteredResource, register_data_source,
     register_resource,
 };
+use crate::kit::Cluster;
+use crate::kit::config_map::ConfigMapRef;
+use crate::kit::object::ObjectResource;
 use crate::protocol::diagnostics::Severity;
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};

@@ -23,7 +23,6 @@ use serde_json::json;
 use super::sharing::device_plugin::{self, MigStrategy};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, DEFAULT_KEY, PlanNote, Settings, Strategy, field_manager};
-use crate::cluster::Cluster;
 use crate::cluster::api::Kind;
 use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
@@ -31,6 +30,7 @@ use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::one_of;
 use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
+use crate::kit::Cluster;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// Who owns the `default` key and the ClusterPolicy fields.

@@ -6,7 +6,6 @@ pub mod fleet;
 pub mod gpu_sharing;
 pub mod node_sharing;
 pub mod node_taint;
-pub mod node_target;
 pub mod priority_class;
 pub mod sharing;
 pub mod taint;

@@ -25,10 +25,8 @@ use k8s_openapi::api::core::v1::Node;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::node_target::{self, NodeTarget};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
-use crate::cluster::Cluster;
 use crate::cluster::api::{Change, Edit};
 use crate::cluster::names::{check_dns1123_subdomain, dns1123_label};
 use crate::cluster::permissions::Permission;
@@ -36,6 +34,8 @@ use crate::cluster::retry::{Deadline, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{Failed, Private, Resource, Stored, Warnings};
+use crate::kit::Cluster;
+use crate::kit::node_target::{self, NodeTarget};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// What it needs of the API besides its configuration key

@@ -28,17 +28,18 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::node_target::{self, Interrupted, NodeTarget, Seen};
 use super::taint::{check_unique, taint_attributes};
+use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{Change, Edit};
 use crate::cluster::names::check_import_name;
 use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, timeouts_attribute};
-use crate::cluster::{Cluster, FIELD_MANAGER};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::not_empty;
 use crate::framework::{Failed, Private, Resource, Stored, Warnings};
+use crate::kit::Cluster;
+use crate::kit::node_target::{self, Interrupted, NodeTarget, Seen};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{Diagnostics, Value};
 

@@ -8,16 +8,16 @@ use k8s_openapi::api::scheduling::v1::PriorityClass as PriorityClassObject;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::Cluster;
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
-use crate::cluster::object::AppliedObject;
-use crate::cluster::ownership::{owned, owned_map};
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::GaveUp;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{integer_between, one_of};
+use crate::kit::Cluster;
+use crate::kit::object::AppliedObject;
+use crate::kit::ownership::{owned, owned_map};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// Values above this are reserved for system classes.
@@ -186,8 +186,8 @@ impl AppliedObject for PriorityClass {
 mod tests {
     use super::*;
     use crate::catalog::LabelScheme;
-    use crate::cluster::object::ObjectResource;
     use crate::framework::testkit::{Harness, errors};
+    use crate::kit::object::ObjectResource;
     use serde_json::json;
 
     fn harness() -> Harness<Cluster> {

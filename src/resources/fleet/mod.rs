@@ -34,15 +34,15 @@ use node_pool::{
 };
 use requirements::{Constraint, Constraints};
 
-use crate::cluster::Cluster;
 use crate::cluster::api::{Kind, Objects};
-use crate::cluster::object::AppliedObject;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
 use crate::framework::timeouts::Timeouts;
 use crate::framework::{PlanChange, Warnings};
+use crate::kit::Cluster;
+use crate::kit::object::AppliedObject;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.

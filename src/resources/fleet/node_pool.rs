@@ -12,7 +12,7 @@ use super::requirements::{Constraint, Constraints, Requirement};
 use super::sharing::{self, SharingState, split_labels};
 use crate::catalog::LabelScheme;
 use crate::cluster::api::Kind;
-use crate::cluster::ownership::{owned, owned_map, owned_whole};
+use crate::kit::ownership::{owned, owned_map, owned_whole};
 
 /// The resource `limits.gpus` stands for.
 pub(super) const GPU_RESOURCE: &str = "nvidia.com/gpu";

@@ -34,12 +34,12 @@ use super::model::{Model, NODEPOOL_LABEL};
 use super::node_pool::effective_scheme;
 use super::requirements::GpuCount;
 use crate::catalog::{self, Accelerator, GPU_RESOURCE};
-use crate::cluster::Cluster;
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::Kind;
 use crate::cluster::retry::Deadline;
 use crate::framework::PlanChange;
 use crate::framework::schema::Attr;
+use crate::kit::Cluster;
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use crate::resources::sharing::writes::{ConfigKey, observed_config};
@@ -551,9 +551,9 @@ pub(super) async fn delete(
 mod tests {
     use super::*;
     use crate::catalog::LabelScheme;
-    use crate::cluster::object::{AppliedObject, ObjectResource};
     use crate::framework::model::{decode, encode};
     use crate::framework::testkit::{Harness, errors};
+    use crate::kit::object::{AppliedObject, ObjectResource};
     use crate::resources::fleet::Fleet;
 
     fn harness() -> Harness<Cluster> {

@@ -6,10 +6,10 @@ use serde_json::json;
 
 use super::*;
 use crate::catalog::LabelScheme;
-use crate::cluster::object::ObjectResource;
 use crate::framework::model::encode;
 use crate::framework::plan::set;
 use crate::framework::testkit::Harness;
+use crate::kit::object::ObjectResource;
 use crate::protocol::provider::PlanResponse;
 
 const NODE_CLASS: fn() -> serde_json::Value =

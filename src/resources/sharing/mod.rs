@@ -652,7 +652,7 @@ pub enum PlanNote {
 /// others planned in this run go together: fleets without `gpu_sharing` get
 /// the cluster-wide sharing, and MIG fleets need the `mixed` MIG strategy.
 /// Each pair is told once, by whichever of the two is planned second.
-pub fn plan_caveats(cluster: &crate::cluster::Cluster, who: &str, note: &PlanNote) -> Diagnostics {
+pub fn plan_caveats(cluster: &crate::kit::Cluster, who: &str, note: &PlanNote) -> Diagnostics {
     let text = serde_json::to_string(note).expect("plan notes serialize");
     let others: Vec<PlanNote> = cluster
         .plan_notes

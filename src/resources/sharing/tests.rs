@@ -239,7 +239,7 @@ fn imports_read_the_settings_back() {
 
 #[test]
 fn caveats_come_from_whichever_is_planned_second() {
-    let cluster = crate::cluster::Cluster::offline(crate::catalog::LabelScheme::Cfke);
+    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
     let fleet = PlanNote::Fleet {
         name: "training".into(),
         sharing: None,

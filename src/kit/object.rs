@@ -17,10 +17,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::Cluster;
-use super::FIELD_MANAGER;
-use super::api::{Kind, Objects};
-use super::names::check_import_name;
-use super::retry::{Deadline, GaveUp, timeouts_attribute};
+use crate::cluster::FIELD_MANAGER;
+use crate::cluster::api::{self, Kind, Objects};
+use crate::cluster::names::check_import_name;
+use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::ObjectSchema;
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{Failed, Model, PlanChange, Private, Resource, Stored, Warnings};
@@ -141,7 +141,7 @@ pub struct ObjectResource<T>(pub T);
 
 impl<T: AppliedObject> ObjectResource<T> {
     fn what(model: &T::Model) -> String {
-        super::api::describe(T::KIND, None, T::object_name(model))
+        api::describe(T::KIND, None, T::object_name(model))
     }
 
     fn deadline(model: &T::Model, operation: Operation) -> Deadline {

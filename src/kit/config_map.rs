@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
 
-use super::api::{Change, Edit, Kind, Objects};
-use super::retry::{Deadline, GaveUp};
-use super::{FIELD_MANAGER, Kubernetes};
+use crate::cluster::api::{Change, Edit, Kind, Objects};
+use crate::cluster::retry::{Deadline, GaveUp};
+use crate::cluster::{FIELD_MANAGER, Kubernetes};
 
 /// Where a ConfigMap is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,52 @@
+//! The resource kit: what resources share on top of the client layer
+//! ([`crate::cluster`]), as kube-rs's kube-runtime builds on kube-client.
+//!
+//! - [`object`]: a resource that is one server-side-applied object, written
+//!   once for every such resource, with the objects that go with it.
+//! - [`node_target`]: a resource that writes to existing nodes, by name or
+//!   selector.
+//! - [`config_map`]: one owner's key of a ConfigMap several owners share.
+//! - [`ownership`]: which live fields state shows (only those gpufleet owns).
+//! - [`plan_notes`]: what resources planned in this run tell each other.
+
+pub mod config_map;
+pub mod node_target;
+pub mod object;
+pub mod ownership;
+pub mod plan_notes;
+
+use crate::catalog::LabelScheme;
+use crate::cluster::Kubernetes;
+use config_map::ConfigMapRef;
+use plan_notes::PlanNotes;
+
+/// What every resource and data source works against: the cluster and the
+/// provider-wide settings.
+pub struct Cluster {
+    /// The connection.
+    pub kubernetes: Kubernetes,
+    /// How GPU constraints become node labels unless a fleet says otherwise.
+    pub label_scheme: LabelScheme,
+    /// The ConfigMap the NVIDIA device plugin reads its configurations
+    /// from, in the GPU Operator's namespace.
+    pub device_plugin_config: ConfigMapRef,
+    /// What the resources planned so far in this run noted for each other.
+    pub plan_notes: PlanNotes,
+}
+
+impl Cluster {
+    /// A cluster that is never reached, for plan-time unit tests (planning
+    /// never calls the cluster).
+    #[cfg(test)]
+    pub fn offline(label_scheme: LabelScheme) -> Self {
+        Self {
+            kubernetes: Kubernetes::new(Default::default()),
+            label_scheme,
+            device_plugin_config: ConfigMapRef {
+                namespace: "gpu-operator".into(),
+                name: "gpufleet-device-plugin".into(),
+            },
+            plan_notes: PlanNotes::default(),
+        }
+    }
+}
