@@ -105,6 +105,9 @@ stop() {
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   log "$name (pid $pid) ignored SIGTERM for 10s; killing it"
   kill -KILL "$pid" 2>/dev/null || true
+  # SIGKILL is not instant either: `restart` must not find it still there.
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  die "$name (pid $pid) still runs 10s after SIGKILL"
 }
 
 # --- ports -------------------------------------------------------------------
