@@ -644,6 +644,21 @@ fn owners_keep_their_own_keys() {
         );
         ws.apply();
         assert_eq!(Nodes::labels(&server)[CONFIG_LABEL], "node-dgx");
+        // Another writer points the node at another key: the plan shows the
+        // value it holds now, and the apply takes the label back.
+        block_on(async {
+            let patch = json!({"metadata": {"labels": { CONFIG_LABEL: "fleet-theirs" }}});
+            Api::<Node>::all(kube_client().await)
+                .patch(&server, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .unwrap();
+        });
+        let changed = ws
+            .assert_plan_changes()
+            .assert_updates("gpufleet_node_sharing.dgx", "labels");
+        assert_eq!(changed[CONFIG_LABEL], "fleet-theirs", "{}", cli.name);
+        ws.apply();
+        assert_eq!(Nodes::labels(&server)[CONFIG_LABEL], "node-dgx");
         assert_eq!(
             sharing_config(&ws, "gpufleet_fleet.shared")["sharing"]["timeSlicing"]["resources"][0]
                 ["replicas"],
