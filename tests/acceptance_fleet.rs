@@ -51,6 +51,42 @@ fn requirement_keys(spec: &Value) -> Vec<(String, String, Value)> {
 /// The seed's training and inference fleets: the API server accepts their
 /// NodePools, a second plan is empty, an import of each gives an empty plan
 /// and the applied state, and destroy removes them.
+/// The requirement operators the NodePool CRD of Karpenter `version`
+/// accepts, read from that release's Go module (sigs.k8s.io/karpenter,
+/// pkg/apis/crds/karpenter.sh_nodepools.yaml).
+fn karpenter_operators(version: &str) -> Vec<String> {
+    let dir = common::go_module::module_dir(&format!("sigs.k8s.io/karpenter@{version}"))
+        .unwrap_or_else(|why| panic!("Karpenter {version}'s CRDs: {why}"));
+    let text = std::fs::read_to_string(dir.join("pkg/apis/crds/karpenter.sh_nodepools.yaml"))
+        .expect("the NodePool CRD");
+    let crd: Value = serde_saphyr::from_str(&text).expect("CRD YAML");
+    let requirement = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"]["template"]["properties"]["spec"]["properties"]["requirements"]["items"]["properties"]
+        ["operator"]["enum"];
+    let operators: Vec<String> = requirement
+        .as_array()
+        .unwrap_or_else(|| panic!("no operator enum in Karpenter {version}'s NodePool CRD"))
+        .iter()
+        .map(|o| o.as_str().unwrap().to_string())
+        .collect();
+    assert!(operators.contains(&"Gt".to_string()), "{operators:?}");
+    operators
+}
+
+/// Every requirement of the live NodePool uses an operator the oldest v1
+/// Karpenter (v1.0) and the last before `Gte`/`Lte` (v1.6, as on EKS) accept.
+fn assert_old_karpenter_accepts(spec: &Value) {
+    for version in ["v1.0.8", "v1.6.4"] {
+        let accepted = karpenter_operators(version);
+        for (key, operator, _) in requirement_keys(spec) {
+            assert!(
+                accepted.contains(&operator),
+                "{key} {operator}: Karpenter {version} accepts only {accepted:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn seed_fleets_apply_import_and_destroy() {
     each_cli(|cli| {
@@ -65,6 +101,7 @@ fn seed_fleets_apply_import_and_destroy() {
         ws.apply();
 
         let spec = live(&training).expect("training NodePool exists");
+        assert_old_karpenter_accepts(&spec);
         assert_eq!(
             requirement_keys(&spec),
             [
@@ -73,15 +110,16 @@ fn seed_fleets_apply_import_and_destroy() {
                     "In".into(),
                     json!(["H100"])
                 ),
+                // Gt/Lt, which every Karpenter v1 release's CRD accepts.
                 (
                     "cfke.io/accelerator-count".into(),
-                    "Gte".into(),
-                    json!(["8"])
+                    "Gt".into(),
+                    json!(["7"])
                 ),
                 (
                     "cfke.io/accelerator-count".into(),
-                    "Lte".into(),
-                    json!(["8"])
+                    "Lt".into(),
+                    json!(["9"])
                 ),
             ]
         );
@@ -130,13 +168,13 @@ fn each_label_scheme() {
             "cfke",
             "cfke.io/accelerator-name",
             "H100",
-            Some(("cfke.io/accelerator-memory", "80")),
+            Some(("cfke.io/accelerator-memory", "79")),
         ),
         (
             "aws",
             "karpenter.k8s.aws/instance-gpu-name",
             "h100",
-            Some(("karpenter.k8s.aws/instance-gpu-memory", "81920")),
+            Some(("karpenter.k8s.aws/instance-gpu-memory", "81919")),
         ),
         ("azure", "karpenter.azure.com/sku-gpu-name", "H100", None),
     ];
@@ -154,7 +192,9 @@ fn each_label_scheme() {
                 &fleet("f", &name, &format!("{TRAINING}{memory_setting}")),
             );
             ws.apply();
-            let keys = requirement_keys(&live(&name).unwrap());
+            let spec = live(&name).unwrap();
+            assert_old_karpenter_accepts(&spec);
+            let keys = requirement_keys(&spec);
             assert_eq!(
                 keys[0],
                 (name_key.to_string(), "In".to_string(), json!([value])),
@@ -162,7 +202,7 @@ fn each_label_scheme() {
             );
             if let Some((key, mib)) = memory {
                 assert!(
-                    keys.contains(&(key.to_string(), "Gte".to_string(), json!([mib]))),
+                    keys.contains(&(key.to_string(), "Gt".to_string(), json!([mib]))),
                     "{scheme}: {keys:?}"
                 );
             }

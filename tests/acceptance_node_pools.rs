@@ -124,11 +124,23 @@ fn live(name: &str) -> Option<Value> {
 
 /// A live spec as Karpenter reads it: requirements and their values in any
 /// order (it hashes the template with slices as sets), quantities as
-/// strings (the API keeps a YAML number as a number).
+/// strings (the API keeps a YAML number as a number), and a bound on a
+/// whole-number label the same whether written `Gte 8` or `Gt 7` (`Lte 8`
+/// or `Lt 9`; gpufleet writes the second form, which Karpenter before v1.9
+/// accepts too).
 fn normalized_spec(name: &str) -> Value {
     let mut spec = live(name).unwrap_or_else(|| panic!("NodePool {name} exists"))["spec"].clone();
     if let Some(requirements) = spec["template"]["spec"]["requirements"].as_array_mut() {
         for r in requirements.iter_mut() {
+            let shifted = match (r["operator"].as_str(), r["values"][0].as_str()) {
+                (Some("Gte"), Some(n)) => n.parse::<i64>().ok().map(|n| ("Gt", n - 1)),
+                (Some("Lte"), Some(n)) => n.parse::<i64>().ok().map(|n| ("Lt", n + 1)),
+                _ => None,
+            };
+            if let Some((operator, n)) = shifted {
+                r["operator"] = json!(operator);
+                r["values"] = json!([n.to_string()]);
+            }
             if let Some(values) = r.get_mut("values").and_then(Value::as_array_mut) {
                 values.sort_by_key(Value::to_string);
             }

@@ -9,7 +9,7 @@
 
 use super::requirements::{
     ARCHITECTURES, CAPACITY_TYPES, Constraint, Constraints, MAX_GPU_MEMORY_GIB, MAX_GPUS_PER_NODE,
-    MinValues, RawRequirement, Requirement, sorted_unique,
+    MinValues, RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
 };
 use crate::catalog::{LabelScheme, canonical_names, selected_by};
 
@@ -62,7 +62,9 @@ fn decompose(
 ) -> Constraints {
     let generated_by = |r: &Requirement| {
         Constraint::ALL.into_iter().find(|&c| {
-            claimable(c) && c.requirement(scheme) == Some((r.key.as_str(), r.operator.as_str()))
+            claimable(c)
+                && c.requirement(scheme)
+                    .is_some_and(|(key, op)| key == r.key && same_operator(op, &r.operator))
         })
     };
     // Accelerator names depend on the memory bound, so find that first.
@@ -97,14 +99,9 @@ fn decompose(
 /// one `accelerator_memory_min_gib` can hold.
 fn memory_min_gib(requirement: &Requirement, scheme: LabelScheme) -> Option<u32> {
     let unit = scheme.label_keys().memory?.unit;
-    match requirement.values.as_deref() {
-        Some([bound]) => bound
-            .parse()
-            .ok()
-            .and_then(|bound| unit.gib_for_bound(bound))
-            .filter(|gib| (1..=MAX_GPU_MEMORY_GIB).contains(gib)),
-        _ => None,
-    }
+    inclusive_bound(&requirement.operator, requirement.values.as_deref())
+        .and_then(|bound| unit.gib_for_bound(bound))
+        .filter(|gib| (1..=MAX_GPU_MEMORY_GIB).contains(gib))
 }
 
 /// Fills `constraint` from a live requirement if it is still empty and the
@@ -132,13 +129,8 @@ fn claim(
         return false;
     }
     let values = requirement.values.as_deref().unwrap_or_default();
-    let count = match values {
-        [value] => value
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_GPUS_PER_NODE).contains(n)),
-        _ => None,
-    };
+    let count = inclusive_bound(&requirement.operator, requirement.values.as_deref())
+        .filter(|n| (1..=MAX_GPUS_PER_NODE).contains(n));
     let set = |allowed: Option<&[&str]>| {
         let fits = !values.is_empty()
             && allowed.is_none_or(|allowed| values.iter().all(|v| allowed.contains(&v.as_str())));

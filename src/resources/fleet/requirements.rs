@@ -183,14 +183,17 @@ impl Constraint {
     }
 
     /// The requirement key and operator under `scheme`; `None` when the
-    /// scheme has no label for this constraint.
+    /// scheme has no label for this constraint. Bounds are written `Gt` and
+    /// `Lt` (one past the bound): the NodePool CRD accepts `Gte` and `Lte`
+    /// only since Karpenter v1.9, `Gt` and `Lt` in every v1 release
+    /// (sigs.k8s.io/karpenter, pkg/apis/crds/karpenter.sh_nodepools.yaml).
     pub(super) fn requirement(self, scheme: LabelScheme) -> Option<(&'static str, &'static str)> {
         let gpu = scheme.label_keys();
         match self {
             Self::Accelerators => Some((gpu.name, "In")),
-            Self::MinAccelerators => Some((gpu.count, "Gte")),
-            Self::MaxAccelerators => Some((gpu.count, "Lte")),
-            Self::MinMemory => gpu.memory.map(|memory| (memory.key, "Gte")),
+            Self::MinAccelerators => Some((gpu.count, "Gt")),
+            Self::MaxAccelerators => Some((gpu.count, "Lt")),
+            Self::MinMemory => gpu.memory.map(|memory| (memory.key, "Gt")),
             Self::CapacityTypes => Some((CAPACITY_TYPE_LABEL, "In")),
             Self::InstanceFamilies => Some((scheme.instance_family_key(), "In")),
             Self::Providers => (scheme == LabelScheme::Cfke).then_some((CFKE_PROVIDER_LABEL, "In")),
@@ -525,15 +528,20 @@ impl Constraints {
                 )?),
                 None => None,
             },
-            Constraint::MinAccelerators => number(count.and_then(|c| c.min)),
-            Constraint::MaxAccelerators => number(count.and_then(|c| c.max)),
+            // Validation keeps both bounds at 1 or more, so `Gt` stays at 0
+            // or more, as the CRD requires.
+            Constraint::MinAccelerators => number(count.and_then(|c| c.min).map(|n| n - 1)),
+            Constraint::MaxAccelerators => number(count.and_then(|c| c.max).map(|n| n + 1)),
             Constraint::MinMemory => {
                 // Without a memory label the value goes unused: that is an error.
                 let unit = scheme
                     .label_keys()
                     .memory
                     .map_or(MemoryUnit::GiB, |label| label.unit);
-                number(self.accelerator_memory_min_gib.map(|gib| unit.bound(gib)))
+                number(
+                    self.accelerator_memory_min_gib
+                        .map(|gib| unit.bound(gib) - 1),
+                )
             }
             Constraint::CapacityTypes => set(&self.capacity_types),
             Constraint::InstanceFamilies => set(&self.instance_families),
@@ -541,6 +549,26 @@ impl Constraints {
             Constraint::Zones => set(&self.zones),
             Constraint::Architectures => set(&self.architectures),
         })
+    }
+}
+
+/// Whether a live requirement's operator states the kind of bound
+/// `generated` does: `Gt` reads `Gte` too and `Lt` reads `Lte`, the forms
+/// Karpenter v1.9 added (and gpufleet wrote before).
+pub(super) fn same_operator(generated: &str, live: &str) -> bool {
+    generated == live || matches!((generated, live), ("Gt", "Gte") | ("Lt", "Lte"))
+}
+
+/// The inclusive bound a live `Gt`, `Gte`, `Lt` or `Lte` requirement on a
+/// whole-number label states: `Gt 7` and `Gte 8` both say 8.
+pub(super) fn inclusive_bound(operator: &str, values: Option<&[String]>) -> Option<u32> {
+    let [value] = values? else { return None };
+    let n: u32 = value.parse().ok()?;
+    match operator {
+        "Gte" | "Lte" => Some(n),
+        "Gt" => n.checked_add(1),
+        "Lt" => n.checked_sub(1),
+        _ => None,
     }
 }
 

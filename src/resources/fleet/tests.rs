@@ -162,8 +162,8 @@ fn the_training_fleet_maps_to_a_node_pool() {
                     "nodeClassRef": NODE_CLASS(),
                     "requirements": [
                         {"key": "cfke.io/accelerator-name", "operator": "In", "values": ["H100"]},
-                        {"key": "cfke.io/accelerator-count", "operator": "Gte", "values": ["8"]},
-                        {"key": "cfke.io/accelerator-count", "operator": "Lte", "values": ["8"]},
+                        {"key": "cfke.io/accelerator-count", "operator": "Gt", "values": ["7"]},
+                        {"key": "cfke.io/accelerator-count", "operator": "Lt", "values": ["9"]},
                     ],
                     "taints": [{"key": "workload", "value": "training", "effect": "NoSchedule"}],
                     "expireAfter": "720h",
@@ -186,16 +186,16 @@ fn each_label_scheme_has_its_own_keys_values_and_units() {
         training_requirements(LabelScheme::Aws),
         json!([
             {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["h100"]},
-            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gte", "values": ["8"]},
-            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Lte", "values": ["8"]},
+            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["7"]},
+            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Lt", "values": ["9"]},
         ])
     );
     assert_eq!(
         training_requirements(LabelScheme::Azure),
         json!([
             {"key": "karpenter.azure.com/sku-gpu-name", "operator": "In", "values": ["H100"]},
-            {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Gte", "values": ["8"]},
-            {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Lte", "values": ["8"]},
+            {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Gt", "values": ["7"]},
+            {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Lt", "values": ["9"]},
         ])
     );
     let inference_requirements = |scheme| requirements(&planned(inference(), scheme), scheme);
@@ -214,11 +214,11 @@ fn each_label_scheme_has_its_own_keys_values_and_units() {
     };
     assert_eq!(
         with_memory(LabelScheme::Cfke),
-        json!({"key": "cfke.io/accelerator-memory", "operator": "Gte", "values": ["24"]})
+        json!({"key": "cfke.io/accelerator-memory", "operator": "Gt", "values": ["23"]})
     );
     assert_eq!(
         with_memory(LabelScheme::Aws),
-        json!({"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gte", "values": ["22888"]})
+        json!({"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gt", "values": ["22887"]})
     );
     // A fleet's own scheme wins over the provider's.
     let own = planned(
@@ -245,8 +245,8 @@ fn everything_maps_in_a_fixed_order_with_raw_requirements_last() {
         keys,
         [
             ("cfke.io/accelerator-name", "In"),
-            ("cfke.io/accelerator-count", "Gte"),
-            ("cfke.io/accelerator-memory", "Gte"),
+            ("cfke.io/accelerator-count", "Gt"),
+            ("cfke.io/accelerator-memory", "Gt"),
             ("karpenter.sh/capacity-type", "In"),
             ("cfke.io/instance-family", "In"),
             ("topology.kubernetes.io/zone", "In"),

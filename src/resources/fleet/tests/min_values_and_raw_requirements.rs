@@ -47,9 +47,9 @@ fn every_constraint_attribute_takes_min_values() {
         .collect();
     let expected = [
         ("cfke.io/accelerator-name", "In", 2),
-        ("cfke.io/accelerator-count", "Gte", 2),
-        ("cfke.io/accelerator-count", "Lte", 2),
-        ("cfke.io/accelerator-memory", "Gte", 2),
+        ("cfke.io/accelerator-count", "Gt", 2),
+        ("cfke.io/accelerator-count", "Lt", 2),
+        ("cfke.io/accelerator-memory", "Gt", 2),
         ("karpenter.sh/capacity-type", "In", 2),
         ("cfke.io/instance-family", "In", 3),
         ("cfke.io/provider", "In", 2),
@@ -199,7 +199,7 @@ fn contradicting_raw_requirements_say_which_attribute_and_what_to_write() {
                 {"key": "cfke.io/accelerator-count", "operator": "Lt", "values": ["8"]},
             ]}),
             "requirements[1]",
-            "`accelerator_count.min` (`cfke.io/accelerator-count Gte [\"8\"]`) and `accelerator_count.max`",
+            "`accelerator_count.min` (`cfke.io/accelerator-count Gt [\"7\"]`) and `accelerator_count.max`",
         ),
         (
             json!({"requirements": [{"key": "cfke.io/accelerator-name", "operator": "DoesNotExist"}]}),

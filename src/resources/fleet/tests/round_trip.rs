@@ -182,11 +182,21 @@ fn generated_config(state: &Value) -> Value {
 }
 
 /// A spec as Karpenter reads it: requirements in any order (it hashes them
-/// as a set), quantities as strings.
+/// as a set), quantities as strings, and a bound on a whole-number label the
+/// same whether written `Gte 8` or `Gt 7` (`Lte 8` or `Lt 9`).
 fn normalized(spec: &serde_json::Value) -> serde_json::Value {
     let mut spec = spec.clone();
     if let Some(requirements) = spec["template"]["spec"]["requirements"].as_array_mut() {
         for r in requirements.iter_mut() {
+            let shifted = match (r["operator"].as_str(), r["values"][0].as_str()) {
+                (Some("Gte"), Some(n)) => n.parse::<i64>().ok().map(|n| ("Gt", n - 1)),
+                (Some("Lte"), Some(n)) => n.parse::<i64>().ok().map(|n| ("Lt", n + 1)),
+                _ => None,
+            };
+            if let Some((operator, n)) = shifted {
+                r["operator"] = json!(operator);
+                r["values"] = json!([n.to_string()]);
+            }
             if let Some(values) = r.get_mut("values").and_then(|v| v.as_array_mut()) {
                 values.sort_by_key(|v| v.to_string());
                 values.dedup();
