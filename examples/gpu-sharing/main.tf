@@ -30,6 +30,7 @@ resource "gpufleet_fleet" "inference" {
   name              = "inference"
   accelerators      = ["L4"]
   accelerator_count = { min = 1, max = 1 }
+  capacity_types    = ["on-demand"]
   node_class        = local.node_class
   taints            = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
   gpu_sharing       = { strategy = "time_slicing", replicas = 8 }
@@ -39,6 +40,7 @@ resource "gpufleet_fleet" "small_models" {
   name              = "small-models"
   accelerators      = ["H100"]
   accelerator_count = { min = 8, max = 8 }
+  capacity_types    = ["on-demand"]
   node_class        = local.node_class
   taints            = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
   gpu_sharing       = { strategy = "mig", mig_layout = "all-1g.10gb" }

@@ -51,11 +51,12 @@ resource "gpufleet_fleet" "training" {
 }
 
 resource "gpufleet_fleet" "inference" {
-  name         = "inference"
-  accelerators = ["L4"]
-  node_class   = var.node_class
-  taints       = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
-  limits       = { gpus = 16 }
+  name           = "inference"
+  accelerators   = ["L4"]
+  capacity_types = ["on-demand"] # serving replicas never on reclaimable spot
+  node_class     = var.node_class
+  taints         = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
+  limits         = { gpus = 16 }
 }
 
 # --- a server that already exists joins the training side ---------------------

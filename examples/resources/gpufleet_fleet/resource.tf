@@ -31,9 +31,11 @@ resource "gpufleet_fleet" "inference" {
   name         = "inference"
   label_scheme = "aws"
   accelerators = ["L4"]
-  node_class   = local.node_class
-  taints       = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
-  limits       = { gpus = 16 }
+  # Serving replicas stay on capacity the cloud does not reclaim.
+  capacity_types = ["on-demand"]
+  node_class     = local.node_class
+  taints         = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
+  limits         = { gpus = 16 }
 }
 
 # What a training Job or an inference Deployment needs to land on its fleet.

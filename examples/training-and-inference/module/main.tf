@@ -68,6 +68,7 @@ resource "gpufleet_fleet" "inference" {
   label_scheme      = var.label_scheme
   accelerators      = var.inference_gpu_models
   accelerator_count = { min = var.inference_gpus_per_node, max = var.inference_gpus_per_node }
+  capacity_types    = var.inference_capacity_types
   node_class        = var.node_class
   taints            = [merge(var.inference_taint, { effect = local.no_schedule })]
   gpu_sharing       = local.inference_sharing

@@ -79,6 +79,12 @@ variable "inference_taint" {
   default     = { key = "workload", value = "inference" }
 }
 
+variable "inference_capacity_types" {
+  description = "Capacity types inference nodes may use. On-demand by default: spot nodes are reclaimed at short notice, taking serving replicas with them."
+  type        = list(string)
+  default     = ["on-demand"]
+}
+
 variable "inference_priority" {
   description = "Priority class of online inference: high, and it preempts lower-priority pods (training) when GPUs are short."
   type        = object({ name = string, value = number })

@@ -28,6 +28,10 @@ run "defaults_are_the_seed" {
     error_message = "training nodes have exactly 8 H100s, 64 GPUs at most"
   }
   assert {
+    condition     = gpufleet_fleet.inference.capacity_types == toset(["on-demand"])
+    error_message = "online inference runs on on-demand nodes, never on reclaimable spot"
+  }
+  assert {
     condition = (
       gpufleet_fleet.inference.accelerators == toset(["L4"])
       && gpufleet_fleet.inference.accelerator_count.min == 1

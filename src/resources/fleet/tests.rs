@@ -752,3 +752,29 @@ fn constraints_known_at_plan_are_checked_beside_unknown_ones() {
     );
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn an_inference_fleet_that_allows_spot_is_warned() {
+    let warnings = |config: serde_json::Value| -> Vec<String> {
+        let mut diagnostics = Diagnostics::default();
+        super::validation::validate(&harness().value(config), &mut diagnostics);
+        diagnostics
+            .0
+            .iter()
+            .filter(|d| d.summary == "Inference fleet may run on spot capacity")
+            .map(|d| d.path.as_ref().map(ToString::to_string).unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(warnings(inference()), ["capacity_types"]);
+    assert_eq!(
+        warnings(with(
+            inference(),
+            json!({"capacity_types": ["spot", "on-demand"]})
+        )),
+        ["capacity_types"]
+    );
+    assert!(warnings(with(inference(), json!({"capacity_types": ["on-demand"]}))).is_empty());
+    let raw = json!({"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]});
+    assert!(warnings(with(inference(), raw)).is_empty());
+    assert!(warnings(training()).is_empty(), "training may use spot");
+}

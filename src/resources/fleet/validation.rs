@@ -8,7 +8,7 @@
 
 use super::node_pool::{GPU_RESOURCE, GPUS_LIMIT, NODES_LIMIT};
 use super::requirements::CAPACITY_TYPE_LABEL;
-use crate::protocol::{AttributePath, Diagnostics, Value};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use crate::resources::taint;
 
 /// The CRD's bounds on list and map sizes.
@@ -42,6 +42,7 @@ pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
     // Karpenter allows one taint per key and effect across both lists.
     taint::check_unique(config, &["taints", "startup_taints"], diagnostics);
     check_taint_values(config, diagnostics);
+    check_inference_capacity(config, diagnostics);
     check_labels(config, diagnostics);
     check_requirements(config, diagnostics);
     check_limits(config, diagnostics);
@@ -156,6 +157,41 @@ fn check_taint_values(config: &Value, diagnostics: &mut Diagnostics) {
                 );
             }
         }
+    }
+}
+
+/// A fleet tainted for inference (a taint whose key or value says so) that
+/// lets Karpenter choose spot: online serving replicas land on capacity the
+/// cloud takes back at short notice. Warned, not refused: batch inference
+/// may want spot. A raw `karpenter.sh/capacity-type` requirement decides
+/// instead of `capacity_types`, so nothing is said then.
+fn check_inference_capacity(config: &Value, diagnostics: &mut Diagnostics) {
+    let says_inference = |v: &Value| v.as_str().is_some_and(|s| s.contains("inference"));
+    let for_inference = config
+        .attr("taints")
+        .elements()
+        .into_iter()
+        .flatten()
+        .any(|t| says_inference(t.attr("key")) || says_inference(t.attr("value")));
+    let capacity = config.attr("capacity_types");
+    let raw_capacity = config
+        .attr("requirements")
+        .elements()
+        .into_iter()
+        .flatten()
+        .any(|r| r.attr("key").as_str() == Some(CAPACITY_TYPE_LABEL));
+    let allows_spot = match capacity.elements() {
+        Some(types) => types.iter().any(|t| t.as_str() == Some("spot")),
+        None => capacity.is_null() && !raw_capacity,
+    };
+    if for_inference && allows_spot && !config.attr("requirements").is_unknown() {
+        diagnostics.push(
+            Diagnostic::warning(
+                "Inference fleet may run on spot capacity",
+                "This fleet is tainted for inference, and without `capacity_types` (or with \"spot\" in it) Karpenter launches spot nodes wherever they are offered and cheaper; the cloud reclaims them at short notice, taking serving replicas with them. Set `capacity_types = [\"on-demand\"]` (or [\"on-demand\", \"reserved\"]) for online serving.",
+            )
+            .at(AttributePath::attr("capacity_types")),
+        );
     }
 }
 
