@@ -294,6 +294,19 @@ impl Resource<Cluster> for GpuSharing {
             sharing::Models::Unknown,
             diagnostics,
         );
+        // The MIG strategy is that of every node reading `default` (and,
+        // through the ClusterPolicy, of every node).
+        if let (Some(mig), Some(strategy)) = (
+            config.attr("mig_strategy").as_str(),
+            config.attr("strategy").as_str(),
+        ) && let Some((_, summary, reason)) = sharing::refused_under(mig, strategy, None)
+        {
+            diagnostics.error_at(
+                AttributePath::attr("mig_strategy"),
+                summary,
+                format!("`mig_strategy = \"{mig}\"` with `strategy = \"{strategy}\"`: {reason}. Use `mig_strategy = \"single\"` or `\"none\"`, or time slicing."),
+            );
+        }
     }
 
     fn derive(&self, model: &mut Model) {
@@ -308,20 +321,22 @@ impl Resource<Cluster> for GpuSharing {
         diagnostics: &mut Diagnostics,
     ) {
         let config = change.config;
-        let (Some(strategy), replicas, mig) = (
+        let (Some(strategy), replicas, mig, managed) = (
             config.attr("strategy").as_str(),
             config.attr("replicas"),
             config.attr("mig_strategy"),
+            config.attr("manage_cluster_policy"),
         ) else {
             return;
         };
-        if replicas.is_unknown() || mig.is_unknown() {
+        if replicas.is_unknown() || mig.is_unknown() || managed.is_unknown() {
             return;
         }
         let note = PlanNote::ClusterDefault {
             strategy: strategy.to_string(),
             replicas: replicas.as_i64().and_then(|r| u32::try_from(r).ok()),
             mig_strategy: mig.as_str().map(str::to_string),
+            managed: managed.as_bool() != Some(false),
         };
         diagnostics.extend(sharing::plan_caveats(
             cluster,

@@ -243,6 +243,7 @@ fn caveats_come_from_whichever_is_planned_second() {
     let fleet = PlanNote::Fleet {
         name: "training".into(),
         sharing: None,
+        mig_layout: None,
     };
     assert!(
         plan_caveats(&cluster, "fleet training", &fleet)
@@ -253,6 +254,7 @@ fn caveats_come_from_whichever_is_planned_second() {
         strategy: "time_slicing".into(),
         replicas: Some(4),
         mig_strategy: Some("single".into()),
+        managed: true,
     };
     let warned = plan_caveats(&cluster, "default", &default);
     assert_eq!(warned.0.len(), 1);
@@ -265,6 +267,7 @@ fn caveats_come_from_whichever_is_planned_second() {
     let mig = PlanNote::Fleet {
         name: "mig".into(),
         sharing: Some("mig".into()),
+        mig_layout: Some("all-1g.10gb".into()),
     };
     let warned = plan_caveats(&cluster, "fleet mig", &mig);
     assert_eq!(warned.0.len(), 1);
@@ -272,6 +275,7 @@ fn caveats_come_from_whichever_is_planned_second() {
     let dedicated = PlanNote::Fleet {
         name: "dedicated".into(),
         sharing: Some("none".into()),
+        mig_layout: None,
     };
     assert!(
         plan_caveats(&cluster, "fleet dedicated", &dedicated)
@@ -281,5 +285,75 @@ fn caveats_come_from_whichever_is_planned_second() {
     assert!(
         marks_training("workload", Some("training"))
             && !marks_training("workload", Some("inference"))
+    );
+}
+
+/// What the device plugin refuses under the cluster's MIG strategy is an
+/// error at the attribute of whichever resource is planned second.
+#[test]
+fn refusals_under_the_cluster_mig_strategy_are_errors() {
+    let errors = |d: &Diagnostics| -> Vec<(String, String)> {
+        d.0.iter()
+            .filter(|d| d.severity == crate::protocol::diagnostics::Severity::Error)
+            .map(|d| {
+                (
+                    d.path.as_ref().map(ToString::to_string).unwrap_or_default(),
+                    d.detail.clone(),
+                )
+            })
+            .collect()
+    };
+    let cluster_default = |mig: &str, managed: bool| PlanNote::ClusterDefault {
+        strategy: "none".into(),
+        replicas: None,
+        mig_strategy: Some(mig.into()),
+        managed,
+    };
+    // MPS fleet planned second: its `gpu_sharing.strategy`.
+    let cluster = crate::cluster::Cluster::offline(crate::catalog::LabelScheme::Cfke);
+    plan_caveats(&cluster, "default", &cluster_default("mixed", true));
+    let mps = PlanNote::Fleet {
+        name: "chat".into(),
+        sharing: Some("mps".into()),
+        mig_layout: None,
+    };
+    let found = errors(&plan_caveats(&cluster, "fleet chat", &mps));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "gpu_sharing.strategy");
+    assert!(
+        found[0]
+            .1
+            .contains("using --mig-strategy=mixed is not supported with MPS")
+    );
+    // The cluster default planned second: its `mig_strategy`.
+    let cluster = crate::cluster::Cluster::offline(crate::catalog::LabelScheme::Cfke);
+    let balanced = PlanNote::Nodes {
+        name: "dgx".into(),
+        sharing: "mig".into(),
+        mig_layout: Some("all-balanced".into()),
+    };
+    assert!(errors(&plan_caveats(&cluster, "nodes dgx", &balanced)).is_empty());
+    let found = errors(&plan_caveats(
+        &cluster,
+        "default",
+        &cluster_default("single", true),
+    ));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "mig_strategy");
+    assert!(
+        found[0]
+            .1
+            .contains("more than one MIG device type present on node")
+    );
+    // Without the ClusterPolicy the strategy stays in the `default` key.
+    let cluster = crate::cluster::Cluster::offline(crate::catalog::LabelScheme::Cfke);
+    plan_caveats(&cluster, "nodes dgx", &balanced);
+    assert!(
+        errors(&plan_caveats(
+            &cluster,
+            "default",
+            &cluster_default("single", false)
+        ))
+        .is_empty()
     );
 }
