@@ -496,9 +496,12 @@ mod tests {
             at(json!({"strategy": "time_slicing", "replicas": 1})),
             ["replicas"]
         );
+        assert_eq!(at(json!({"strategy": "mps", "replicas": 49})), ["replicas"]);
+        // Time slicing has no upper bound in the device plugin.
+        assert!(at(json!({"strategy": "time_slicing", "replicas": 100})).is_empty());
         assert_eq!(
-            at(json!({"strategy": "time_slicing", "replicas": 49})),
-            ["replicas"]
+            at(json!({"strategy": "mps", "replicas": 4, "mig_strategy": "mixed"})),
+            ["mig_strategy"]
         );
         assert_eq!(at(json!({"strategy": "mig"})), ["strategy"]);
         assert_eq!(at(json!({"strategy": "none", "replicas": 4})), ["replicas"]);
@@ -510,8 +513,20 @@ mod tests {
             at(json!({"strategy": "mps", "replicas": 4, "mig_strategy": "some"})),
             ["mig_strategy"]
         );
-        let found = errors_of(json!({"strategy": "time_slicing", "replicas": 49}));
-        assert!(found[0].1.contains("49 is outside 2..=48"), "{found:?}");
+        let found = errors_of(json!({"strategy": "mps", "replicas": 49}));
+        assert!(
+            found[0]
+                .1
+                .contains("49 is more MPS clients than NVIDIA's MPS control daemon serves"),
+            "{found:?}"
+        );
+        let found = errors_of(json!({"strategy": "mps", "replicas": 4, "mig_strategy": "mixed"}));
+        assert!(
+            found[0]
+                .1
+                .contains("using --mig-strategy=mixed is not supported with MPS"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -36,11 +36,18 @@ fn one_error(models: &[&str], settings: serde_json::Value) -> (String, String) {
 
 #[test]
 fn each_bad_combination_names_the_attribute_and_the_model() {
-    let (path, detail) = one_error(&["P100"], json!({"strategy": "mps", "replicas": 4}));
-    assert_eq!(path, "gpu_sharing.strategy");
-    assert_eq!(
-        detail,
-        "`gpu_sharing.strategy`: MPS needs Volta or newer (compute capability 7.0): P100 is Pascal (6.0)."
+    // MPS before Volta is NVIDIA's legacy MPS: a warning, 16 clients at most.
+    let found = fleet_errors(&["P100"], json!({"strategy": "mps", "replicas": 17}));
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert_eq!(found[0].0, "gpu_sharing.replicas");
+    assert!(
+        found[0].1.contains("P100 serves per GPU: at most 16"),
+        "{found:?}"
+    );
+    assert_eq!(found[1].0, "gpu_sharing.strategy");
+    assert!(
+        found[1].1.contains("Multi-Process Service documentation"),
+        "{found:?}"
     );
     let (path, detail) = one_error(
         &["L4"],
@@ -118,7 +125,7 @@ fn settings_go_together() {
     assert_eq!(
         paths(
             &["H100"],
-            json!({"strategy": "mig", "mig_layout": "all-disabled", "replicas": 2})
+            json!({"strategy": "mig", "mig_layout": "all-enabled", "replicas": 2})
         ),
         ["gpu_sharing.replicas"]
     );
@@ -356,4 +363,40 @@ fn refusals_under_the_cluster_mig_strategy_are_errors() {
         ))
         .is_empty()
     );
+}
+
+/// `all-disabled` leaves whole GPUs, and `replicas` time-slices them, as
+/// the device plugin does with any GPU whose MIG mode is off.
+#[test]
+fn all_disabled_time_slices_whole_gpus() {
+    let h100 = [lookup("H100").unwrap()];
+    let settings = Settings {
+        strategy: "mig".into(),
+        replicas: Some(4),
+        mig_layout: Some("all-disabled".into()),
+        ..Default::default()
+    };
+    assert!(
+        fleet_errors(
+            &["H100"],
+            json!({"strategy": "mig", "mig_layout": "all-disabled", "replicas": 4})
+        )
+        .is_empty()
+    );
+    let parsed =
+        device_plugin::parse(&settings.device_plugin_config(None, &h100).to_yaml()).unwrap();
+    assert_eq!(
+        parsed["sharing"]["timeSlicing"]["resources"],
+        json!([{"name": "nvidia.com/gpu", "devices": "all", "replicas": 4}])
+    );
+    let advertised = settings.advertised(&h100);
+    assert_eq!(advertised.resource.as_deref(), Some("nvidia.com/gpu"));
+    assert_eq!(advertised.units_per_gpu(), 4);
+    // all-enabled makes no devices: nothing to time-slice.
+    let found = fleet_errors(
+        &["H100"],
+        json!({"strategy": "mig", "mig_layout": "all-enabled", "replicas": 4}),
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("makes no MIG devices"), "{found:?}");
 }
