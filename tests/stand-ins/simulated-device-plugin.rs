@@ -285,18 +285,11 @@ fn advertised_by(
     // The MIG devices of one GPU: mig-manager applies the node's
     // nvidia.com/mig.config layout (NVIDIA mig-parted); layouts are the
     // catalog's. No label: MIG stays off, as GPUs ship.
+    // A layout the model lacks fails in mig-manager and leaves MIG off.
     let layout = match (labels.get(MIG_CONFIG_LABEL), model) {
         (None, _) => None,
-        (Some(name), Some(model)) => match model.mig_layout(name) {
-            Some(layout) => Some(layout),
-            None => {
-                log(&format!(
-                    "mig-manager: {} has no layout {name}; MIG left off",
-                    model.name
-                ));
-                None
-            }
-        },
+        (Some(name), _) if name == catalog::MIG_DISABLED => None,
+        (Some(name), Some(model)) => model.mig_layout(name),
         (Some(name), None) => {
             return Err(format!(
                 "cannot tell the GPU model from the node's labels, so MIG layout {name} is not simulated"
@@ -326,10 +319,8 @@ fn advertised_by(
             per_gpu.insert(GPU_RESOURCE.into(), u32::from(layout.devices[0].1));
             mig_devices = true;
         }
+        // A MIG-enabled GPU without devices is only a warning here.
         (Some(layout), _) => {
-            if layout.devices.is_empty() {
-                log("device 0 has no MIG devices configured");
-            }
             for (profile, count) in &layout.devices {
                 per_gpu.insert(catalog::mig_resource(profile.name), u32::from(*count));
             }
@@ -490,7 +481,7 @@ async fn reconcile(nodes: &Api<Node>, state: &mut State, config_map: &str, name:
         }
         Err(e) => (
             BTreeMap::new(),
-            format!("the device plugin refuses to start: {e}; advertising nothing"),
+            format!("advertising nothing: {e}"),
         ),
     };
     let mut patch: BTreeMap<String, String> =
