@@ -316,6 +316,13 @@ fn advertises_what_nvidias_plugin_would() {
             &balanced_single,
             "more than one MIG device type present on node",
         );
+        let mut labels = cfke_h100("8").to_vec();
+        labels.extend([(mig, "all-enabled"), (config, &single)]);
+        let enabled_single = fixture.node("sim-enabled", &labels).await;
+        fixture
+            .advertises(&enabled_single, &[("nvidia.com/gpu", "0")])
+            .await;
+        fixture.logged(&enabled_single, "has no MIG devices configured");
         let mut labels = cfke_h100("2").to_vec();
         labels.push((config, &mps_mixed));
         let mps = fixture.node("sim-mps-mixed", &labels).await;
@@ -374,6 +381,16 @@ fn advertises_what_nvidias_plugin_would() {
             )
             .await;
         fixture.advertises(&mps, &[("nvidia.com/gpu", "8")]).await;
+        let mut labels = cfke_h100("2").to_vec();
+        labels.extend([(mig, "all-1g.10gb"), (config, &mps_mixed)]);
+        let mps_on_mig = fixture.node("sim-mps-mig", &labels).await;
+        fixture
+            .advertises(&mps_on_mig, &[("nvidia.com/gpu", "0")])
+            .await;
+        fixture.logged(
+            &mps_on_mig,
+            "sharing using MPS is not supported for MIG devices",
+        );
         cluster_policies(&client)
             .delete(&policy, &DeleteParams::default())
             .await

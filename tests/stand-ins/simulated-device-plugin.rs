@@ -479,10 +479,7 @@ async fn reconcile(nodes: &Api<Node>, state: &mut State, config_map: &str, name:
                 .join(", ");
             (advertised.clone(), text)
         }
-        Err(e) => (
-            BTreeMap::new(),
-            format!("advertising nothing: {e}"),
-        ),
+        Err(e) => (BTreeMap::new(), format!("advertising nothing: {e}")),
     };
     let mut patch: BTreeMap<String, String> =
         current.keys().map(|k| (k.clone(), "0".into())).collect();
