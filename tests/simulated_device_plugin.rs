@@ -133,31 +133,37 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        let client = self.client.clone();
         let nodes = std::mem::take(&mut self.nodes);
         let policy = self.policy.take();
-        block_on(async {
-            let api = Api::<Node>::all(client.clone());
-            for name in &nodes {
-                let _ = api.delete(name, &DeleteParams::default()).await;
-            }
-            if let Some(name) = policy {
-                let _ = cluster_policies(&client)
-                    .delete(&name, &DeleteParams::default())
+        // Dropped inside the test's runtime (also on a failed assertion):
+        // clean up from a thread of its own.
+        let cleanup = move || {
+            block_on(async {
+                // A client of its own: the test's runs on the blocked runtime.
+                let client = kube_client().await;
+                let api = Api::<Node>::all(client.clone());
+                for name in &nodes {
+                    let _ = api.delete(name, &DeleteParams::default()).await;
+                }
+                if let Some(name) = policy {
+                    let _ = cluster_policies(&client)
+                        .delete(&name, &DeleteParams::default())
+                        .await;
+                }
+                let release = json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
+                });
+                let _ = Api::<ConfigMap>::namespaced(client, NAMESPACE)
+                    .patch(
+                        CONFIG_MAP,
+                        &PatchParams::apply(MANAGER).force(),
+                        &Patch::Apply(release),
+                    )
                     .await;
-            }
-            let release = json!({
-                "apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
-            });
-            let _ = Api::<ConfigMap>::namespaced(client, NAMESPACE)
-                .patch(
-                    CONFIG_MAP,
-                    &PatchParams::apply(MANAGER).force(),
-                    &Patch::Apply(release),
-                )
-                .await;
-        });
+            })
+        };
+        let _ = std::thread::spawn(cleanup).join();
     }
 }
 
@@ -353,8 +359,17 @@ fn advertises_what_nvidias_plugin_would() {
                 &Patch::Apply(json!({
                     "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
                     "metadata": {"name": policy},
+                    // The Helm chart's required sections, as the operator's install makes them.
                     "spec": {
-                        "devicePlugin": {"config": {"name": CONFIG_MAP, "default": ts}},
+                        "operator": {"defaultRuntime": "containerd"},
+                        "daemonsets": {"priorityClassName": "system-node-critical"},
+                        "driver": {"enabled": true},
+                        "toolkit": {"enabled": true},
+                        "devicePlugin": {"enabled": true, "config": {"name": CONFIG_MAP, "default": ts}},
+                        "dcgm": {"enabled": true},
+                        "dcgmExporter": {"enabled": true},
+                        "gfd": {"enabled": true},
+                        "nodeStatusExporter": {"enabled": false},
                         "mig": {"strategy": "single"},
                     },
                 })),

@@ -532,7 +532,7 @@ async fn main() {
         "clusterpolicies",
     );
     log(&format!(
-        "watching GPU nodes; configuration from ConfigMaps in {namespace} (without a ClusterPolicy: {config_map}, key default)"
+        "watching GPU nodes; configuration from ConfigMaps in {namespace} (without a ClusterPolicy: {config_map}, fallbacks named,empty)"
     ));
     let (tx, mut rx) = mpsc::channel(256);
     tokio::spawn(watch(
