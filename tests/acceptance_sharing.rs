@@ -911,6 +911,74 @@ fn device_plugin_restarted_exactly_when_its_config_changed() {
     each_cli(restart_test);
 }
 
+/// What NVIDIA allows applies, though gpufleet once refused it: time
+/// slicing beyond 48 (the device plugin has no upper bound), MPS on Pascal
+/// (with a plan warning citing NVIDIA's MPS documentation) and a MIG fleet
+/// with `all-disabled` time-sliced (whole GPUs shared); a second plan is
+/// empty and destroy removes the keys.
+#[test]
+fn what_nvidia_allows_applies() {
+    each_cli(|cli| {
+        let ns = TestNamespace::new("sharing-allowed");
+        let (pascal, whole) = (unique_name("pascal"), unique_name("mig-off"));
+        let body = cluster_sharing(
+            "  strategy = \"time_slicing\"\n  replicas = 64\n  manage_cluster_policy = false\n",
+        ) + &fleet(
+            "pascal",
+            &pascal,
+            "  accelerators = [\"P100\"]\n  gpu_sharing  = { strategy = \"mps\", replicas = 16 }\n",
+        ) + &fleet(
+            "whole",
+            &whole,
+            "  accelerators      = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  gpu_sharing       = { strategy = \"mig\", mig_layout = \"all-disabled\", replicas = 4 }\n",
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config_with_provider(&ns.provider(), &body);
+        let run = ws.apply();
+        let said: String = (run.stdout + &run.stderr)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            said.contains("MPS before Volta")
+                && said.contains("Multi-Process Service documentation"),
+            "{}: no warning about MPS on Pascal:\n{said}",
+            cli.name
+        );
+        let live = keys(&ns.0).expect("the ConfigMap exists");
+        let replicas = |key: &str, block: &str| {
+            let config = yaml(&live[key]);
+            (
+                config["sharing"][block]["resources"][0]["name"].clone(),
+                config["sharing"][block]["resources"][0]["replicas"].clone(),
+            )
+        };
+        assert_eq!(
+            replicas("default", "timeSlicing"),
+            (json!("nvidia.com/gpu"), json!(64))
+        );
+        assert_eq!(
+            replicas(&format!("fleet-{pascal}"), "mps"),
+            (json!("nvidia.com/gpu"), json!(16))
+        );
+        assert_eq!(
+            replicas(&format!("fleet-{whole}"), "timeSlicing"),
+            (json!("nvidia.com/gpu"), json!(4))
+        );
+        let fleet = ws.resource_values("gpufleet_fleet.whole");
+        assert_eq!(fleet["gpu_resource"], "nvidia.com/gpu", "{fleet}");
+        assert_eq!(fleet["gpus_per_node_advertised"], 32, "{fleet}");
+        ws.assert_plan_empty();
+        ws.destroy();
+        assert_eq!(
+            keys(&ns.0),
+            None,
+            "{}: destroy left the ConfigMap",
+            cli.name
+        );
+    });
+}
+
 /// Every combination the device plugin or the GPU cannot run fails
 /// `validate` (no cluster needed), naming the attribute and the model, each
 /// error on its resource. Terraform cannot point inside an object
@@ -919,11 +987,6 @@ fn device_plugin_restarted_exactly_when_its_config_changed() {
 #[test]
 fn bad_combinations_fail_at_plan_time() {
     let cases = [
-        (
-            "[\"P100\"]",
-            "{ strategy = \"mps\", replicas = 4 }",
-            "`gpu_sharing.strategy`: MPS needs Volta or newer (compute capability 7.0): P100 is Pascal (6.0).",
-        ),
         (
             "[\"L4\"]",
             "{ strategy = \"mig\", mig_layout = \"all-1g.10gb\" }",
@@ -942,12 +1005,12 @@ fn bad_combinations_fail_at_plan_time() {
         (
             "[\"L4\"]",
             "{ strategy = \"time_slicing\", replicas = 1 }",
-            "gpu_sharing.replicas: 1 is outside 2..=48",
+            "gpu_sharing.replicas: 1 is below 2",
         ),
         (
             "[\"L4\"]",
-            "{ strategy = \"time_slicing\", replicas = 49 }",
-            "gpu_sharing.replicas: 49 is outside 2..=48",
+            "{ strategy = \"mps\", replicas = 49 }",
+            "`gpu_sharing.replicas`: 49 is more MPS clients than NVIDIA's MPS control daemon serves per GPU: at most 48",
         ),
         (
             "[\"V100-16GB\"]",
@@ -997,7 +1060,8 @@ fn bad_combinations_fail_at_plan_time() {
             );
         }
         assert!(
-            find("gpufleet_gpu_sharing.many", "49 is outside 2..=48").contains("replicas = 49")
+            find("gpufleet_gpu_sharing.many", "49 is more MPS clients than")
+                .contains("replicas = 49")
         );
         let block = find(
             "gpufleet_gpu_sharing.mig",

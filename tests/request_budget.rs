@@ -57,10 +57,10 @@ fn assert_budget(what: &str, counts: &Counts, expected: &[(&str, &[(&str, u64)])
         if *resource == "nodepools" {
             counted.remove("PATCH");
         }
-        // Likewise the simulated device plugin restarts its watch of the
-        // nodes every minute (a LIST and a WATCH each time). gpufleet
-        // never watches, and lists nodes only for a node_selector, which
-        // this configuration does not use.
+        // Likewise the watches of the nodes other clients restart (the
+        // simulated device plugin's every few minutes, a WATCH; informers
+        // a LIST and a WATCH). gpufleet never watches, and lists nodes only
+        // for a node_selector, which this configuration does not use.
         if *resource == "nodes" {
             counted.remove("LIST");
             counted.remove("WATCH");

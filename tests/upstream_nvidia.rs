@@ -21,6 +21,10 @@ use serde_json::Value;
 /// `catalog_layouts_are_mig_managers_defaults` until they leave this list.
 const PREDATED: &[&str] = &["B300", "GB300"];
 
+/// The models whose media-engine variants the catalog leaves out on
+/// purpose (see `MIG_RTX_PRO_6000` in src/catalog/models.rs).
+const MEDIA_VARIANTS_LEFT_OUT: &[&str] = &["RTX-PRO-6000"];
+
 /// The devices of one mig-manager configuration entry: (profile, count).
 fn their_devices(entry: &Value) -> Vec<(String, u64)> {
     entry["mig-devices"]
@@ -103,6 +107,24 @@ fn catalog_layouts_are_mig_managers_defaults() {
                 layout.name
             );
             compared += 1;
+        }
+    }
+
+    // The other way round: where mig-manager has a media-engine layout of a
+    // model's smallest profile (`all-1g.12gb.me`), the catalog has that
+    // `+me` profile too.
+    for accelerator in covered
+        .iter()
+        .filter(|a| !MEDIA_VARIANTS_LEFT_OUT.contains(&a.name))
+    {
+        let smallest = accelerator.mig_profiles[0].name;
+        let with_media = format!("{smallest}+me");
+        if entries(&catalog::single_profile_layout(&with_media)).is_some() {
+            assert!(
+                accelerator.mig_profile(&with_media).is_some(),
+                "{}: mig-manager's defaults have {with_media}, the catalog does not",
+                accelerator.name
+            );
         }
     }
 

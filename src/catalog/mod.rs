@@ -25,10 +25,14 @@
 //! Memory is NVIDIA's nominal per-GPU figure from the product datasheets. NVIDIA writes "GB";
 //! the rest of the ecosystem (MIG profile names, `cfke.io/accelerator-memory`, EC2's
 //! `SizeInMiB` = GB × 1024 for most models) treats it as GiB, and so does this catalog.
-//! Compute capabilities are from NVIDIA's CUDA GPU list. The sharing rules follow the NVIDIA
-//! device plugin: time-slicing works on any GPU, MPS needs compute capability 7.0 (Volta) and
-//! serves at most 48 clients per GPU from 7.5 on and 16 below, and MIG is available only on
-//! the parts listed with profiles. The per-column sources are listed in the `models` module.
+//! Compute capabilities are from NVIDIA's CUDA GPU list. The sharing rules: time-slicing
+//! works on any GPU the device plugin manages; CUDA MPS needs compute capability 3.5 (NVIDIA's
+//! Multi-Process Service documentation, which also says that only from Volta on each client
+//! has its own address space and a provisioned share of the GPU), and the device plugin's MPS
+//! control daemon serves at most 48 clients per GPU from compute capability 7.5 on and 16
+//! below (NVIDIA k8s-device-plugin, cmd/mps-control-daemon/mps/device.go; its check is
+//! named `isAtLeastVolta` but compares with 7.5); MIG is available only on the parts listed
+//! with profiles. The per-column sources are listed in the `models` module.
 
 /// The `as_str` spellings of an enum's `ALL` variants, as a constant array.
 macro_rules! spellings {
@@ -104,7 +108,7 @@ pub enum Sharing {
     /// alternates between processes. Works on any GPU the plugin manages.
     TimeSlicing,
     /// CUDA Multi-Process Service: clients run concurrently, each limited to a share of
-    /// memory and compute. Needs compute capability 7.0 or later.
+    /// memory and compute (enforced from Volta on). Needs compute capability 3.5.
     Mps,
     /// Multi-Instance GPU: the GPU is partitioned in hardware into the profiles listed in
     /// [`Accelerator::mig_profiles`].
@@ -197,19 +201,19 @@ struct AwsGpu {
 
 impl Accelerator {
     /// Whether the model supports a sharing mode: time-slicing always; MPS from compute
-    /// capability 7.0, as NVIDIA's device plugin requires; MIG when the model has
-    /// MIG profiles.
+    /// capability 3.5 (NVIDIA's Multi-Process Service documentation; the device plugin
+    /// itself checks none); MIG when the model has MIG profiles.
     pub fn supports(&self, sharing: Sharing) -> bool {
         match sharing {
             Sharing::TimeSlicing => true,
-            Sharing::Mps => self.compute_capability >= (7, 0),
+            Sharing::Mps => self.compute_capability >= (3, 5),
             Sharing::Mig => !self.mig_profiles.is_empty(),
         }
     }
 
     /// The most MPS clients (device-plugin replicas) per GPU, as NVIDIA's MPS control daemon
-    /// allows them: 48 from compute capability 7.5 on, 16 below, and 0 when the model does
-    /// not support MPS at all.
+    /// allows them (k8s-device-plugin, cmd/mps-control-daemon/mps/device.go): 48 from compute
+    /// capability 7.5 on, 16 below, and 0 when the model does not support MPS at all.
     pub fn max_mps_clients(&self) -> u32 {
         if !self.supports(Sharing::Mps) {
             0
@@ -786,10 +790,7 @@ mod tests {
                 accelerator.name
             );
         }
-        let p100 = get("P100");
-        assert!(!p100.supports(Sharing::Mps));
-        assert_eq!(p100.max_mps_clients(), 0);
-        for name in ["V100-16GB", "V100-32GB"] {
+        for name in ["P100", "V100-16GB", "V100-32GB"] {
             assert!(get(name).supports(Sharing::Mps));
             assert_eq!(get(name).max_mps_clients(), 16, "{name}");
         }

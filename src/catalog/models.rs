@@ -66,6 +66,7 @@ const MIG_80GB: &[MigProfile] = &[
 /// The 96 GB Hopper parts: H100 96GB, GH200 96GB and H20.
 const MIG_HOPPER_96GB: &[MigProfile] = &[
     mig("1g.12gb", 7),
+    mig("1g.12gb+me", 1),
     mig("1g.24gb", 4),
     mig("2g.24gb", 3),
     mig("3g.48gb", 2),
@@ -98,6 +99,7 @@ const MIG_B200: &[MigProfile] = &[
 /// GB200 186GB.
 const MIG_GB200: &[MigProfile] = &[
     mig("1g.23gb", 7),
+    mig("1g.23gb+me", 1),
     mig("1g.47gb", 4),
     mig("2g.47gb", 3),
     mig("3g.93gb", 2),

@@ -37,7 +37,7 @@ impl<C: Send + Sync + 'static> Harness<C> {
 
     /// (path, detail) of every error `ValidateResourceConfig` reports.
     pub fn validate(&self, config: &Value) -> Vec<(String, String)> {
-        self.resource.validate(config).located()
+        errors(&self.resource.validate(config))
     }
 
     /// `PlanResourceChange` for `config` against `prior` (null to create),

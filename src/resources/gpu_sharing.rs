@@ -266,6 +266,19 @@ impl Resource<Cluster> for GpuSharing {
             sharing::Models::Unknown,
             diagnostics,
         );
+        // The MIG strategy is that of every node reading `default` (and,
+        // through the ClusterPolicy, of every node).
+        if let (Some(mig), Some(strategy)) = (
+            config.attr("mig_strategy").as_str(),
+            config.attr("strategy").as_str(),
+        ) && let Some((_, summary, reason)) = sharing::refused_under(mig, strategy, None)
+        {
+            diagnostics.error_at(
+                AttributePath::attr("mig_strategy"),
+                summary,
+                format!("`mig_strategy = \"{mig}\"` with `strategy = \"{strategy}\"`: {reason}. Use `mig_strategy = \"single\"` or `\"none\"`, or time slicing."),
+            );
+        }
     }
 
     fn derive(&self, model: &mut Model) {
@@ -280,20 +293,22 @@ impl Resource<Cluster> for GpuSharing {
         diagnostics: &mut Diagnostics,
     ) {
         let config = change.config;
-        let (Some(strategy), replicas, mig) = (
+        let (Some(strategy), replicas, mig, managed) = (
             config.attr("strategy").as_str(),
             config.attr("replicas"),
             config.attr("mig_strategy"),
+            config.attr("manage_cluster_policy"),
         ) else {
             return;
         };
-        if replicas.is_unknown() || mig.is_unknown() {
+        if replicas.is_unknown() || mig.is_unknown() || managed.is_unknown() {
             return;
         }
         let note = PlanNote::ClusterDefault {
             strategy: strategy.to_string(),
             replicas: replicas.as_i64().and_then(|r| u32::try_from(r).ok()),
             mig_strategy: mig.as_str().map(str::to_string),
+            managed: managed.as_bool() != Some(false),
         };
         diagnostics.extend(sharing::plan_caveats(
             cluster,
@@ -453,9 +468,12 @@ mod tests {
             at(json!({"strategy": "time_slicing", "replicas": 1})),
             ["replicas"]
         );
+        assert_eq!(at(json!({"strategy": "mps", "replicas": 49})), ["replicas"]);
+        // Time slicing has no upper bound in the device plugin.
+        assert!(at(json!({"strategy": "time_slicing", "replicas": 100})).is_empty());
         assert_eq!(
-            at(json!({"strategy": "time_slicing", "replicas": 49})),
-            ["replicas"]
+            at(json!({"strategy": "mps", "replicas": 4, "mig_strategy": "mixed"})),
+            ["mig_strategy"]
         );
         assert_eq!(at(json!({"strategy": "mig"})), ["strategy"]);
         assert_eq!(at(json!({"strategy": "none", "replicas": 4})), ["replicas"]);
@@ -467,8 +485,20 @@ mod tests {
             at(json!({"strategy": "mps", "replicas": 4, "mig_strategy": "some"})),
             ["mig_strategy"]
         );
-        let found = errors_of(json!({"strategy": "time_slicing", "replicas": 49}));
-        assert!(found[0].1.contains("49 is outside 2..=48"), "{found:?}");
+        let found = errors_of(json!({"strategy": "mps", "replicas": 49}));
+        assert!(
+            found[0]
+                .1
+                .contains("49 is more MPS clients than NVIDIA's MPS control daemon serves"),
+            "{found:?}"
+        );
+        let found = errors_of(json!({"strategy": "mps", "replicas": 4, "mig_strategy": "mixed"}));
+        assert!(
+            found[0]
+                .1
+                .contains("using --mig-strategy=mixed is not supported with MPS"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::{Failed, Private, Resource, Stored, Warnings};
+use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
 use crate::kit::Cluster;
 use crate::kit::node_target::{self, NodeTarget};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -235,6 +235,42 @@ impl Resource<Cluster> for NodeSharing {
             sharing::Models::Unknown,
             diagnostics,
         );
+        if let Some(name) = config.attr("name").as_str() {
+            sharing::check_key_length(
+                &format!("node-{name}"),
+                AttributePath::attr("name"),
+                diagnostics,
+            );
+        }
+    }
+
+    fn modify_plan(
+        &self,
+        cluster: &Cluster,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let config = change.config;
+        let (Some(name), Some(strategy), layout) = (
+            config.attr("name").as_str(),
+            config.attr("strategy").as_str(),
+            config.attr("mig_layout"),
+        ) else {
+            return;
+        };
+        if layout.is_unknown() {
+            return;
+        }
+        let note = sharing::PlanNote::Nodes {
+            name: name.to_string(),
+            sharing: strategy.to_string(),
+            mig_layout: layout.as_str().map(str::to_string),
+        };
+        diagnostics.extend(sharing::plan_caveats(
+            cluster,
+            &format!("gpufleet_node_sharing {name}"),
+            &note,
+        ));
     }
 
     fn derive(&self, model: &mut Model) {

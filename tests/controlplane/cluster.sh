@@ -526,18 +526,18 @@ EOF
 # --- the simulated device plugin (up --karpenter) -------------------------------
 
 # kwok's nodes advertise the instance type's whole GPUs; the NVIDIA device
-# plugin would advertise GPUs x replicas under sharing. The stand-in
-# (simulated-device-plugin.sh, see there) runs beside kwok and Karpenter, in
-# its own session so `down` can stop it and its kubectl children together.
-# It reads the ConfigMap from the GPU Operator's namespace, created here as
-# the operator's install would.
+# plugin would advertise what its configuration makes of them. The stand-in
+# (tests/stand-ins/simulated-device-plugin.rs, see there; a cargo example of
+# the repository, built here) runs beside kwok and Karpenter, in its own
+# session so `down` can stop it. It reads the ConfigMaps of the GPU
+# Operator's namespace, created here as the operator's install would.
 device_plugin=simulated-device-plugin
 
 device_plugin_pid() {
   local pid
   pid=$(cat "$state/$device_plugin.pid" 2>/dev/null) || return 1
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$device_plugin.sh" || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "examples/$device_plugin" || return 1
   echo "$pid"
 }
 
@@ -545,9 +545,11 @@ up_device_plugin() {
   device_plugin_pid >/dev/null && return 0
   kubectl create namespace gpu-operator --dry-run=client -o yaml |
     kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f - >/dev/null
+  cargo build --quiet --manifest-path "$repo/Cargo.toml" --example "$device_plugin" ||
+    die "could not build $device_plugin"
   rm -f "$state/$device_plugin.pid"
-  setsid bash -c 'echo $$ >"$0"; exec bash "$@"' "$state/$device_plugin.pid" \
-    "$here/$device_plugin.sh" "$bin/kubectl" "$state/kubeconfig" \
+  setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$device_plugin.pid" \
+    "${CARGO_TARGET_DIR:-$repo/target}/debug/examples/$device_plugin" "$state/kubeconfig" \
     </dev/null >"$logs/$device_plugin.log" 2>&1 8>&- &
   for _ in $(seq 50); do [ -s "$state/$device_plugin.pid" ] && break; sleep 0.1; done
   device_plugin_pid >/dev/null || die "$device_plugin did not start; see $logs/$device_plugin.log"
@@ -557,7 +559,7 @@ up_device_plugin() {
 stop_device_plugin() {
   local pid
   pid=$(device_plugin_pid) || return 0
-  # Its session's process group: the script and the kubectl it runs.
+  # Its session's process group.
   kill -TERM -- "-$pid" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   kill -KILL -- "-$pid" 2>/dev/null || true

@@ -275,6 +275,9 @@ pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
     if settings.is_null() || settings.is_unknown() {
         return;
     }
+    if let Some(name) = config.attr("name").as_str() {
+        sharing::check_key_length(&key(name).key, AttributePath::attr("name"), diagnostics);
+    }
     let accelerators = config.attr("accelerators");
     if !accelerators.is_wholly_known() {
         return;
@@ -352,6 +355,7 @@ pub(super) fn modify_plan(
     let note = PlanNote::Fleet {
         name: name.to_string(),
         sharing: strategy,
+        mig_layout: settings.attr("mig_layout").as_str().map(str::to_string),
     };
     diagnostics.extend(sharing::plan_caveats(
         cluster,

@@ -21,8 +21,8 @@ use serde_json::Value as Json;
 
 use crate::catalog::{self, Accelerator, GPU_RESOURCE, MigLayout, Sharing, shared_resource};
 use crate::framework::schema::Attr;
-use crate::framework::validators::{Validator, integer_between, one_of, quoted_list};
-use crate::protocol::{AttributePath, Diagnostics, Value};
+use crate::framework::validators::{Validator, one_of, quoted_list};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use device_plugin::{Config, MigStrategy, Replicated, SharedBy};
 
 /// The node label that picks a key of the device-plugin ConfigMap.
@@ -32,8 +32,34 @@ pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The key nodes without [`CONFIG_LABEL`] use.
 pub const DEFAULT_KEY: &str = "default";
 
+/// The device plugin shares a device at least 2 ways and sets no upper
+/// bound (NVIDIA k8s-device-plugin, api/config/v1/replicas.go).
 const MIN_REPLICAS: i64 = 2;
-const MAX_REPLICAS: i64 = 48;
+/// The most clients NVIDIA's MPS control daemon serves per GPU (16 below
+/// compute capability 7.5; k8s-device-plugin,
+/// cmd/mps-control-daemon/mps/device.go).
+const MAX_MPS_REPLICAS: i64 = 48;
+
+/// `replicas`: a whole number of at least [`MIN_REPLICAS`] that fits the
+/// state's `u32`.
+fn replicas_validator() -> Validator {
+    Validator::new(format!("A whole number of at least {MIN_REPLICAS}."), |v| {
+        let Some(n) = v.as_number() else {
+            return Ok(());
+        };
+        let text = crate::protocol::value::number_text(n);
+        if !n.is_integer() {
+            return Err(format!("{text} is not a whole number"));
+        }
+        match v.as_i64() {
+            Some(i) if i < MIN_REPLICAS => Err(format!(
+                "{i} is below {MIN_REPLICAS}: the device plugin shares a GPU at least 2 ways"
+            )),
+            Some(i) if u32::try_from(i).is_ok() => Ok(()),
+            _ => Err(format!("{text} is more than {} pods per GPU", u32::MAX)),
+        }
+    })
+}
 
 /// How a GPU is shared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,21 +118,17 @@ pub fn attributes(strategies: &'static [&'static str], with_mig: bool) -> Vec<At
             .required()
             .validate(one_of(strategies))
             .describe(if with_mig {
-                "`none` (dedicated GPUs), `time_slicing` (any GPU; no memory isolation), `mps` (Volta or newer; memory and compute split evenly) or `mig` (hardware partitions, see `mig_layout`)."
+                "`none` (dedicated GPUs), `time_slicing` (any GPU; no memory isolation), `mps` (memory and compute split evenly, isolated from Volta on) or `mig` (hardware partitions, see `mig_layout`)."
             } else {
-                "`none` (dedicated GPUs), `time_slicing` (any GPU; no memory isolation) or `mps` (Volta or newer; memory and compute split evenly)."
+                "`none` (dedicated GPUs), `time_slicing` (any GPU; no memory isolation) or `mps` (memory and compute split evenly, isolated from Volta on)."
             }),
         Attr::number("replicas")
             .optional()
-            .validate(integer_between(
-                MIN_REPLICAS,
-                MAX_REPLICAS,
-                " (the device plugin shares a GPU at least 2 ways, and NVIDIA's MPS daemon serves at most 48 clients per GPU)",
-            ))
+            .validate(replicas_validator())
             .describe(if with_mig {
-                "Pods per GPU; needed by `time_slicing` and `mps`. With `mig`, time-slices each MIG device this many ways. MPS allows at most 16 below compute capability 7.5."
+                "Pods per GPU; needed by `time_slicing` and `mps`. With `mig`, time-slices each MIG device this many ways (or, with `all-disabled`, each whole GPU). MPS allows at most 48, and 16 below compute capability 7.5."
             } else {
-                "Pods per GPU; needed by `time_slicing` and `mps`. MPS allows at most 16 below compute capability 7.5."
+                "Pods per GPU; needed by `time_slicing` and `mps`. MPS allows at most 48, and 16 below compute capability 7.5."
             }),
     ];
     if with_mig {
@@ -211,9 +233,21 @@ pub fn check(
                     "replicas",
                     "Missing replicas",
                     format!(
-                        "{}: `strategy = \"{}\"` needs `replicas`, the pods that share each GPU (2 to 48).",
+                        "{}: `strategy = \"{}\"` needs `replicas`, the pods that share each GPU (at least 2; at most 48 with MPS).",
                         named("replicas"),
                         config.attr("strategy").as_str().unwrap_or_default()
+                    ),
+                );
+            }
+            if strategy == Strategy::Mps
+                && let Some(n) = replicas.as_i64().filter(|n| *n > MAX_MPS_REPLICAS)
+            {
+                error(
+                    "replicas",
+                    "Too many MPS clients",
+                    format!(
+                        "{}: {n} is more MPS clients than NVIDIA's MPS control daemon serves per GPU: at most {MAX_MPS_REPLICAS}, 16 below compute capability 7.5 (k8s-device-plugin, cmd/mps-control-daemon/mps/device.go). Time slicing has no such bound.",
+                        named("replicas")
                     ),
                 );
             }
@@ -239,11 +273,8 @@ pub fn check(
                     ),
                 );
             }
-            let without_devices = matches!(
-                layout.as_str(),
-                Some(catalog::MIG_DISABLED | catalog::MIG_ENABLED)
-            );
-            if without_devices && set("replicas") {
+            // all-disabled leaves whole GPUs, which time slicing shares.
+            if layout.as_str() == Some(catalog::MIG_ENABLED) && set("replicas") {
                 error(
                     "replicas",
                     "Nothing to time-slice",
@@ -283,6 +314,7 @@ pub fn check(
     let Models::Fleet(models) = models else {
         return;
     };
+    let mut warnings: Vec<Diagnostic> = Vec::new();
     let needs_models = matches!(strategy, Strategy::Mps | Strategy::Mig);
     if needs_models && models.is_empty() {
         let mode = if strategy == Strategy::Mps {
@@ -303,29 +335,31 @@ pub fn check(
     match strategy {
         Strategy::Mps => {
             for model in models {
-                if !model.supports(Sharing::Mps) {
-                    let (major, minor) = model.compute_capability;
-                    error(
-                        "strategy",
-                        "MPS not supported",
-                        format!(
-                            "{}: MPS needs Volta or newer (compute capability 7.0): {} is {} ({major}.{minor}).",
-                            named("strategy"),
-                            model.name,
-                            title(model.architecture.as_str())
-                        ),
+                // Every catalog model has MPS (compute capability 3.5 and up).
+                let (major, minor) = model.compute_capability;
+                if model.compute_capability < (7, 0) {
+                    warnings.push(
+                        Diagnostic::warning(
+                            "MPS before Volta",
+                            format!(
+                                "{}: {} is {} ({major}.{minor}). NVIDIA's Multi-Process Service documentation (\"Volta MPS\") gives each client its own GPU address space and a share of the execution resources from Volta on; before Volta, clients share one address space and the compute split is not enforced. The device plugin runs MPS there with at most 16 clients per GPU.",
+                                named("strategy"),
+                                model.name,
+                                title(model.architecture.as_str())
+                            ),
+                        )
+                        .at(at("strategy")),
                     );
-                    continue;
                 }
                 if let Some(n) = replicas.as_i64()
                     && n > i64::from(model.max_mps_clients())
+                    && n <= MAX_MPS_REPLICAS
                 {
-                    let (major, minor) = model.compute_capability;
                     error(
                         "replicas",
                         "Too many MPS clients",
                         format!(
-                            "{}: {n} is more MPS clients than {} serves per GPU: at most {} at compute capability {major}.{minor} (48 from 7.5 on).",
+                            "{}: {n} is more MPS clients than {} serves per GPU: at most {} at compute capability {major}.{minor} (48 from 7.5 on; k8s-device-plugin, cmd/mps-control-daemon/mps/device.go).",
                             named("replicas"),
                             model.name,
                             model.max_mps_clients()
@@ -389,6 +423,9 @@ pub fn check(
             }
         }
         _ => {}
+    }
+    for warning in warnings {
+        diagnostics.push(warning);
     }
 }
 
@@ -485,6 +522,11 @@ impl Settings {
         let sharing = match (strategy, self.replicas) {
             (Strategy::TimeSlicing, Some(r)) => Some((SharedBy::TimeSlicing, replicated(gpu(), r))),
             (Strategy::Mps, Some(r)) => Some((SharedBy::Mps, replicated(gpu(), r))),
+            (Strategy::Mig, Some(r))
+                if self.mig_layout.as_deref() == Some(catalog::MIG_DISABLED) =>
+            {
+                Some((SharedBy::TimeSlicing, replicated(gpu(), r)))
+            }
             (Strategy::Mig, Some(r)) => {
                 let resources = self.mig_resources(models);
                 (!resources.is_empty()).then(|| (SharedBy::TimeSlicing, replicated(resources, r)))
@@ -519,12 +561,13 @@ impl Settings {
             per_gpu: Vec::new(),
             hides_whole_gpus: false,
         };
+        let whole_shared = |r: u32| Advertised {
+            resource: Some(shared(GPU_RESOURCE.to_string())),
+            per_gpu: vec![(shared(GPU_RESOURCE.to_string()), r)],
+            hides_whole_gpus: self.renames(),
+        };
         match (self.strategy(), self.replicas) {
-            (Strategy::TimeSlicing | Strategy::Mps, Some(r)) => Advertised {
-                resource: Some(shared(GPU_RESOURCE.to_string())),
-                per_gpu: vec![(shared(GPU_RESOURCE.to_string()), r)],
-                hides_whole_gpus: self.renames(),
-            },
+            (Strategy::TimeSlicing | Strategy::Mps, Some(r)) => whole_shared(r),
             (Strategy::Mig, replicas) => match self.layout(models) {
                 Some(layout) if layout.mig_enabled => {
                     let factor = replicas.unwrap_or(1);
@@ -542,6 +585,7 @@ impl Settings {
                         hides_whole_gpus: true,
                     }
                 }
+                Some(layout) if !layout.mig_enabled => replicas.map_or(whole, whole_shared),
                 _ => whole,
             },
             _ => whole,
@@ -592,6 +636,25 @@ impl Advertised {
     }
 }
 
+/// Checks that `key`, the ConfigMap key a resource named at `path` writes,
+/// can also be the value of [`CONFIG_LABEL`] on its nodes (Kubernetes label
+/// values hold at most 63 characters).
+pub fn check_key_length(key: &str, path: AttributePath, diagnostics: &mut Diagnostics) {
+    const LABEL_VALUE_MAX: usize = 63;
+    if key.len() > LABEL_VALUE_MAX {
+        let prefix = key.len() - key.split_once('-').map_or(key, |(_, n)| n).len();
+        diagnostics.error_at(
+            path,
+            "Name too long for the sharing label",
+            format!(
+                "The device-plugin configuration key `{key}` ({} characters) is also the value of the `{CONFIG_LABEL}` label that selects it on the nodes, and label values hold at most {LABEL_VALUE_MAX} characters: the name may have at most {}.",
+                key.len(),
+                LABEL_VALUE_MAX - prefix
+            ),
+        );
+    }
+}
+
 /// The field manager of a key owner: `gpufleet-fleet-inference`.
 pub fn field_manager(owner: &str) -> String {
     format!("{}-{owner}", crate::cluster::FIELD_MANAGER)
@@ -638,6 +701,9 @@ pub enum PlanNote {
         replicas: Option<u32>,
         /// Its MIG strategy, when set.
         mig_strategy: Option<String>,
+        /// Whether it sets the ClusterPolicy (`manage_cluster_policy`), so
+        /// that its MIG strategy reaches every node's device plugin.
+        managed: bool,
     },
     /// A fleet.
     Fleet {
@@ -645,13 +711,54 @@ pub enum PlanNote {
         name: String,
         /// Its own sharing strategy; `None` when it has no `gpu_sharing`.
         sharing: Option<String>,
+        /// Its MIG layout.
+        mig_layout: Option<String>,
+    },
+    /// A `gpufleet_node_sharing`.
+    Nodes {
+        /// Its name.
+        name: String,
+        /// Its strategy.
+        sharing: String,
+        /// Its MIG layout.
+        mig_layout: Option<String>,
     },
 }
 
-/// Warnings about how this resource (`who`, described by `note`) and the
-/// others planned in this run go together: fleets without `gpu_sharing` get
-/// the cluster-wide sharing, and MIG fleets need the `mixed` MIG strategy.
-/// Each pair is told once, by whichever of the two is planned second.
+/// What the device plugin refuses under the MIG strategy the GPU Operator
+/// gives every node (MIG_STRATEGY, from the ClusterPolicy's
+/// `spec.mig.strategy`; NVIDIA gpu-operator, controllers/object_controls.go,
+/// applyMIGConfiguration), which wins over the strategy in a node's own
+/// configuration (NVIDIA k8s-device-plugin, api/config/v1/config.go,
+/// NewConfig): the attribute to blame, the summary and NVIDIA's reason.
+pub fn refused_under(
+    mig_strategy: &str,
+    sharing: &str,
+    mig_layout: Option<&str>,
+) -> Option<(&'static str, &'static str, &'static str)> {
+    match (mig_strategy, sharing, mig_layout) {
+        // NVIDIA k8s-device-plugin, cmd/nvidia-device-plugin/main.go (validateFlags).
+        ("mixed", "mps", _) => Some((
+            "strategy",
+            "MPS with the mixed MIG strategy",
+            "NVIDIA's device plugin refuses to start with MPS under the mixed MIG strategy: \"using --mig-strategy=mixed is not supported with MPS\" (k8s-device-plugin, cmd/nvidia-device-plugin/main.go)",
+        )),
+        // NVIDIA k8s-device-plugin, internal/rm/device_map.go (assertAllMigDevicesAreValid).
+        ("single", "mig", Some(catalog::MIG_BALANCED)) => Some((
+            "mig_layout",
+            "all-balanced under the single MIG strategy",
+            "under the single MIG strategy NVIDIA's device plugin needs every MIG device of a node alike, and all-balanced mixes profiles: it refuses to start with \"more than one MIG device type present on node\" (k8s-device-plugin, internal/rm/device_map.go)",
+        )),
+        _ => None,
+    }
+}
+
+/// Warnings and errors about how this resource (`who`, described by
+/// `note`) and the others planned in this run go together: fleets without
+/// `gpu_sharing` get the cluster-wide sharing, MIG fleets need the `mixed`
+/// MIG strategy, and what the device plugin refuses under the cluster's
+/// MIG strategy is an error at the attribute of whichever of the two is
+/// planned second, which is the one that tells.
 pub fn plan_caveats(cluster: &crate::kit::Cluster, who: &str, note: &PlanNote) -> Diagnostics {
     let text = serde_json::to_string(note).expect("plan notes serialize");
     let others: Vec<PlanNote> = cluster
@@ -660,54 +767,104 @@ pub fn plan_caveats(cluster: &crate::kit::Cluster, who: &str, note: &PlanNote) -
         .values()
         .filter_map(|n| serde_json::from_str(n).ok())
         .collect();
-    let mut warnings = Diagnostics::default();
+    let mut diagnostics = Diagnostics::default();
     let shared_default = |strategy: &str, replicas: &Option<u32>| {
         format!(
             "{strategy}{}",
             replicas.map(|r| format!(" × {r}")).unwrap_or_default()
         )
     };
-    let mut warn = |summary: &str, detail: String| {
-        warnings.push(crate::protocol::Diagnostic::warning(summary, detail));
-    };
     for other in &others {
-        let (cluster_note, fleet) = match (note, other) {
-            (c @ PlanNote::ClusterDefault { .. }, f @ PlanNote::Fleet { .. })
-            | (f @ PlanNote::Fleet { .. }, c @ PlanNote::ClusterDefault { .. }) => (c, f),
+        let (cluster_note, nodes) = match (note, other) {
+            (c @ PlanNote::ClusterDefault { .. }, n) | (n, c @ PlanNote::ClusterDefault { .. })
+                if !matches!(n, PlanNote::ClusterDefault { .. }) =>
+            {
+                (c, n)
+            }
             _ => continue,
         };
-        let (
-            PlanNote::ClusterDefault {
-                strategy,
-                replicas,
-                mig_strategy,
-            },
-            PlanNote::Fleet { name, sharing },
-        ) = (cluster_note, fleet)
+        let PlanNote::ClusterDefault {
+            strategy,
+            replicas,
+            mig_strategy,
+            managed,
+        } = cluster_note
         else {
             continue;
         };
-        if strategy != "none" && sharing.is_none() {
-            warn(
+        let (what, sharing, mig_layout, prefix) = match nodes {
+            PlanNote::Fleet {
+                name,
+                sharing,
+                mig_layout,
+            } => (
+                format!("Fleet {name:?}"),
+                sharing.as_deref(),
+                mig_layout,
+                "gpu_sharing",
+            ),
+            PlanNote::Nodes {
+                name,
+                sharing,
+                mig_layout,
+            } => (
+                format!("gpufleet_node_sharing {name:?}"),
+                Some(sharing.as_str()),
+                mig_layout,
+                "",
+            ),
+            PlanNote::ClusterDefault { .. } => continue,
+        };
+        if let (true, Some(mig), Some(sharing)) = (*managed, mig_strategy.as_deref(), sharing)
+            && let Some((attribute, summary, reason)) =
+                refused_under(mig, sharing, mig_layout.as_deref())
+        {
+            let shown = match sharing {
+                "mps" => "shares its GPUs with MPS".to_string(),
+                _ => format!(
+                    "uses MIG layout `{}`",
+                    mig_layout.as_deref().unwrap_or_default()
+                ),
+            };
+            let path = if matches!(note, PlanNote::ClusterDefault { .. }) {
+                AttributePath::attr("mig_strategy")
+            } else if prefix.is_empty() {
+                AttributePath::attr(attribute)
+            } else {
+                AttributePath::attr(prefix).join_attr(attribute)
+            };
+            diagnostics.error_at(
+                path,
+                summary,
+                format!(
+                    "{what} {shown}, but gpufleet_gpu_sharing sets `mig_strategy = \"{mig}\"`, which the GPU Operator gives the device plugin of every node (and which wins over the fleet's or node's own configuration); {reason}."
+                ),
+            );
+            continue;
+        }
+        if let PlanNote::Fleet { sharing: None, .. } = nodes
+            && strategy != "none"
+        {
+            diagnostics.push(Diagnostic::warning(
                 "Fleet gets the cluster-wide GPU sharing",
                 format!(
-                    "Fleet {name:?} sets no `gpu_sharing`, so its nodes take the cluster-wide default of gpufleet_gpu_sharing ({}): a pod asking for 8 GPUs there no longer gets 8 dedicated cards. To keep them dedicated (e.g. for training), set `gpu_sharing = {{ strategy = \"none\" }}` on the fleet.",
+                    "{what} sets no `gpu_sharing`, so its nodes take the cluster-wide default of gpufleet_gpu_sharing ({}): a pod asking for 8 GPUs there no longer gets 8 dedicated cards. To keep them dedicated (e.g. for training), set `gpu_sharing = {{ strategy = \"none\" }}` on the fleet.",
                     shared_default(strategy, replicas)
                 ),
-            );
+            ));
         }
-        if sharing.as_deref() == Some("mig")
+        if sharing == Some("mig")
             && let Some(mig) = mig_strategy.as_deref().filter(|s| *s != "mixed")
         {
-            warn(
+            diagnostics.push(Diagnostic::warning(
                 "MIG fleet needs the mixed MIG strategy",
                 format!(
-                    "Fleet {name:?} partitions GPUs with MIG and advertises each profile as its own resource (`nvidia.com/mig-<profile>`), but gpufleet_gpu_sharing sets `mig_strategy = \"{mig}\"`, which the GPU Operator applies to every node. Use `mig_strategy = \"mixed\"`."
+                    "{what} partitions GPUs with MIG and advertises each profile as its own resource (`nvidia.com/mig-<profile>`), but gpufleet_gpu_sharing sets `mig_strategy = \"{mig}\"`, which the GPU Operator applies to every node. Use `mig_strategy = \"mixed\"`."
                 ),
-            );
+            ));
         }
     }
-    warnings
+    diagnostics
 }
 
 /// Whether a taint says its nodes are for training (`workload=training`).

@@ -36,11 +36,18 @@ fn one_error(models: &[&str], settings: serde_json::Value) -> (String, String) {
 
 #[test]
 fn each_bad_combination_names_the_attribute_and_the_model() {
-    let (path, detail) = one_error(&["P100"], json!({"strategy": "mps", "replicas": 4}));
-    assert_eq!(path, "gpu_sharing.strategy");
-    assert_eq!(
-        detail,
-        "`gpu_sharing.strategy`: MPS needs Volta or newer (compute capability 7.0): P100 is Pascal (6.0)."
+    // MPS before Volta is NVIDIA's legacy MPS: a warning, 16 clients at most.
+    let found = fleet_errors(&["P100"], json!({"strategy": "mps", "replicas": 17}));
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert_eq!(found[0].0, "gpu_sharing.replicas");
+    assert!(
+        found[0].1.contains("P100 serves per GPU: at most 16"),
+        "{found:?}"
+    );
+    assert_eq!(found[1].0, "gpu_sharing.strategy");
+    assert!(
+        found[1].1.contains("Multi-Process Service documentation"),
+        "{found:?}"
     );
     let (path, detail) = one_error(
         &["L4"],
@@ -118,7 +125,7 @@ fn settings_go_together() {
     assert_eq!(
         paths(
             &["H100"],
-            json!({"strategy": "mig", "mig_layout": "all-disabled", "replicas": 2})
+            json!({"strategy": "mig", "mig_layout": "all-enabled", "replicas": 2})
         ),
         ["gpu_sharing.replicas"]
     );
@@ -243,6 +250,7 @@ fn caveats_come_from_whichever_is_planned_second() {
     let fleet = PlanNote::Fleet {
         name: "training".into(),
         sharing: None,
+        mig_layout: None,
     };
     assert!(
         plan_caveats(&cluster, "fleet training", &fleet)
@@ -253,6 +261,7 @@ fn caveats_come_from_whichever_is_planned_second() {
         strategy: "time_slicing".into(),
         replicas: Some(4),
         mig_strategy: Some("single".into()),
+        managed: true,
     };
     let warned = plan_caveats(&cluster, "default", &default);
     assert_eq!(warned.0.len(), 1);
@@ -265,6 +274,7 @@ fn caveats_come_from_whichever_is_planned_second() {
     let mig = PlanNote::Fleet {
         name: "mig".into(),
         sharing: Some("mig".into()),
+        mig_layout: Some("all-1g.10gb".into()),
     };
     let warned = plan_caveats(&cluster, "fleet mig", &mig);
     assert_eq!(warned.0.len(), 1);
@@ -272,6 +282,7 @@ fn caveats_come_from_whichever_is_planned_second() {
     let dedicated = PlanNote::Fleet {
         name: "dedicated".into(),
         sharing: Some("none".into()),
+        mig_layout: None,
     };
     assert!(
         plan_caveats(&cluster, "fleet dedicated", &dedicated)
@@ -282,4 +293,110 @@ fn caveats_come_from_whichever_is_planned_second() {
         marks_training("workload", Some("training"))
             && !marks_training("workload", Some("inference"))
     );
+}
+
+/// What the device plugin refuses under the cluster's MIG strategy is an
+/// error at the attribute of whichever resource is planned second.
+#[test]
+fn refusals_under_the_cluster_mig_strategy_are_errors() {
+    let errors = |d: &Diagnostics| -> Vec<(String, String)> {
+        d.0.iter()
+            .filter(|d| d.severity == crate::protocol::diagnostics::Severity::Error)
+            .map(|d| {
+                (
+                    d.path.as_ref().map(ToString::to_string).unwrap_or_default(),
+                    d.detail.clone(),
+                )
+            })
+            .collect()
+    };
+    let cluster_default = |mig: &str, managed: bool| PlanNote::ClusterDefault {
+        strategy: "none".into(),
+        replicas: None,
+        mig_strategy: Some(mig.into()),
+        managed,
+    };
+    // MPS fleet planned second: its `gpu_sharing.strategy`.
+    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
+    plan_caveats(&cluster, "default", &cluster_default("mixed", true));
+    let mps = PlanNote::Fleet {
+        name: "chat".into(),
+        sharing: Some("mps".into()),
+        mig_layout: None,
+    };
+    let found = errors(&plan_caveats(&cluster, "fleet chat", &mps));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "gpu_sharing.strategy");
+    assert!(
+        found[0]
+            .1
+            .contains("using --mig-strategy=mixed is not supported with MPS")
+    );
+    // The cluster default planned second: its `mig_strategy`.
+    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
+    let balanced = PlanNote::Nodes {
+        name: "dgx".into(),
+        sharing: "mig".into(),
+        mig_layout: Some("all-balanced".into()),
+    };
+    assert!(errors(&plan_caveats(&cluster, "nodes dgx", &balanced)).is_empty());
+    let found = errors(&plan_caveats(
+        &cluster,
+        "default",
+        &cluster_default("single", true),
+    ));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "mig_strategy");
+    assert!(
+        found[0]
+            .1
+            .contains("more than one MIG device type present on node")
+    );
+    // Without the ClusterPolicy the strategy stays in the `default` key.
+    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
+    plan_caveats(&cluster, "nodes dgx", &balanced);
+    assert!(
+        errors(&plan_caveats(
+            &cluster,
+            "default",
+            &cluster_default("single", false)
+        ))
+        .is_empty()
+    );
+}
+
+/// `all-disabled` leaves whole GPUs, and `replicas` time-slices them, as
+/// the device plugin does with any GPU whose MIG mode is off.
+#[test]
+fn all_disabled_time_slices_whole_gpus() {
+    let h100 = [lookup("H100").unwrap()];
+    let settings = Settings {
+        strategy: "mig".into(),
+        replicas: Some(4),
+        mig_layout: Some("all-disabled".into()),
+        ..Default::default()
+    };
+    assert!(
+        fleet_errors(
+            &["H100"],
+            json!({"strategy": "mig", "mig_layout": "all-disabled", "replicas": 4})
+        )
+        .is_empty()
+    );
+    let parsed =
+        device_plugin::parse(&settings.device_plugin_config(None, &h100).to_yaml()).unwrap();
+    assert_eq!(
+        parsed["sharing"]["timeSlicing"]["resources"],
+        json!([{"name": "nvidia.com/gpu", "devices": "all", "replicas": 4}])
+    );
+    let advertised = settings.advertised(&h100);
+    assert_eq!(advertised.resource.as_deref(), Some("nvidia.com/gpu"));
+    assert_eq!(advertised.units_per_gpu(), 4);
+    // all-enabled makes no devices: nothing to time-slice.
+    let found = fleet_errors(
+        &["H100"],
+        json!({"strategy": "mig", "mig_layout": "all-enabled", "replicas": 4}),
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("makes no MIG devices"), "{found:?}");
 }

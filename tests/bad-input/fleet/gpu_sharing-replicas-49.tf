@@ -1,7 +1,7 @@
 # The MPS daemon serves at most 48 clients per GPU.
 # expect: validate
 # path: gpu_sharing.replicas
-# message: outside
+# message: more MPS clients than
 resource "gpufleet_fleet" "this" {
   name         = "gpu"
   node_class   = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }

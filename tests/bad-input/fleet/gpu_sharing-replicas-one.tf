@@ -1,7 +1,7 @@
 # Sharing a GPU one way is not sharing.
 # expect: validate
 # path: gpu_sharing.replicas
-# message: outside
+# message: is below 2
 resource "gpufleet_fleet" "this" {
   name         = "gpu"
   node_class   = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }

@@ -1,7 +1,7 @@
 # The MPS daemon serves at most 48 clients per GPU.
 # expect: validate
 # path: replicas
-# message: outside
+# message: more MPS clients than
 resource "gpufleet_gpu_sharing" "this" {
   strategy = "mps"
   replicas = 49 # <- diagnostic

@@ -1,7 +1,7 @@
-# Beyond 48, known only at plan.
+# Beyond 48 MPS clients, known only at plan.
 # expect: plan
 # path: replicas
-# message: outside
+# message: more MPS clients than
 variable "replicas" {
   default = 100
 }

@@ -1,7 +1,7 @@
 # The MPS daemon serves at most 48 clients per GPU.
 # expect: validate
 # path: replicas
-# message: outside
+# message: more MPS clients than
 resource "gpufleet_node_sharing" "this" {
   name      = "gpu-1"
   node_name = "gpu-1"
