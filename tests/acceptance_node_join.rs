@@ -252,17 +252,13 @@ fn wait_for<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>
 /// check the CA in it against the pin. Returns the trusted CA (DER).
 fn discover(material: &JoinMaterial) -> Vec<u8> {
     let (id, secret) = material.id_and_secret();
-    let untrusted = block_on(client_from(&kubeconfig_yaml(
-        &material.endpoint,
-        None,
-        json!({}),
-    )));
+    let untrusted = kubeconfig_yaml(&material.endpoint, None, json!({}));
     let (kubeconfig, jws) = wait_for(
         "the bootstrapsigner's signature",
         Duration::from_secs(60),
         || {
             let info = block_on(async {
-                Api::<ConfigMap>::namespaced(untrusted.clone(), "kube-public")
+                Api::<ConfigMap>::namespaced(client_from(&untrusted).await, "kube-public")
                     .get("cluster-info")
                     .await
                     .unwrap()
@@ -301,23 +297,25 @@ fn discover(material: &JoinMaterial) -> Vec<u8> {
     ca
 }
 
-fn token_client(material: &JoinMaterial, ca: &[u8]) -> kube::Client {
-    let ca_pem = format!(
-        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
-        base64::engine::general_purpose::STANDARD.encode(ca)
-    );
-    block_on(client_from(&kubeconfig_yaml(
+/// The kubeconfig of a client that authenticates with the token and trusts
+/// only `ca` (clients live in one runtime, so tests pass kubeconfigs around).
+fn token_kubeconfig(material: &JoinMaterial, ca: &[u8]) -> String {
+    kubeconfig_yaml(
         &material.endpoint,
-        Some(ca_pem.as_bytes()),
+        Some(ca_pem(ca).as_bytes()),
         json!({"token": material.token}),
-    )))
+    )
+}
+
+fn ca_pem(der: &[u8]) -> String {
+    format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        base64::engine::general_purpose::STANDARD.encode(der)
+    )
 }
 
 /// A node client certificate request, as a kubelet makes it.
-fn request_certificate(
-    client: &kube::Client,
-    node: &str,
-) -> Result<(String, String, String), kube::Error> {
+fn request_certificate(kubeconfig: &str, node: &str) -> Result<(String, String), kube::Error> {
     let key = rcgen::KeyPair::generate().unwrap();
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     params.distinguished_name = rcgen::DistinguishedName::new();
@@ -343,22 +341,22 @@ fn request_certificate(
         status: None,
     };
     block_on(async {
-        Api::<CertificateSigningRequest>::all(client.clone())
+        Api::<CertificateSigningRequest>::all(client_from(kubeconfig).await)
             .create(&PostParams::default(), &request)
             .await
     })?;
-    Ok((name, key.serialize_pem(), String::new()))
+    Ok((name, key.serialize_pem()))
 }
 
 /// Waits for the controller-manager to approve and sign CSR `name`, reading
 /// it with the token as a kubelet does.
-fn signed_certificate(client: &kube::Client, name: &str) -> String {
+fn signed_certificate(kubeconfig: &str, name: &str) -> String {
     wait_for(
         "the CSR approved and signed",
         Duration::from_secs(60),
         || {
             let csr = block_on(async {
-                Api::<CertificateSigningRequest>::all(client.clone())
+                Api::<CertificateSigningRequest>::all(client_from(kubeconfig).await)
                     .get(name)
                     .await
                     .unwrap()
@@ -421,20 +419,16 @@ fn delete_node_and_csrs(node: &str, csrs: &[String]) {
 /// before it showed it first.
 fn join(material: &JoinMaterial, node: &str, csrs: &mut Vec<String>) -> Node {
     let ca = discover(material);
-    let bootstrap = token_client(material, &ca);
-    let (csr, key_pem, _) = request_certificate(&bootstrap, node).unwrap();
+    let bootstrap = token_kubeconfig(material, &ca);
+    let (csr, key_pem) = request_certificate(&bootstrap, node).unwrap();
     csrs.push(csr.clone());
     let certificate = signed_certificate(&bootstrap, &csr);
-    let ca_pem = format!(
-        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
-        base64::engine::general_purpose::STANDARD.encode(&ca)
-    );
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-    let kubelet = block_on(client_from(&kubeconfig_yaml(
+    let kubelet = kubeconfig_yaml(
         &material.endpoint,
-        Some(ca_pem.as_bytes()),
+        Some(ca_pem(&ca).as_bytes()),
         json!({"client-certificate-data": b64(&certificate), "client-key-data": b64(&key_pem)}),
-    )));
+    );
     let (taints, labels) = registration(material);
     block_on(async {
         let admin = Api::<Node>::all(kube_client().await);
@@ -452,7 +446,7 @@ fn join(material: &JoinMaterial, node: &str, csrs: &mut Vec<String>) -> Node {
             }),
             ..Default::default()
         };
-        Api::<Node>::all(kubelet)
+        Api::<Node>::all(client_from(&kubelet).await)
             .create(&PostParams::default(), &registered)
             .await
             .expect("the node registers itself with its certificate");
@@ -507,9 +501,9 @@ fn patch_secret(id: &str, data: serde_json::Value) {
 
 /// Whether the API server takes the token: a CSR list as the token's user.
 fn token_accepted(material: &JoinMaterial, ca: &[u8]) -> bool {
-    let client = token_client(material, ca);
+    let kubeconfig = token_kubeconfig(material, ca);
     match block_on(async {
-        Api::<CertificateSigningRequest>::all(client)
+        Api::<CertificateSigningRequest>::all(client_from(&kubeconfig).await)
             .list(&Default::default())
             .await
     }) {
@@ -580,7 +574,10 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
         let ca = discover(&material);
         assert!(token_accepted(&material, &ca));
         patch_secret(&id, json!({"expiration": "2020-01-01T00:00:00Z"}));
-        assert!(!token_accepted(&material, &ca));
+        // The authenticator reads Secrets from its informer: a moment later.
+        wait_for("the expired token refused", Duration::from_secs(10), || {
+            (!token_accepted(&material, &ca)).then_some(())
+        });
         wait_for("the token cleaner", Duration::from_secs(60), || {
             secret_of(&id).is_none().then_some(())
         });
@@ -593,8 +590,10 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
         assert_ne!(renewed.token, material.token);
         let ca = discover(&renewed);
         ws.destroy();
-        assert!(!token_accepted(&renewed, &ca));
-        let refused = request_certificate(&token_client(&renewed, &ca), &unique_name("late"));
+        wait_for("the revoked token refused", Duration::from_secs(10), || {
+            (!token_accepted(&renewed, &ca)).then_some(())
+        });
+        let refused = request_certificate(&token_kubeconfig(&renewed, &ca), &unique_name("late"));
         assert!(
             matches!(&refused, Err(kube::Error::Api(s)) if s.code == 401),
             "{refused:?}"
