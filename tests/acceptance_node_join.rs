@@ -6,7 +6,8 @@
 //! kubelet's TLS bootstrap does, with nothing but what the resource outputs:
 //! it finds the cluster through the signed `cluster-info` ConfigMap and the CA
 //! pin, asks for a client certificate with the token, and registers its Node
-//! with the certificate the controller-manager signed.
+//! with the certificate the controller-manager signed; the real scheduler
+//! then keeps pods without the tolerations off it.
 
 mod common;
 
@@ -21,7 +22,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{
     CertificateSigningRequest, CertificateSigningRequestSpec,
 };
-use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeSpec, Secret, Taint};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeSpec, Pod, Secret, Taint};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
@@ -446,10 +447,19 @@ fn join(material: &JoinMaterial, node: &str, csrs: &mut Vec<String>) -> Node {
             }),
             ..Default::default()
         };
-        Api::<Node>::all(client_from(&kubelet).await)
-            .create(&PostParams::default(), &registered)
+        let own = Api::<Node>::all(client_from(&kubelet).await);
+        own.create(&PostParams::default(), &registered)
             .await
             .expect("the node registers itself with its certificate");
+        // Then reports itself ready with room for pods, as a kubelet does.
+        let status = json!({"status": {
+            "capacity": {"cpu": "8", "memory": "64Gi", "pods": "110"},
+            "allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ready"}],
+        }});
+        own.patch_status(node, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .expect("the node reports its own status");
         loop {
             match events.try_next().await.unwrap() {
                 Some(WatchEvent::Added(first)) => return first,
@@ -458,6 +468,72 @@ fn join(material: &JoinMaterial, node: &str, csrs: &mut Vec<String>) -> Node {
             }
         }
     })
+}
+
+/// A pod for the joined node's pool, tolerating its taints or not.
+fn pod_for_pool(name: &str, tolerating: bool) -> Pod {
+    let tolerations = if tolerating {
+        json!([
+            {"key": "nvidia.com/gpu", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
+            {"key": "workload", "operator": "Equal", "value": "training", "effect": "NoExecute"},
+        ])
+    } else {
+        json!([])
+    };
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"example.com/pool": "h100"},
+            "tolerations": tolerations,
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+        },
+    }))
+    .unwrap()
+}
+
+/// The real scheduler keeps a pod without the tolerations off the joined
+/// node (naming the taint) and places a training pod there.
+fn scheduling_respects_the_taints(node: &str) {
+    let (plain, training) = (unique_name("untolerating"), unique_name("training"));
+    block_on(async {
+        let pods = Api::<Pod>::namespaced(kube_client().await, "default");
+        for (name, tolerating) in [(&plain, false), (&training, true)] {
+            pods.create(&PostParams::default(), &pod_for_pool(name, tolerating))
+                .await
+                .unwrap();
+        }
+    });
+    let get = |name: &str| {
+        block_on(async {
+            Api::<Pod>::namespaced(kube_client().await, "default")
+                .get(name)
+                .await
+                .unwrap()
+        })
+    };
+    let bound = wait_for(
+        "the training pod scheduled",
+        Duration::from_secs(60),
+        || get(&training).spec.and_then(|s| s.node_name),
+    );
+    assert_eq!(bound, node);
+    let refusal = wait_for("the scheduler's verdict", Duration::from_secs(60), || {
+        let pod = get(&plain);
+        assert_eq!(pod.spec.as_ref().and_then(|s| s.node_name.clone()), None);
+        pod.status?
+            .conditions?
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"))?
+            .message
+    });
+    assert!(refusal.contains("untolerated taint"), "{refusal}");
+    block_on(async {
+        let pods = Api::<Pod>::namespaced(kube_client().await, "default");
+        for name in [&plain, &training] {
+            let _ = pods.delete(name, &DeleteParams::default()).await;
+        }
+    });
 }
 
 fn taints_text(node: &Node) -> Vec<String> {
@@ -554,6 +630,7 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
                 .map(String::as_str),
             Some("h100-mps")
         );
+        scheduling_respects_the_taints(&node);
         delete_node_and_csrs(&node, &csrs);
 
         // Drift: an edited Secret shows, and so does a deleted one.
