@@ -455,7 +455,7 @@ impl AppliedObject for BootstrapToken {
                     .validate(not_empty())
                     .validate(no_null_elements())
                     .validate(each(one_of(USAGES)))
-                    .describe("What the token may be used for: `authentication` (a kubelet's TLS bootstrap) and `signing` (the `cluster-info` ConfigMap's signature that `kubeadm join` verifies)."),
+                    .describe("What the token may be used for: `authentication` (a kubelet's TLS bootstrap) and `signing` (the `cluster-info` ConfigMap's signature that `kubeadm join` verifies); both when unset."),
                 Attr::string_list("auth_extra_groups")
                     .default(Value::List(vec![Value::string(DEFAULT_GROUP)]))
                     .validate(not_empty())
@@ -467,7 +467,7 @@ impl AppliedObject for BootstrapToken {
                             .filter_map(Value::as_str)
                             .try_for_each(check_group)
                     }))
-                    .describe("Groups the token authenticates as, besides `system:bootstrappers`. RBAC bindings for node bootstrap name them."),
+                    .describe("Groups the token authenticates as, besides `system:bootstrappers`. RBAC bindings for node bootstrap name them. `[\"system:bootstrappers:gpufleet\"]` when unset."),
                 Attr::nested("taints", Nesting::List, taint_attributes())
                     .optional()
                     .describe("Taints the node registers with (`gpufleet_node_taint`'s shape). Each (key, effect) pair at most once."),
