@@ -662,9 +662,29 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
             .assert_actions(RESOURCE, &["create"]);
         ws.apply();
 
-        // Destroy revokes the new token: a second bootstrap fails.
+        // A token that expires within `rotate_when_expires_within` (1h) is
+        // replaced by the next plan, and the one it replaces is revoked.
         let renewed = JoinMaterial::of(&ws);
         assert_ne!(renewed.token, material.token);
+        let soon = jiff::Timestamp::now()
+            .checked_add(jiff::SignedDuration::from_mins(30))
+            .unwrap()
+            .round(jiff::Unit::Second)
+            .unwrap();
+        patch_secret(
+            renewed.id_and_secret().0,
+            json!({"expiration": soon.to_string()}),
+        );
+        ws.assert_plan_changes()
+            .assert_replaced_for(RESOURCE, &["expiration"]);
+        ws.apply();
+        let rotated = JoinMaterial::of(&ws);
+        assert_ne!(rotated.token, renewed.token);
+        // The replaced token is gone (ids are random: 36^6 of them).
+        assert!(secret_of(renewed.id_and_secret().0).is_none());
+
+        // Destroy revokes the token: a second bootstrap fails.
+        let renewed = rotated;
         let ca = discover(&renewed);
         ws.destroy();
         wait_for("the revoked token refused", Duration::from_secs(10), || {
