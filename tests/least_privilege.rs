@@ -37,6 +37,15 @@ use kube::Api;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::json;
 
+/// The namespace a Role of `scope` goes in; `None` for the ClusterRole.
+fn namespace_of(scope: Scope) -> Option<&'static str> {
+    match scope {
+        Scope::Cluster => None,
+        Scope::OperatorNamespace => Some(RBAC_OPERATOR_NAMESPACE),
+        Scope::Namespace(namespace) => Some(namespace),
+    }
+}
+
 /// A role with `rules`, bound to `user`, removed again when dropped.
 struct Grant {
     name: String,
@@ -99,15 +108,19 @@ impl Grant {
             .await
             .unwrap();
         let mut namespaces = Vec::new();
-        let namespaced = policy(Scope::OperatorNamespace);
-        if rules.iter().any(|r| r.scope == Scope::OperatorNamespace) {
-            let ns = RBAC_OPERATOR_NAMESPACE;
+        for rule in rules {
+            let Some(ns) = namespace_of(rule.scope) else {
+                continue;
+            };
+            if namespaces.iter().any(|n| n == ns) {
+                continue;
+            }
             Api::<Role>::namespaced(client.clone(), ns)
                 .create(
                     &pp,
                     &Role {
                         metadata: meta(Some(ns)),
-                        rules: Some(namespaced),
+                        rules: Some(policy(rule.scope)),
                     },
                 )
                 .await
@@ -118,7 +131,7 @@ impl Grant {
                     &RoleBinding {
                         metadata: meta(Some(ns)),
                         role_ref: role_ref("Role"),
-                        subjects,
+                        subjects: subjects.clone(),
                     },
                 )
                 .await
@@ -144,8 +157,7 @@ impl Grant {
                     group: Some(rule.group.clone()),
                     resource: Some(rule.resource.clone()),
                     verb: Some(rule.verbs[0].clone()),
-                    namespace: (rule.scope == Scope::OperatorNamespace)
-                        .then(|| RBAC_OPERATOR_NAMESPACE.to_string()),
+                    namespace: namespace_of(rule.scope).map(str::to_string),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -423,6 +435,11 @@ fn workouts(tag: &str, node: &str, pool: &str) -> Vec<Workout> {
             update: json!({"name": format!("lp-sel-{tag}"), "node_selector": {"gpufleet.test/lp-pool": pool}, "strategy": "time_slicing", "replicas": 4}),
         },
         Workout {
+            type_name: "gpufleet_node_join",
+            create: json!({"token_id": token_id(tag), "ttl": "1h", "rotate_when_expires_within": "10m"}),
+            update: json!({"token_id": token_id(tag), "ttl": "1h", "rotate_when_expires_within": "10m", "labels": {"team": "ml"}}),
+        },
+        Workout {
             type_name: "gpufleet_node_taint",
             create: json!({"node_name": node, "taints": taint(&format!("gpufleet.test/lp-{tag}"), "a")}),
             update: json!({"node_name": node, "taints": taint(&format!("gpufleet.test/lp-{tag}"), "b")}),
@@ -433,6 +450,15 @@ fn workouts(tag: &str, node: &str, pool: &str) -> Vec<Workout> {
             update: json!({"node_selector": {"gpufleet.test/lp-pool": pool}, "taints": taint(&format!("gpufleet.test/lp-sel-{tag}"), "b")}),
         },
     ]
+}
+
+/// The node join workout's token id, fixed per tag so a half-done workout's
+/// Secret can be found and removed.
+fn token_id(tag: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (tag, std::process::id()).hash(&mut hasher);
+    format!("{:06x}", hasher.finish() & 0xff_ffff)
 }
 
 fn errors(diagnostics: &Diagnostics) -> Result<(), Diagnostics> {
@@ -544,6 +570,12 @@ async fn clean_up(tag: &str) {
             .delete(&fleet, &DeleteParams::default())
             .await;
     }
+    let _ = Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), "kube-system")
+        .delete(
+            &format!("bootstrap-token-{}", token_id(tag)),
+            &DeleteParams::default(),
+        )
+        .await;
     // A half-done sharing workout's keys (the ConfigMap holds only those).
     let _ = Api::<ConfigMap>::namespaced(client, RBAC_OPERATOR_NAMESPACE)
         .delete("gpufleet-device-plugin", &DeleteParams::default())

@@ -49,6 +49,13 @@ impl Kubernetes {
         self.endpoint().describe()
     }
 
+    /// The API server and its CA as the settings give them, read from the
+    /// settings (which builds the client) if not yet.
+    pub async fn connected_endpoint(&self) -> Result<Endpoint, Diagnostics> {
+        self.client().await?;
+        Ok(self.endpoint())
+    }
+
     fn endpoint(&self) -> Endpoint {
         match self.connected.get() {
             Some(Ok(connected)) => connected.endpoint.clone(),

@@ -146,6 +146,7 @@ impl Connection {
                 .exec
                 .as_ref()
                 .and_then(|exec| exec.command.clone()),
+            ca_certificates: config.root_cert.clone().unwrap_or_default(),
         }
     }
 
@@ -389,6 +390,9 @@ pub struct Endpoint {
     /// The exec credential plugin's command (not its arguments or
     /// environment, which may carry secrets).
     pub exec_command: Option<String>,
+    /// The CA certificates (DER) the API server's certificate is checked
+    /// against, as the settings give them.
+    pub ca_certificates: Vec<Vec<u8>>,
 }
 
 impl Endpoint {

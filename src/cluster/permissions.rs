@@ -25,6 +25,9 @@ pub enum Scope {
     /// In the namespace the GPU Operator runs in (a provider setting),
     /// granted by a Role there.
     OperatorNamespace,
+    /// In one fixed namespace (`kube-system` for bootstrap tokens), granted
+    /// by a Role there.
+    Namespace(&'static str),
 }
 
 /// One permission: `verbs` on `resource` of API `group` (`""` for the core
@@ -67,6 +70,21 @@ impl Permission {
             resource,
             verbs,
             scope: Scope::OperatorNamespace,
+        }
+    }
+
+    /// A permission in the fixed namespace `namespace`.
+    pub const fn in_namespace(
+        namespace: &'static str,
+        group: &'static str,
+        resource: &'static str,
+        verbs: &'static [&'static str],
+    ) -> Self {
+        Self {
+            group,
+            resource,
+            verbs,
+            scope: Scope::Namespace(namespace),
         }
     }
 }
@@ -149,7 +167,8 @@ pub fn rules(declared: &[(&str, &[Permission])]) -> Vec<Rule> {
 pub const ROLE_NAME: &str = "gpufleet";
 
 /// The RBAC manifests granting exactly `rules`: a ClusterRole for the
-/// cluster-wide rules, and a Role in `operator_namespace` for the others.
+/// cluster-wide rules, a Role in `operator_namespace` for the operator's,
+/// and one in each fixed namespace for theirs.
 pub fn manifests(rules: &[Rule], operator_namespace: &str) -> String {
     let mut out = String::from(
         "# The least privilege gpufleet needs, generated from the permissions each\n\
@@ -157,11 +176,26 @@ pub fn manifests(rules: &[Rule], operator_namespace: &str) -> String {
          # out of date, and rewrites it). Bind it to the identity the provider runs as:\n\
          #   kubectl create clusterrolebinding gpufleet --clusterrole=gpufleet --user=USER\n",
     );
-    if rules.iter().any(|r| r.scope == Scope::OperatorNamespace) {
+    let mut namespaced: Vec<(Scope, &str)> = Vec::new();
+    for rule in rules {
+        let namespace = match rule.scope {
+            Scope::Cluster => continue,
+            Scope::OperatorNamespace => operator_namespace,
+            Scope::Namespace(namespace) => namespace,
+        };
+        if !namespaced.contains(&(rule.scope, namespace)) {
+            namespaced.push((rule.scope, namespace));
+        }
+    }
+    for (scope, namespace) in &namespaced {
         out.push_str(&format!(
-            "#   kubectl create rolebinding gpufleet -n {operator_namespace} --role=gpufleet --user=USER\n\
-             # (the Role belongs in the namespace the provider's GPU Operator setting names).\n"
+            "#   kubectl create rolebinding gpufleet -n {namespace} --role=gpufleet --user=USER\n"
         ));
+        if *scope == Scope::OperatorNamespace {
+            out.push_str(
+                "# (that Role belongs in the namespace the provider's GPU Operator setting names).\n",
+            );
+        }
     }
     let role = |kind: &str, namespace: Option<&str>, scope: Scope| {
         let mut doc = format!(
@@ -179,13 +213,9 @@ pub fn manifests(rules: &[Rule], operator_namespace: &str) -> String {
     };
     out.push_str("---\n");
     out.push_str(&role("ClusterRole", None, Scope::Cluster));
-    if rules.iter().any(|r| r.scope == Scope::OperatorNamespace) {
+    for (scope, namespace) in namespaced {
         out.push_str("---\n");
-        out.push_str(&role(
-            "Role",
-            Some(operator_namespace),
-            Scope::OperatorNamespace,
-        ));
+        out.push_str(&role("Role", Some(namespace), scope));
     }
     out
 }
@@ -271,6 +301,26 @@ mod tests {
             ),
             "{yaml}"
         );
+    }
+
+    #[test]
+    fn a_fixed_namespace_gets_a_role_of_its_own() {
+        const SECRETS: &[Permission] = &[Permission::in_namespace(
+            "kube-system",
+            "",
+            "secrets",
+            &["get", "create"],
+        )];
+        let yaml = manifests(&rules(&[("node_join", SECRETS)]), "gpu-operator");
+        assert!(
+            yaml.contains("kind: Role\nmetadata:\n  name: gpufleet\n  namespace: kube-system\n"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains("create rolebinding gpufleet -n kube-system"),
+            "{yaml}"
+        );
+        assert!(!yaml.contains("gpu-operator"), "{yaml}");
     }
 
     #[test]

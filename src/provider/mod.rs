@@ -172,6 +172,7 @@ impl ProviderDefinition for Gpufleet {
             register_resource(resources::node_taint::NodeTaint),
             register_resource(resources::gpu_sharing::GpuSharing),
             register_resource(resources::node_sharing::NodeSharing),
+            register_resource(resources::node_join::NodeJoin::new()),
         ]
     }
 
@@ -201,6 +202,7 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
             resources::node_sharing::PERMISSIONS,
         ),
         ("gpufleet_node_sharing", SHARING_KEY),
+        ("gpufleet_node_join", resources::node_join::PERMISSIONS),
         (
             "gpufleet_accelerators",
             data_sources::accelerators::PERMISSIONS,

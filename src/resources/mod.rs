@@ -4,6 +4,7 @@
 
 pub mod fleet;
 pub mod gpu_sharing;
+pub mod node_join;
 pub mod node_sharing;
 pub mod node_taint;
 pub mod priority_class;

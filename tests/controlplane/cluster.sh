@@ -371,6 +371,9 @@ start_kube-apiserver() {
   #   not-ready taint TaintNodesByCondition puts on every new Node, and pods
   #   must not wait for the `default` ServiceAccount to appear (envtest does the
   #   same). Priority stays on: preemption tests need spec.priority.
+  # Node bootstrap as kubeadm sets it up: bootstrap tokens authenticate, the
+  #   Node authorizer and NodeRestriction confine a node's identity to its own
+  #   Node object (gpufleet_node_join's test joins a server this way).
   start kube-apiserver \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --bind-address=127.0.0.1 --secure-port="$api_port" \
@@ -379,7 +382,8 @@ start_kube-apiserver() {
     --tls-sni-cert-key="$pki/expired-server.crt,$pki/expired-server.key:expired.gpufleet.test" \
     --tls-sni-cert-key="$pki/future-server.crt,$pki/future-server.key:future.gpufleet.test" \
     --client-ca-file="$pki/ca.crt" \
-    --authorization-mode=RBAC \
+    --authorization-mode=Node,RBAC --enable-bootstrap-token-auth=true \
+    --enable-admission-plugins=NodeRestriction \
     --service-cluster-ip-range=10.0.0.0/24 \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
@@ -404,13 +408,16 @@ start_kube-scheduler() {
 # The controller-manager gives namespace deletion, garbage collection,
 # workload controllers and service-account tokens. Node lifecycle and taint
 # eviction are off: fake nodes get no kubelet heartbeats, and those would
-# mark them unreachable and evict their pods.
+# mark them unreachable and evict their pods. bootstrapsigner (signs the
+# kube-public cluster-info ConfigMap per token) and tokencleaner (deletes
+# expired bootstrap tokens) are off by default and turned on; csrapproving and
+# csrsigning are on by default.
 start_kube-controller-manager() {
   local auth
   component_auth
   start kube-controller-manager "${auth[@]}" \
     --leader-elect=false --bind-address=127.0.0.1 --secure-port="$controller_manager_port" \
-    --controllers='*,-node-lifecycle-controller,-taint-eviction-controller' \
+    --controllers='*,bootstrapsigner,tokencleaner,-node-lifecycle-controller,-taint-eviction-controller' \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
     --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
     --use-service-account-credentials=false

@@ -1,0 +1,4 @@
+import {
+  to = gpufleet_node_join.h100
+  id = "abcdef"
+}

@@ -1,0 +1,26 @@
+# A join token for the data-center H100 servers: they register tainted for
+# training and labelled with their GPU-sharing configuration, so nothing else
+# lands on them between joining and the next apply.
+resource "gpufleet_node_join" "h100" {
+  ttl                        = "24h"
+  rotate_when_expires_within = "2h"
+  taints = [
+    { key = "nvidia.com/gpu", value = "training", effect = "NoSchedule" },
+  ]
+  labels         = { "example.com/pool" = "h100" }
+  sharing_config = "h100-mps"
+}
+
+# Give these to the server (they carry the token: keep them secret).
+output "kubeadm_join_command" {
+  value     = gpufleet_node_join.h100.kubeadm_join_command
+  sensitive = true
+}
+
+output "kubelet_config" {
+  value = gpufleet_node_join.h100.kubelet_config
+}
+
+output "kubelet_node_labels_flag" {
+  value = gpufleet_node_join.h100.kubelet_node_labels_flag
+}
