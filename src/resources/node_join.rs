@@ -22,16 +22,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 use super::taint::{check_unique, taint_attributes};
-use crate::cluster::Cluster;
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::check_import_name;
-use crate::cluster::object::{AppliedObject, ObjectResource};
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::GaveUp;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{Validator, each, no_null_elements, not_empty, one_of};
 use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
+use crate::kit::Cluster;
+use crate::kit::object::{AppliedObject, ObjectResource};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
