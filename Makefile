@@ -4,7 +4,7 @@
 #   make test   every test: unit, protocol, acceptance and the scenario (terraform and tofu)
 #   make test-long   the long runs: fuzzing, the reproducible release
 
-.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long fuzz unit lint bench docs rbac release clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long fuzz unit lint bench bench-publish docs rbac release clean
 
 all: build
 
@@ -53,9 +53,13 @@ unit:
 lint:
 	bash scripts/lint.sh
 
-# Benchmarks on a control plane of their own; see docs/benchmarks.md.
+# Benchmarks on a control plane of their own, into target/bench/;
+# `make bench-publish` also writes docs/benchmarks.md, from a clean tree only.
 bench:
 	bash scripts/bench.sh
+
+bench-publish:
+	bash scripts/bench.sh --publish
 
 # docs/ from the provider's schema, templates/ and examples/ (tfplugindocs).
 docs:
