@@ -77,7 +77,7 @@ pub(super) fn attributes() -> Vec<Attr> {
     vec![
         Attr::nested("gpu_sharing", Nesting::Single, sharing::attributes(Strategy::NODES, true))
             .optional()
-            .describe("This fleet's own GPU sharing, checked against every model in `accelerators`: written to key `fleet-NAME` of the device-plugin ConfigMap and selected by the NodePool's template labels, so nodes join with it. Without it, nodes take the cluster-wide `gpufleet_gpu_sharing`; `{ strategy = \"none\" }` keeps them dedicated."),
+            .describe("This fleet's own GPU sharing, checked against every model in `accelerators`: written to key `fleet-NAME` of the device-plugin ConfigMap and selected by the NodePool's template labels, so nodes join with it; when it changes, the device-plugin pods on the fleet's nodes restart. Without it, nodes take the cluster-wide `gpufleet_gpu_sharing`; `{ strategy = \"none\" }` keeps them dedicated."),
         Attr::string("gpu_resource")
             .derived_from(&["gpu_sharing", "accelerators"])
             .exact()
