@@ -4,7 +4,7 @@
 #   make test   every test: unit, protocol, acceptance and the scenario (terraform and tofu)
 #   make test-long   the long runs: fuzzing, the reproducible release
 
-.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long fuzz unit lint bench docs release clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long fuzz unit lint bench bench-publish docs rbac release clean
 
 all: build
 
@@ -53,13 +53,23 @@ unit:
 lint:
 	bash scripts/lint.sh
 
-# Benchmarks on a control plane of their own; see docs/benchmarks.md.
+# Benchmarks on a control plane of their own, into target/bench/;
+# `make bench-publish` also writes docs/benchmarks.md, from a clean tree only.
 bench:
 	bash scripts/bench.sh
+
+bench-publish:
+	bash scripts/bench.sh --publish
 
 # docs/ from the provider's schema, templates/ and examples/ (tfplugindocs).
 docs:
 	bash scripts/docs.sh
+
+# docs/rbac.yaml from the permissions each type declares (provider::permissions());
+# the unit test docs_rbac_yaml_is_generated_from_the_declared_permissions fails
+# until it is regenerated. A running cluster rebinds it with `cluster.sh roles`.
+rbac:
+	cargo test --lib --quiet provider::tests::write_docs_rbac_yaml -- --ignored --exact
 
 # Registry release files for this machine's platform in target/release/dist/
 # (scripts/release.sh TRIPLE for another; GPUFLEET_SIGNING_KEY to sign).

@@ -3,14 +3,31 @@
 # plan, destroy through gpufleet, the terraform_data floor and, with
 # GPUFLEET_BENCH_PEER=/path/to/terraform-provider-kubernetes_vX.Y.Z, the
 # hashicorp/kubernetes provider) on a control plane of its own in
-# target/bench-cluster. Writes target/bench/; with --publish also copies the
-# report and chart to docs/.
+# target/bench-cluster. Writes target/bench/; with --publish (only from a
+# clean tree) also copies the report and chart to docs/.
 #   GPUFLEET_BENCH_RUNS (5), GPUFLEET_BENCH_SIZES (100,500),
 #   GPUFLEET_BENCH_CLI (terraform), GPUFLEET_BENCH_BINARY (the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 publish=0
 [ "${1:-}" = --publish ] && publish=1
+
+# Published figures name the commit they were measured at, so that commit
+# must be all there was: refuse a tree with changes or untracked files.
+clean_tree() {
+  local changes
+  changes=$(git status --porcelain --untracked-files=normal)
+  [ -z "$changes" ] && return 0
+  echo "make bench --publish: the tree has changes, so the figures would not be those of any commit:" >&2
+  echo "$changes" >&2
+  echo "commit or stash them, or run without --publish (target/bench/ only)" >&2
+  return 1
+}
+if [ $publish = 1 ]; then
+  clean_tree
+  [ -z "${GPUFLEET_BENCH_BINARY:-}" ] ||
+    { echo "make bench --publish measures this commit's release build, not GPUFLEET_BENCH_BINARY" >&2; exit 1; }
+fi
 
 cargo build --release --quiet
 bash tests/controlplane/build.sh etcd kube-apiserver kube-scheduler kube-controller-manager kubectl
@@ -24,6 +41,7 @@ cargo bench --quiet --bench startup
 cargo bench --quiet --bench workloads
 echo "report: target/bench/benchmarks.md, chart: target/bench/benchmarks-wall-time.svg"
 if [ $publish = 1 ]; then
+  clean_tree # again: the tree may have changed while the bench ran
   cp target/bench/benchmarks.md docs/benchmarks.md
   cp target/bench/benchmarks-wall-time.svg docs/benchmarks-wall-time.svg
   echo "published to docs/benchmarks.md"

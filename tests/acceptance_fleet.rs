@@ -212,9 +212,13 @@ fn each_label_scheme() {
 }
 
 /// Changes behind Terraform's back to fields the fleet owns show in the
-/// plan, and apply puts the configuration back. The template's labels are
-/// one atomic map in the NodePool CRD, so a label someone else adds there
-/// is drift of `labels` too, and the apply removes it.
+/// plan, and apply puts the configuration back. The template's labels and
+/// taints are atomic in the NodePool CRD, so a label or taint someone else
+/// adds there is drift of `labels` or `taints` too, and the apply removes
+/// it; the template's
+/// annotations, its limits and the NodePool's own labels and annotations
+/// are owned key by key, so another writer's keys there are no drift and
+/// survive.
 #[test]
 fn drift_shows_in_the_plan() {
     each_cli(|cli| {
@@ -223,35 +227,97 @@ fn drift_shows_in_the_plan() {
         ws.config(&fleet(
             "f",
             &name,
-            &format!("{TRAINING}  labels = {{ team = \"ml\" }}\n"),
+            &format!(
+                "{TRAINING}  labels = {{ team = \"ml\" }}\n  annotations = {{ team = \"ml\" }}\n  node_pool_labels = {{ team = \"ml\" }}\n  node_pool_annotations = {{ team = \"ml\" }}\n"
+            ),
         ));
         ws.apply();
         let mut spec = live(&name).unwrap();
         spec["template"]["spec"]["requirements"][0]["values"] = json!(["H200"]);
+        let mut taints = spec["template"]["spec"]["taints"].clone();
+        taints
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"key": "foreign", "value": "x", "effect": "NoSchedule"}));
         edit(
             &name,
-            json!({"spec": {"template": {
-                "metadata": {"labels": {"foreign": "x"}},
-                "spec": {"requirements": spec["template"]["spec"]["requirements"]},
-            }, "limits": {"nvidia.com/gpu": "128"}}}),
+            json!({
+                "metadata": {"labels": {"foreign": "x"}, "annotations": {"foreign": "x"}},
+                "spec": {"template": {
+                    "metadata": {"labels": {"foreign": "x"}, "annotations": {"foreign": "x"}},
+                    "spec": {
+                        "requirements": spec["template"]["spec"]["requirements"],
+                        "taints": taints,
+                    },
+                }, "limits": {"nvidia.com/gpu": "128", "cpu": "1000"}},
+            }),
         );
         let plan = ws.assert_plan_changes();
         let address = "gpufleet_fleet.f";
         plan.assert_actions(address, &["update"]);
+        for keyed in ["annotations", "node_pool_labels", "node_pool_annotations"] {
+            assert_eq!(
+                (plan.before(address, keyed), plan.after(address, keyed)),
+                (Some(&json!({"team": "ml"})), Some(&json!({"team": "ml"}))),
+                "{}: another writer's key in {keyed} shows as drift",
+                cli.name
+            );
+        }
         plan.assert_change(address, "accelerators", json!(["H200"]), json!(["H100"]));
-        plan.assert_change(address, "limits.gpus", json!("128"), json!("64"));
+        plan.assert_change(
+            address,
+            "limits",
+            json!({"gpus": "128"}),
+            json!({"gpus": "64"}),
+        );
         plan.assert_change(
             address,
             "labels",
             json!({"foreign": "x", "team": "ml"}),
             json!({"team": "ml"}),
         );
+        assert_eq!(
+            (
+                plan.before(address, "taints[1].key"),
+                plan.after(address, "taints")
+                    .and_then(Value::as_array)
+                    .map(Vec::len),
+            ),
+            (Some(&json!("foreign")), Some(1)),
+            "{}: another writer's taint is not drift of taints:\n{}",
+            cli.name,
+            plan.text
+        );
         ws.apply();
         assert_eq!(
             live(&name).unwrap()["template"]["metadata"]["labels"],
             json!({"team": "ml"})
         );
-        assert_eq!(live(&name).unwrap()["limits"]["nvidia.com/gpu"], "64");
+        assert_eq!(
+            live(&name).unwrap()["template"]["metadata"]["annotations"],
+            json!({"team": "ml", "foreign": "x"})
+        );
+        let metadata = block_on(async { node_pool_api().await.get(&name).await.unwrap() }).metadata;
+        for keys in [metadata.labels, metadata.annotations] {
+            let keys = keys.unwrap_or_default();
+            assert_eq!(
+                (
+                    keys.get("team").map(String::as_str),
+                    keys.get("foreign").map(String::as_str)
+                ),
+                (Some("ml"), Some("x")),
+                "{}: {keys:?}",
+                cli.name
+            );
+        }
+        assert_eq!(
+            live(&name).unwrap()["limits"],
+            json!({"nvidia.com/gpu": "64", "cpu": "1000"})
+        );
+        assert_eq!(
+            live(&name).unwrap()["template"]["spec"]["taints"],
+            json!([{"key": "workload", "value": "training", "effect": "NoSchedule"}])
+        );
         assert_eq!(
             live(&name).unwrap()["template"]["spec"]["requirements"][0]["values"],
             json!(["H100"])

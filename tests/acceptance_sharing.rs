@@ -765,63 +765,143 @@ impl Drop for Kwok {
     }
 }
 
-/// The running pods of the DaemonSet, by node: (pod name, uid).
-fn plugin_pods(namespace: &str, app: &str) -> BTreeMap<String, (String, String)> {
-    block_on(async {
-        Api::<Pod>::namespaced(kube_client().await, namespace)
-            .list(&ListParams::default().labels(&format!("app={app}")))
-            .await
+/// The GPU Operator's DaemonSets whose pods read the device-plugin
+/// configuration, as the operator's assets define them: the plugin, its MPS
+/// control daemon and GPU Feature Discovery (config-manager sidecars with
+/// NODE_LABEL nvidia.com/device-plugin.config in each).
+const READERS: [&str; 3] = [
+    "assets/state-device-plugin/0500_daemonset.yaml",
+    "assets/state-mps-control-daemon/0400_daemonset.yaml",
+    "assets/gpu-feature-discovery/0500_daemonset.yaml",
+];
+
+/// One of the operator's reader DaemonSets, as its asset names and selects
+/// its pods, on the test's nodes only; kwok runs its pods.
+struct Reader {
+    name: String,
+    selector: String,
+}
+
+impl Reader {
+    /// Reads `asset` from the pinned GPU Operator module and creates its
+    /// DaemonSet in `namespace`; `None` when the module is not available
+    /// (said, and a failure under `make test`).
+    fn create(asset: &str, namespace: &str, node_label: &str) -> Option<Self> {
+        let text = common::go_module::gpu_operator_file("the GPU Operator's DaemonSets", asset)?;
+        let theirs: Value = serde_saphyr::from_str(&text).unwrap();
+        let name = theirs["metadata"]["name"].as_str().unwrap().to_string();
+        let labels = theirs["spec"]["selector"]["matchLabels"].clone();
+        let selector = labels
+            .as_object()
             .unwrap()
-            .items
-            .into_iter()
-            .filter(|p| p.metadata.deletion_timestamp.is_none())
-            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
-            .filter_map(|p| {
-                let node = p.spec?.node_name?;
-                Some((node, (p.metadata.name?, p.metadata.uid?)))
-            })
-            .collect()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+            .collect::<Vec<_>>()
+            .join(",");
+        let daemon_set: DaemonSet = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": theirs["spec"]["template"]["metadata"]["labels"]},
+                    "spec": {
+                        "nodeSelector": {node_label: "true"},
+                        "containers": [{"name": "reader", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}],
+                    },
+                },
+            },
+        }))
+        .unwrap();
+        block_on(async {
+            Api::<DaemonSet>::namespaced(kube_client().await, namespace)
+                .create(&PostParams::default(), &daemon_set)
+                .await
+                .unwrap();
+        });
+        Some(Self { name, selector })
+    }
+}
+
+/// Every pod of the readers, whatever its state: (DaemonSet, node) →
+/// (uid, whether it is being deleted).
+fn reader_pods(namespace: &str, readers: &[Reader]) -> BTreeMap<(String, String), (String, bool)> {
+    block_on(async {
+        let api = Api::<Pod>::namespaced(kube_client().await, namespace);
+        let mut pods = BTreeMap::new();
+        for reader in readers {
+            let listed = api
+                .list(&ListParams::default().labels(&reader.selector))
+                .await
+                .unwrap();
+            for pod in listed.items {
+                let running =
+                    pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+                let going = pod.metadata.deletion_timestamp.is_some();
+                let Some(node) = pod.spec.and_then(|s| s.node_name) else {
+                    continue;
+                };
+                if running || going {
+                    pods.insert(
+                        (reader.name.clone(), node),
+                        (pod.metadata.uid.unwrap(), going),
+                    );
+                }
+            }
+        }
+        pods
     })
 }
 
-fn wait_for_pods(namespace: &str, app: &str, nodes: &[&str]) -> BTreeMap<String, (String, String)> {
+/// Until every reader runs one pod, not being deleted, on each of `nodes`.
+fn wait_for_readers(
+    namespace: &str,
+    readers: &[Reader],
+    nodes: &[&str],
+) -> BTreeMap<(String, String), (String, bool)> {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        let pods = plugin_pods(namespace, app);
-        if nodes.iter().all(|n| pods.contains_key(*n)) && pods.len() == nodes.len() {
+        let pods = reader_pods(namespace, readers);
+        let settled = pods.len() == readers.len() * nodes.len()
+            && pods.values().all(|(_, going)| !going)
+            && readers.iter().all(|r| {
+                nodes
+                    .iter()
+                    .all(|n| pods.contains_key(&(r.name.clone(), n.to_string())))
+            });
+        if settled {
             return pods;
         }
         assert!(
             Instant::now() < deadline,
-            "device-plugin pods not running on {nodes:?}: {pods:?}"
+            "reader pods not running on {nodes:?}: {pods:?}"
         );
         std::thread::sleep(Duration::from_millis(300));
     }
 }
 
-/// The operator's device-plugin DaemonSet on the test's nodes; kwok runs
-/// its pods.
-fn device_plugin_daemon_set(namespace: &str, app: &str, node_label: &str) {
-    let daemon_set: DaemonSet = serde_json::from_value(json!({
-        "metadata": {"name": "nvidia-device-plugin-daemonset"},
-        "spec": {
-            "selector": {"matchLabels": {"app": app}},
-            "template": {
-                "metadata": {"labels": {"app": app}},
-                "spec": {
-                    "nodeSelector": {node_label: "true"},
-                    "containers": [{"name": "nvidia-device-plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}],
-                },
-            },
-        },
-    }))
-    .unwrap();
-    block_on(async {
-        Api::<DaemonSet>::namespaced(kube_client().await, namespace)
-            .create(&PostParams::default(), &daemon_set)
-            .await
-            .unwrap();
-    });
+/// Between `before` and `after`, the pods of every reader restarted (a new
+/// uid) on exactly the nodes in `restarted`.
+fn assert_restarted(
+    cli: &Cli,
+    step: &str,
+    before: &BTreeMap<(String, String), (String, bool)>,
+    after: &BTreeMap<(String, String), (String, bool)>,
+    restarted: &[&str],
+) {
+    for ((reader, node), (uid, _)) in before {
+        let new = after[&(reader.clone(), node.clone())].0 != *uid;
+        assert_eq!(
+            new,
+            restarted.contains(&node.as_str()),
+            "{}, {step}: {reader} on {node} {}",
+            cli.name,
+            if new {
+                "restarted for nothing"
+            } else {
+                "not restarted"
+            }
+        );
+    }
 }
 
 fn restart_test(cli: &Cli) {
@@ -834,78 +914,85 @@ fn restart_test(cli: &Cli) {
     let annotations = [(Kwok::ANNOTATION, run.as_str())];
     let plain = nodes.create("gpu-default", &simulated, &annotations);
     let server = nodes.create("gpu-server", &simulated, &annotations);
-    let app = unique_name("device-plugin");
-    device_plugin_daemon_set(&ns.0, &app, &gpu_node);
-    let at_start = wait_for_pods(&ns.0, &app, &[&plain, &server]);
+    // A node of the fleet: Karpenter gives it the NodePool's template
+    // labels, which select the fleet's key.
+    let pool = unique_name("restart-fleet");
+    let fleet_key = format!("fleet-{pool}");
+    let fleet_node = nodes.create(
+        "gpu-fleet",
+        &[
+            (gpu_node.as_str(), "true"),
+            (CONFIG_LABEL, fleet_key.as_str()),
+        ],
+        &annotations,
+    );
+    let Some(readers) = READERS
+        .iter()
+        .map(|asset| Reader::create(asset, &ns.0, &gpu_node))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let all = [plain.as_str(), server.as_str(), fleet_node.as_str()];
+    let at_start = wait_for_readers(&ns.0, &readers, &all);
 
-    let config = |default_replicas: u32, server_replicas: u32| {
+    let config = |default_replicas: u32, server_replicas: u32, fleet_replicas: u32| {
         cluster_sharing(&format!(
             "  strategy = \"time_slicing\"\n  replicas = {default_replicas}\n  manage_cluster_policy = false\n"
         )) + &format!(
             "resource \"gpufleet_node_sharing\" \"server\" {{\n  name      = \"server\"\n  node_name = \"{server}\"\n  strategy  = \"time_slicing\"\n  replicas  = {server_replicas}\n}}\n"
+        ) + &fleet(
+            "pool",
+            &pool,
+            &format!(
+                "  accelerators      = [\"L4\"]\n  accelerator_count = {{ min = 1, max = 1 }}\n  gpu_sharing       = {{ strategy = \"time_slicing\", replicas = {fleet_replicas} }}\n"
+            ),
         )
     };
     let mut ws = Workspace::new(cli);
-    ws.config_with_provider(&ns.provider(), &config(4, 2));
+    ws.config_with_provider(&ns.provider(), &config(4, 2, 2));
     ws.apply();
-    // Both nodes' configurations came into being: both plugins restarted.
-    let first = wait_for_pods(&ns.0, &app, &[&plain, &server]);
-    assert_ne!(
-        first[&plain], at_start[&plain],
-        "{}: default node not restarted",
-        cli.name
-    );
-    assert_ne!(
-        first[&server], at_start[&server],
-        "{}: server not restarted",
-        cli.name
-    );
+    // Every node's configuration came into being: all restarted.
+    let first = wait_for_readers(&ns.0, &readers, &all);
+    assert_restarted(cli, "first apply", &at_start, &first, &all);
 
     // Only the cluster default changes: only the node using it restarts.
-    ws.config_with_provider(&ns.provider(), &config(8, 2));
+    ws.config_with_provider(&ns.provider(), &config(8, 2, 2));
     ws.apply();
-    let second = wait_for_pods(&ns.0, &app, &[&plain, &server]);
-    assert_ne!(
-        second[&plain], first[&plain],
-        "{}: default node not restarted",
-        cli.name
-    );
-    assert_eq!(
-        second[&server], first[&server],
-        "{}: server restarted for nothing",
-        cli.name
-    );
+    let second = wait_for_readers(&ns.0, &readers, &all);
+    assert_restarted(cli, "default changed", &first, &second, &[&plain]);
 
     // Only the server's changes.
-    ws.config_with_provider(&ns.provider(), &config(8, 3));
+    ws.config_with_provider(&ns.provider(), &config(8, 3, 2));
     ws.apply();
-    let third = wait_for_pods(&ns.0, &app, &[&plain, &server]);
-    assert_eq!(
-        third[&plain], second[&plain],
-        "{}: default node restarted for nothing",
-        cli.name
-    );
-    assert_ne!(
-        third[&server], second[&server],
-        "{}: server not restarted",
-        cli.name
-    );
+    let third = wait_for_readers(&ns.0, &readers, &all);
+    assert_restarted(cli, "node sharing changed", &second, &third, &[&server]);
 
-    // Nothing changes: an apply leaves every plugin alone.
+    // Only the fleet's changes.
+    ws.config_with_provider(&ns.provider(), &config(8, 3, 4));
+    ws.apply();
+    let fourth = wait_for_readers(&ns.0, &readers, &all);
+    assert_restarted(cli, "fleet changed", &third, &fourth, &[&fleet_node]);
+
+    // Nothing changes: an apply leaves every reader alone. A restart is a
+    // pod DELETE inside the apply, recorded by the API server before the
+    // apply returns (a deletionTimestamp, or the pod gone), so right after
+    // it every pod must still be the same and none going.
     ws.apply();
     ws.assert_plan_empty();
-    std::thread::sleep(Duration::from_secs(2));
     assert_eq!(
-        wait_for_pods(&ns.0, &app, &[&plain, &server]),
-        third,
-        "{}",
+        reader_pods(&ns.0, &readers),
+        fourth,
+        "{}: (DaemonSet, node) → (uid, being deleted) after an apply that changed nothing",
         cli.name
     );
     ws.destroy();
 }
 
-/// The device-plugin pods are restarted exactly when the configuration
-/// their node uses changed, and left alone otherwise.
+/// The pods of the GPU Operator's device plugin, MPS control daemon and GPU
+/// Feature Discovery are restarted exactly on the nodes whose configuration
+/// changed (the cluster default, a node-sharing key, a fleet's key), and
+/// left alone otherwise.
 #[test]
 fn device_plugin_restarted_exactly_when_its_config_changed() {
     each_cli(restart_test);

@@ -122,7 +122,10 @@ struct Case {
 #[test]
 fn each_connection_failure_names_its_cause_and_the_server() {
     let Some(pki) = pki() else {
-        eprintln!("skipped: the cluster has no cluster.sh certificates");
+        common::skipped(
+            "each_connection_failure_names_its_cause_and_the_server",
+            "the cluster has no cluster.sh certificates",
+        );
         return;
     };
     let server = server();
@@ -266,7 +269,10 @@ fn each_connection_failure_names_its_cause_and_the_server() {
 #[test]
 fn insecure_turns_verification_off_and_warns() {
     let Some(pki) = pki() else {
-        eprintln!("skipped: the cluster has no cluster.sh certificates");
+        common::skipped(
+            "insecure_turns_verification_off_and_warns",
+            "the cluster has no cluster.sh certificates",
+        );
         return;
     };
     each_cli(|cli| {

@@ -735,7 +735,10 @@ fn service_account_token() -> String {
 fn trace_logs_hold_no_credentials() {
     let pki = Path::new(&common::kubeconfig()).with_file_name("pki");
     if !pki.join("provider.key").exists() {
-        eprintln!("skipped: the cluster has no cluster.sh user gpufleet-provider");
+        common::skipped(
+            "trace_logs_hold_no_credentials",
+            "the cluster has no cluster.sh user gpufleet-provider",
+        );
         return;
     }
     let server = {

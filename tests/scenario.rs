@@ -96,7 +96,7 @@ async fn full_scenario(client: &Client, cli: &Cli) {
         (CHAT_API_REPLICAS, CHAT_API_REPLICAS),
         "the node advertises 1 GPU x 4 replicas (capacity, allocatable)"
     );
-    assert_eq!(fleet_node_claims(client, "inference").await, 1);
+    assert_planned_on_one_claim(client, &chat, "inference").await;
     let finetune = wait_for(client, "finetune-llm placed", 120, async || {
         pods(client, "finetune-llm")
             .await
@@ -136,8 +136,6 @@ async fn full_scenario(client: &Client, cli: &Cli) {
     assert!(message.contains("incompatible"), "{message}");
     assert_unplaced(client, "l4-on-training").await;
     assert_estates(client).await;
-    // Still one: Karpenter did not launch more for pods the node took later.
-    assert_eq!(fleet_node_claims(client, "inference").await, 1);
     clock.phase(
         "placement: Karpenter created 1 H100 training node, 1 L4 inference node (4 chat-api pods on its time-sliced GPU), 1 CPU node",
     );
@@ -186,8 +184,7 @@ async fn full_scenario(client: &Client, cli: &Cli) {
     .await;
     let sweep_name = sweep.metadata.name.clone().unwrap();
     let message = karpenter_gave_up(client, &sweep_name, "exceed limits").await;
-    wait_unschedulable(client, &sweep_name).await;
-    settle().await;
+    assert_never_preempts(client, &sweep_name).await;
     let sweep = pod(client, &sweep_name).await.unwrap();
     assert!(node_of(&sweep).is_none(), "sweep-lr must wait");
     assert_no_nomination(&sweep);
@@ -242,17 +239,29 @@ async fn full_scenario(client: &Client, cli: &Cli) {
             .is_some_and(|m| m.contains(&overflow_node)),
         "{victim:?}"
     );
-    let replacement = wait_for(client, "the preempted pod's replacement", 90, async || {
-        let mut waiting = pods(client, "pretrain-70b").await;
-        waiting.extend(pods(client, "sweep-lr").await);
-        waiting.into_iter().find(|p| node_of(p).is_none())
-    })
+    // The Job controller may replace its pod more than once (a pending
+    // extra is deleted first), so any waiting training pod the scheduler has
+    // tried stands for the replacement.
+    let (replacement, verdict) = wait_for(
+        client,
+        "the preempted pod's replacement, tried by the scheduler",
+        90,
+        async || {
+            let mut waiting = pods(client, "pretrain-70b").await;
+            waiting.extend(pods(client, "sweep-lr").await);
+            waiting.into_iter().find_map(|p| {
+                let verdict = unschedulable(&p)?;
+                (node_of(&p).is_none() && p.metadata.deletion_timestamp.is_none())
+                    .then_some((p, verdict))
+            })
+        },
+    )
     .await;
     let replacement_name = replacement.metadata.name.clone().unwrap();
-    wait_unschedulable(client, &replacement_name).await;
-    settle().await;
-    let replacement = pod(client, &replacement_name).await.unwrap();
-    assert!(node_of(&replacement).is_none(), "training must wait");
+    assert!(
+        verdict.contains(NEVER_PREEMPTS),
+        "{replacement_name}: the scheduler did not rule out preemption by policy: {verdict}"
+    );
     assert_no_nomination(&replacement);
     let overflow_now = pod(client, overflow.metadata.name.as_deref().unwrap())
         .await
@@ -312,7 +321,7 @@ async fn short_scenario(client: &Client, cli: &Cli) {
     for pod in &chat {
         assert_fleet_node(&nodes[node_of(pod).unwrap()], "inference");
     }
-    assert_eq!(fleet_node_claims(client, "inference").await, 1);
+    assert_planned_on_one_claim(client, &chat, "inference").await;
     let finetune = wait_for(client, "finetune-llm placed", 120, async || {
         pods(client, "finetune-llm")
             .await
@@ -839,17 +848,79 @@ async fn fleet_nodes(client: &Client, fleet: &str) -> Vec<Node> {
     nodes_of_pool(client, fleet).await
 }
 
-async fn fleet_node_claims(client: &Client, fleet: &str) -> usize {
+fn node_claims(client: &Client) -> Api<DynamicObject> {
     let claims = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("karpenter.sh", "v1", "NodeClaim"),
         "nodeclaims",
     );
     Api::<DynamicObject>::all_with(client.clone(), &claims)
+}
+
+async fn fleet_node_claims(client: &Client, fleet: &str) -> usize {
+    node_claims(client)
         .list(&ListParams::default().labels(&format!("{POOL}={fleet}")))
         .await
         .unwrap()
         .items
         .len()
+}
+
+/// How Karpenter's Nominated events name the NodeClaim it planned a pod on:
+/// "Pod should schedule on: nodeclaim/NAME" (", node/NAME" once it has one;
+/// karpenter, pkg/controllers/provisioning/scheduling/events.go,
+/// NominatePodEvent, published as it creates the NodeClaim for pending pods
+/// and for pods it places on one in flight).
+const NOMINATED_ON_CLAIM: &str = "Pod should schedule on: nodeclaim/";
+
+/// Karpenter's own record of what it planned for `pods`: every one was
+/// nominated, all to one NodeClaim, of `fleet`. Not a count of NodeClaims at
+/// some moment, which would also count any node launched while the
+/// simulated device plugin had not yet advertised the first one's shares.
+async fn assert_planned_on_one_claim(client: &Client, pods: &[Pod], fleet: &str) {
+    let uids: BTreeSet<&str> = pods
+        .iter()
+        .map(|p| p.metadata.uid.as_deref().unwrap())
+        .collect();
+    let nominated = wait_for(client, "Karpenter's nominations", 60, async || {
+        let mut claims: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for event in events(client).await {
+            let (Some(uid), Some(message)) = (
+                event.involved_object.uid.as_deref(),
+                event.message.as_deref(),
+            ) else {
+                continue;
+            };
+            if event.reason.as_deref() != Some("Nominated") || !uids.contains(uid) {
+                continue;
+            }
+            if let Some(rest) = message.strip_prefix(NOMINATED_ON_CLAIM) {
+                let claim = rest.split(',').next().unwrap().to_string();
+                claims.entry(uid.to_string()).or_default().insert(claim);
+            }
+        }
+        (claims.len() == uids.len()).then_some(claims)
+    })
+    .await;
+    let claims: BTreeSet<&String> = nominated.values().flatten().collect();
+    assert_eq!(
+        claims.len(),
+        1,
+        "Karpenter planned the pods on several NodeClaims: {nominated:?}"
+    );
+    let claim = node_claims(client)
+        .get(claims.first().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        claim
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .get(POOL)
+            .map(String::as_str),
+        Some(fleet),
+        "the NodeClaim the pods were nominated to"
+    );
 }
 
 /// The pods of one workload (label `app`), in the scenario's namespace.
@@ -924,24 +995,42 @@ async fn wait_running(client: &Client, app: &str) -> Pod {
     .await
 }
 
-/// Until the scheduler has tried the pod and found no node, which is also
-/// when it decides about preemption.
-async fn wait_unschedulable(client: &Client, name: &str) {
+/// What kube-scheduler's DefaultPreemption plugin says of a pod whose
+/// preemptionPolicy is Never, whatever the cluster looks like (kubernetes,
+/// pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go:
+/// PodEligibleToPreemptOthers, prefixed "preemption: " by PostFilter).
+const NEVER_PREEMPTS: &str = "preemption: not eligible due to preemptionPolicy=Never.";
+
+/// The scheduler's verdict on a pod it tried and found no node for, which
+/// is also when it decides about preemption: the Unschedulable PodScheduled
+/// condition's message, which ends with the preemption plugin's verdict.
+fn unschedulable(pod: &Pod) -> Option<String> {
+    pod.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"))?
+        .message
+        .clone()
+}
+
+async fn wait_unschedulable(client: &Client, name: &str) -> String {
     wait_for(client, &format!("{name} unschedulable"), 60, async || {
-        let pod = pod(client, name).await?;
-        pod.status?
-            .conditions?
-            .iter()
-            .any(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"))
-            .then_some(())
+        unschedulable(&pod(client, name).await?)
     })
     .await
 }
 
-/// A few seconds for anything that would still happen (a preemption,
-/// another node) to happen.
-async fn settle() {
-    tokio::time::sleep(Duration::from_secs(3)).await;
+/// The scheduler tried `name`, found no node, and ruled preemption out for
+/// the pod's own policy: not a moment that passed without a preemption but
+/// the scheduler's record that it will not preempt.
+async fn assert_never_preempts(client: &Client, name: &str) {
+    let verdict = wait_unschedulable(client, name).await;
+    assert!(
+        verdict.contains(NEVER_PREEMPTS),
+        "{name}: the scheduler did not rule out preemption by policy: {verdict}"
+    );
 }
 
 /// Polls `probe` until it yields a value; on timeout fails with what the

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use crate::apiserver_metrics::scrape;
 use crate::config::{self, Provider, Versions, Workload};
+use crate::load::{self, Load};
 use crate::{Bench, provider_mirror, spread};
 
 const PARALLELISMS: [usize; 2] = [10, 50];
@@ -35,8 +36,7 @@ struct Sample {
     provider_peak_kib: u64,
     /// Requests to priorityclasses the API server counted, all verbs.
     requests: u64,
-    /// The one-minute load average as the command started.
-    load: f64,
+    load: Load,
 }
 
 struct Build {
@@ -56,13 +56,6 @@ fn parse(spec: &str) -> Vec<(String, PathBuf)> {
             (label.trim().to_string(), PathBuf::from(path.trim()))
         })
         .collect()
-}
-
-fn load_average() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0)
 }
 
 pub(crate) fn compare(
@@ -127,9 +120,9 @@ pub(crate) fn compare(
                     ..build.bench.clone()
                 };
                 for phase in PHASES {
-                    let load = load_average();
                     let before = runtime.block_on(scrape(client));
-                    let outcome = bench.command(&build.dir, &bench.phase_args(phase), &[]);
+                    let (outcome, load) =
+                        load::around(|| bench.command(&build.dir, &bench.phase_args(phase), &[]));
                     let counted = runtime.block_on(scrape(client)).since(&before);
                     let sample = Sample {
                         build: build.label.clone(),
@@ -144,8 +137,13 @@ pub(crate) fn compare(
                         load,
                     };
                     eprintln!(
-                        "run {run}/{}: {}, -parallelism={parallelism}, {phase}: {:.2} s, {} connections, load {load:.1}",
-                        base.runs, build.label, sample.wall_s, sample.provider_connections
+                        "run {run}/{}: {}, -parallelism={parallelism}, {phase}: {:.2} s, {} connections, load {:.2} → {:.2}",
+                        base.runs,
+                        build.label,
+                        sample.wall_s,
+                        sample.provider_connections,
+                        load.before,
+                        load.after
                     );
                     samples.push(sample);
                 }
@@ -187,12 +185,12 @@ async fn clean(api: &Api<PriorityClass>, count: usize) {
 fn report(builds: &[Build], samples: &[Sample], count: usize) -> String {
     let (a, b) = (&builds[0].label, &builds[1].label);
     let runs = samples.iter().map(|s| s.run).max().unwrap_or(0);
-    let mut loads: Vec<f64> = samples.iter().map(|s| s.load).collect();
-    let (load_median, load_min, load_max) = spread(&mut loads);
+    let loads: Vec<Load> = samples.iter().map(|s| s.load).collect();
     let mut md = String::new();
     writeln!(
         md,
-        "{count} priority classes, {runs} runs alternating between the builds (order flipped every run); median (min–max). Paired: {b} ÷ {a} within each run, median (min–max). One-minute load average as the commands started: median {load_median:.1} ({load_min:.1}–{load_max:.1}).\n"
+        "{count} priority classes, {runs} runs alternating between the builds (order flipped every run); median (min–max). Paired: {b} ÷ {a} within each run, median (min–max). One-minute load average {}.\n",
+        load::summary(&loads)
     )
     .unwrap();
     for build in builds {

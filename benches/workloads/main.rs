@@ -17,6 +17,7 @@
 mod apiserver_metrics;
 mod builds;
 mod config;
+mod load;
 #[path = "../../tests/common/pinging_client.rs"]
 mod pinging_client;
 mod report;
@@ -48,6 +49,7 @@ pub(crate) struct Sample {
     pub(crate) provider_launches: usize,
     /// Requests to the workload's resource, by verb; plus discovery.
     pub(crate) requests: BTreeMap<String, u64>,
+    pub(crate) load: load::Load,
 }
 
 #[derive(Clone)]
@@ -154,10 +156,12 @@ fn main() {
                 for phase in PHASES {
                     let sample = bench.phase(&runtime, &client, dir, workload, provider, phase);
                     eprintln!(
-                        "run {run}/{}: {workload}, {}, {phase}: {:.2} s",
+                        "run {run}/{}: {workload}, {}, {phase}: {:.2} s, load {:.2} → {:.2}",
                         bench.runs,
                         provider.label(),
-                        sample.wall_s
+                        sample.wall_s,
+                        sample.load.before,
+                        sample.load.after
                     );
                     samples.push(sample);
                 }
@@ -256,7 +260,7 @@ impl Bench {
         phase: &'static str,
     ) -> Sample {
         let before = runtime.block_on(scrape(client));
-        let outcome = self.command(dir, &self.phase_args(phase), &[]);
+        let (outcome, load) = load::around(|| self.command(dir, &self.phase_args(phase), &[]));
         let counted = runtime.block_on(scrape(client)).since(&before);
         Sample {
             workload: workload.to_string(),
@@ -268,6 +272,7 @@ impl Bench {
             provider_cpu_s: outcome.provider_cpu.as_secs_f64(),
             provider_launches: outcome.provider_launches,
             requests: requests(&counted, workload),
+            load,
         }
     }
 }

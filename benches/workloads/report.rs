@@ -36,7 +36,6 @@ pub(crate) fn rpc_latencies(log: &str) -> RpcLatencies {
 pub(crate) struct Facts {
     pub(crate) date: String,
     pub(crate) machine: String,
-    pub(crate) load_average: String,
     pub(crate) cli: String,
     pub(crate) kubernetes: String,
     pub(crate) gpufleet: String,
@@ -101,12 +100,6 @@ impl Facts {
                 std::thread::available_parallelism().map_or(0, |n| n.get()),
                 output("uname", &["-sr"])
             ),
-            load_average: std::fs::read_to_string("/proc/loadavg")
-                .unwrap_or_default()
-                .split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" "),
             cli: format!(
                 "{} {}",
                 cli.file_name().unwrap_or_default().to_string_lossy(),
@@ -238,16 +231,17 @@ pub(crate) fn write(
     writeln!(md, "# Benchmarks\n").unwrap();
     writeln!(
         md,
-        "Measured by `make bench` (benches/workloads, benches/startup) on a control plane of its own; the latest run is committed here. Wall times are the median of {runs} runs with the range in brackets, `-parallelism=10`, runs alternating between providers. The floor is the same number of `terraform_data` resources: what Terraform itself costs, with no plugin.\n"
+        "Measured by `make bench` (benches/workloads, benches/startup) on a control plane of its own; `make bench-publish` commits the latest run here, only from a clean tree. Wall times are the median of {runs} runs with the range in brackets, `-parallelism=10`, runs alternating between providers. The floor is the same number of `terraform_data` resources: what Terraform itself costs, with no plugin.\n"
     )
     .unwrap();
     writeln!(md, "| | |\n|---|---|").unwrap();
     writeln!(md, "| date | {} |", facts.date).unwrap();
     writeln!(md, "| machine | {} |", facts.machine).unwrap();
+    let loads: Vec<crate::load::Load> = samples.iter().map(|s| s.load).collect();
     writeln!(
         md,
-        "| load average at the end | {} (other work shared the machine) |",
-        facts.load_average
+        "| one-minute load average | {} |",
+        crate::load::summary(&loads)
     )
     .unwrap();
     writeln!(md, "| CLI | {} |", facts.cli).unwrap();
@@ -391,7 +385,6 @@ pub(crate) fn write(
 
     goals(&mut md, samples, &workloads, facts, &startup, has_peer);
     // Measured apart, with two builds (GPUFLEET_BENCH_BUILDS), so not rerun here.
-    writeln!(md, "\n## HTTP/1.1 or HTTP/2 to the API server\n\nMeasured with two builds side by side: [benchmarks-http2.md](benchmarks-http2.md).").unwrap();
     std::fs::write(out.join("benchmarks.md"), &md).unwrap();
     std::fs::write(
         out.join("benchmarks-wall-time.svg"),

@@ -531,36 +531,8 @@ mod tests {
             .max_instances
     }
 
-    #[test]
-    fn covers_the_required_models() {
-        for name in [
-            "P100",
-            "T4",
-            "V100-16GB",
-            "V100-32GB",
-            "A10",
-            "A10G",
-            "A30",
-            "A40",
-            "A100-40GB",
-            "A100-80GB",
-            "L4",
-            "L40",
-            "L40S",
-            "RTX-PRO-6000",
-            "H100",
-            "H200",
-            "H20",
-            "GH200",
-            "B200",
-            "GB200",
-            "B300",
-            "GB300",
-        ] {
-            assert_eq!(get(name).name, name);
-        }
-    }
-
+    /// NVIDIA's product datasheets: nominal GB per GPU (per GPU of a
+    /// superchip for GH200, GB200 and GB300).
     #[test]
     fn memory_matches_datasheets() {
         let expected = [
@@ -593,6 +565,7 @@ mod tests {
         }
     }
 
+    /// NVIDIA's table of CUDA GPUs (developer.nvidia.com/cuda-gpus).
     #[test]
     fn compute_capabilities_match_cuda_list() {
         let expected = [
@@ -649,6 +622,8 @@ mod tests {
         assert_eq!(Architecture::Blackwell.to_string(), "blackwell");
     }
 
+    /// The MIG user guide's "Supported MIG Profiles" table for A100 40GB;
+    /// mig-manager's defaults are compared in tests/upstream_nvidia.rs.
     #[test]
     fn mig_profiles_of_a100_40gb() {
         assert_eq!(
@@ -670,6 +645,7 @@ mod tests {
         assert_eq!(max_instances("A100-40GB", "7g.40gb"), 1);
     }
 
+    /// The MIG user guide's tables for H100 80GB and A100 80GB.
     #[test]
     fn mig_profiles_of_80gb_parts() {
         let expected = [
@@ -687,6 +663,9 @@ mod tests {
         assert_eq!(max_instances("H100", "1g.20gb"), 4);
     }
 
+    /// The MIG user guide's tables for H200, B200, GB200, B300, GB300,
+    /// GH200/H20, A30 and RTX PRO 6000 Blackwell. B300 and GB300 postdate the
+    /// pinned mig-manager snapshot, so this is their only check.
     #[test]
     fn mig_profiles_of_newer_parts() {
         assert_eq!(max_instances("H200", "1g.18gb"), 7);

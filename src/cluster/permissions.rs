@@ -172,8 +172,8 @@ pub const ROLE_NAME: &str = "gpufleet";
 pub fn manifests(rules: &[Rule], operator_namespace: &str) -> String {
     let mut out = String::from(
         "# The least privilege gpufleet needs, generated from the permissions each\n\
-         # resource declares next to its code (`cargo test` fails when this file is\n\
-         # out of date, and rewrites it). Bind it to the identity the provider runs as:\n\
+         # resource declares next to its code by `make rbac` (`cargo test` fails while\n\
+         # this file differs). Bind it to the identity the provider runs as:\n\
          #   kubectl create clusterrolebinding gpufleet --clusterrole=gpufleet --user=USER\n",
     );
     let mut namespaced: Vec<(Scope, &str)> = Vec::new();

@@ -230,9 +230,36 @@ mod tests {
         schema.validate_config(&config).located()
     }
 
+    /// Without filters, every supported model, oldest architecture first.
     #[test]
     fn lists_the_whole_catalog_without_filters() {
-        assert_eq!(names(json!({})).len(), catalog::all().len());
+        assert_eq!(
+            names(json!({})),
+            [
+                "P100",
+                "V100-16GB",
+                "V100-32GB",
+                "T4",
+                "A100-40GB",
+                "A100-80GB",
+                "A30",
+                "A10",
+                "A10G",
+                "A40",
+                "L4",
+                "L40",
+                "L40S",
+                "H100",
+                "H200",
+                "H20",
+                "GH200",
+                "B200",
+                "GB200",
+                "B300",
+                "GB300",
+                "RTX-PRO-6000",
+            ]
+        );
     }
 
     #[test]
