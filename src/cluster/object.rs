@@ -1,7 +1,8 @@
 //! A resource that is exactly one Kubernetes object written by server-side
 //! apply, written once: create refuses to adopt an object someone else made,
 //! read shows only the fields gpufleet owns (everything after an import),
-//! update re-applies, delete removes, and import takes the object's name.
+//! update re-applies, delete removes, and import takes the object's name,
+//! which is also its identity.
 //! Every operation keeps retrying within its `timeouts`, and an apply that
 //! fails after its write may have landed looks at the cluster and reports
 //! what is there, so nothing written is lost from state.
@@ -14,15 +15,17 @@ use std::fmt::Debug;
 
 use async_trait::async_trait;
 use kube::Api;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::Cluster;
 use super::names::check_import_name;
 use super::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::ObjectSchema;
 use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::{Failed, Model, PlanChange, Private, Resource, Stored, Warnings};
+use crate::framework::{
+    Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
+};
 use crate::protocol::{Diagnostic, Diagnostics, Value};
 
 /// One kind of object and how a resource's model maps to it.
@@ -140,6 +143,13 @@ pub trait AppliedObject: Send + Sync + 'static {
 /// The resource of an [`AppliedObject`].
 pub struct ObjectResource<T>(pub T);
 
+/// The identity of an [`ObjectResource`]: the object's name (the kinds
+/// gpufleet applies are cluster-scoped, so there is no namespace).
+#[derive(Default, Serialize, Deserialize)]
+pub struct ObjectIdentity {
+    name: String,
+}
+
 impl<T: AppliedObject> ObjectResource<T> {
     fn what(model: &T::Model) -> String {
         format!("{} {:?}", T::KIND, T::object_name(model))
@@ -251,6 +261,7 @@ impl<T: AppliedObject> ObjectResource<T> {
 #[async_trait]
 impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     type Model = T::Model;
+    type IdentityModel = ObjectIdentity;
 
     fn name(&self) -> &'static str {
         T::NAME
@@ -260,6 +271,27 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         let mut schema = self.0.schema();
         schema.attrs.push(timeouts_attribute());
         schema
+    }
+
+    fn identity(&self) -> Identity {
+        Identity::new(
+            &["name"],
+            vec![
+                IdentityAttr::string("name")
+                    .required_for_import()
+                    .describe(format!("The {}.", T::IMPORT_ID)),
+            ],
+        )
+    }
+
+    fn identity_of(&self, state: &T::Model) -> ObjectIdentity {
+        ObjectIdentity {
+            name: T::object_name(state).to_string(),
+        }
+    }
+
+    fn import_id(&self, identity: ObjectIdentity) -> Result<String, Diagnostics> {
+        Ok(identity.name)
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {

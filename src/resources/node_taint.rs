@@ -39,7 +39,7 @@ use crate::cluster::{Cluster, FIELD_MANAGER, Kubernetes};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::{exactly_one_of, not_empty};
-use crate::framework::{Failed, Private, Resource, Stored, Warnings};
+use crate::framework::{Failed, Identity, IdentityAttr, Private, Resource, Stored, Warnings};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -504,12 +504,56 @@ impl NodeTaint {
     }
 }
 
+/// The resource's identity: its target, the node or the selector.
+#[derive(Default, Serialize, Deserialize)]
+pub struct TargetIdentity {
+    node_name: Option<String>,
+    node_selector: Option<String>,
+}
+
 #[async_trait]
 impl Resource<Cluster> for NodeTaint {
     type Model = Model;
+    type IdentityModel = TargetIdentity;
 
     fn name(&self) -> &'static str {
         "node_taint"
+    }
+
+    /// Mutable: the target changes in place (taints move to the new nodes).
+    fn identity(&self) -> Identity {
+        Identity::new(
+            &["node_name", "node_selector"],
+            vec![
+                IdentityAttr::string("node_name")
+                    .describe("The tainted node; null when a selector picks the nodes. Import by identity needs it."),
+                IdentityAttr::string("node_selector")
+                    .describe("The selector as `key=value,...`; null for a named node."),
+            ],
+        )
+        .mutable()
+    }
+
+    fn identity_of(&self, state: &Model) -> TargetIdentity {
+        TargetIdentity {
+            node_name: state.node_name.clone(),
+            node_selector: state
+                .node_selector
+                .as_ref()
+                .map(|s| selector_text(s.iter().map(|(k, v)| (k.as_str(), v.as_str())))),
+        }
+    }
+
+    /// As by ID, only a named node's taints can be imported.
+    fn import_id(&self, identity: TargetIdentity) -> Result<String, Diagnostics> {
+        identity.node_name.ok_or_else(|| {
+            Diagnostic::error(
+                "Cannot import by selector",
+                "Import the taints of one node by its `node_name`; the taints of a selector's nodes cannot be imported.",
+            )
+            .at(AttributePath::attr("node_name"))
+            .into()
+        })
     }
 
     fn schema(&self) -> ObjectSchema {
