@@ -52,8 +52,11 @@ impl Cli {
 
 /// The CLI at `path`, which must start and say its version.
 pub(crate) fn cli_at(name: &'static str, path: &Path) -> Cli {
+    // The user's CLI configuration has nothing to say about the version,
+    // and OpenTofu 1.12 prints a missing one's warning on stdout, before the JSON.
     let out = Command::new(path)
         .args(["version", "-json"])
+        .env_remove("TF_CLI_CONFIG_FILE")
         .output()
         .unwrap_or_else(|e| panic!("{name} at {} cannot start: {e}", path.display()));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
