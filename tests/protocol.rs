@@ -714,6 +714,184 @@ async fn full_lifecycle_against_the_cluster() {
     assert_eq!(after.identity, Value::Null);
 }
 
+/// `terraform query` with a `list "gpufleet_priority_class"` block, as
+/// Terraform 1.14 makes its calls (hashicorp/terraform v1.14,
+/// internal/plugin6/grpc_provider.go): schema, identity schemas, validate
+/// the provider and the list block's `config`, configure, then one
+/// ListResource stream. Five hand-written classes come back exactly once
+/// each, with their identity and state; configuration generated from each
+/// state (every configurable attribute, as `-generate-config-out` writes
+/// it) imports by that identity and plans nothing.
+#[tokio::test]
+async fn list_resource_as_terraform_query_calls_it() {
+    let kubeconfig = common::provider_kubeconfig();
+    let run = common::unique_name("pc-list");
+    let names: Vec<String> = (1..=5).map(|i| format!("{run}-{i}")).collect();
+    let _guard = Guard::of::<PriorityClass>(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let selector = format!("gpufleet.test/list={run}");
+    let api = Api::<PriorityClass>::all(common::kube_client().await);
+    for (i, name) in names.iter().enumerate() {
+        let mut labels = BTreeMap::from([("gpufleet.test/list".to_string(), run.clone())]);
+        if i % 2 == 0 {
+            labels.insert("team".into(), format!("team-{i}"));
+        }
+        let class = PriorityClass {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(labels),
+                annotations: (i == 3).then(|| {
+                    BTreeMap::from([("example.com/owner".to_string(), "platform".to_string())])
+                }),
+                ..Default::default()
+            },
+            value: 1000 * (i as i32 + 1),
+            preemption_policy: (i % 2 == 1).then(|| "Never".to_string()),
+            description: (i != 2).then(|| format!("hand-written class {i}")),
+            ..Default::default()
+        };
+        api.create(&PostParams::default(), &class).await.unwrap();
+    }
+
+    let plugin = start_plugin().await;
+    let mut tf = Terraform::new(&plugin).await;
+    let schema = tf
+        .client
+        .get_provider_schema(pb::get_provider_schema::Request {})
+        .await
+        .unwrap()
+        .into_inner();
+    let list_type = block_type(&schema.list_resource_schemas[PRIORITY_CLASS]);
+    let provider_config = object(
+        &tf.provider_type,
+        &[("config_path", Value::string(&kubeconfig))],
+    );
+    let validated = tf
+        .client
+        .validate_provider_config(pb::validate_provider_config::Request {
+            config: dynamic(&provider_config, &tf.provider_type),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(errors(&validated.diagnostics).is_empty());
+    let list_config = |selector: Option<&str>| {
+        object(
+            &list_type,
+            &[(
+                "label_selector",
+                selector.map_or(Value::Null, Value::string),
+            )],
+        )
+    };
+    let validated = tf
+        .client
+        .validate_list_resource_config(pb::validate_list_resource_config::Request {
+            type_name: PRIORITY_CLASS.into(),
+            config: dynamic(&list_config(Some(&selector)), &list_type),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(errors(&validated.diagnostics).is_empty());
+    assert_eq!(tf.configure(&kubeconfig).await, Vec::<String>::new());
+
+    let list = |selector: Option<&str>, include: bool, limit: i64| pb::list_resource::Request {
+        type_name: PRIORITY_CLASS.into(),
+        config: dynamic(&list_config(selector), &list_type),
+        include_resource_object: include,
+        limit,
+    };
+    let events = |request| {
+        let mut client = tf.client.clone();
+        async move {
+            let mut stream = client.list_resource(request).await.unwrap().into_inner();
+            let mut events = Vec::new();
+            while let Some(event) = stream.message().await.unwrap() {
+                events.push(event);
+            }
+            events
+        }
+    };
+    let found = events(list(Some(&selector), true, 100)).await;
+    let listed: Vec<&str> = found.iter().map(|e| e.display_name.as_str()).collect();
+    assert_eq!(listed, names, "each class exactly once");
+    for event in &found {
+        assert!(
+            errors(&event.diagnostic).is_empty(),
+            "{:?}",
+            event.diagnostic
+        );
+        assert_eq!(
+            identity_value(event.identity.as_ref(), &tf.class_identity_type),
+            object(
+                &tf.class_identity_type,
+                &[("name", Value::string(&event.display_name))]
+            )
+        );
+    }
+    // Terraform stops at its limit; without a selector every class but
+    // Kubernetes' own `system-` ones (which validation refuses) is listed,
+    // and only identities travel unless objects are asked for.
+    assert_eq!(events(list(Some(&selector), true, 2)).await.len(), 2);
+    let everything = events(list(None, false, 1000)).await;
+    assert!(everything.iter().all(|e| e.resource_object.is_none()));
+    let all_names: Vec<&str> = everything.iter().map(|e| e.display_name.as_str()).collect();
+    assert!(names.iter().all(|n| all_names.contains(&n.as_str())));
+    assert!(
+        !all_names.iter().any(|n| n.starts_with("system-")),
+        "{all_names:?}"
+    );
+
+    let resources = FrameworkProvider::new(Gpufleet);
+    let attrs = &resources
+        .resources()
+        .find(|(n, _)| *n == PRIORITY_CLASS)
+        .unwrap()
+        .1
+        .schema()
+        .attrs;
+    let ty = tf.class_type.clone();
+    for event in &found {
+        let state = decode_msgpack(&event.resource_object.as_ref().unwrap().msgpack, &ty).unwrap();
+        assert_eq!(state.attr("name"), &Value::string(&event.display_name));
+        // What -generate-config-out writes: every attribute a configuration may set.
+        let mut config = state.clone();
+        for attr in attrs
+            .iter()
+            .filter(|a| !a.flags.optional && !a.flags.required)
+        {
+            *config.attr_mut(attr.name).unwrap() = Value::Null;
+        }
+        let identity = identity_value(event.identity.as_ref(), &tf.class_identity_type);
+        let imported = tf.import("", Some(&identity)).await;
+        assert!(imported.errors.is_empty(), "{:?}", imported.errors);
+        let read = tf
+            .read(&imported.state, imported.private, &imported.identity)
+            .await;
+        assert!(read.errors.is_empty(), "{:?}", read.errors);
+        assert_eq!(
+            read.state, state,
+            "{}: listed and imported states differ",
+            event.display_name
+        );
+        let proposed = gpufleet::framework::plan::proposed(attrs, &read.state, &config);
+        let plan = tf.plan(&read.state, &proposed, &config).await;
+        assert!(
+            errors(&plan.diagnostics).is_empty(),
+            "{:?}",
+            plan.diagnostics
+        );
+        let planned = decode_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
+        assert_eq!(
+            planned, read.state,
+            "{}: the plan changes something",
+            event.display_name
+        );
+        assert!(plan.requires_replace.is_empty());
+    }
+}
+
 /// A TCP front for the API server: until [`Front::answer`] it accepts every
 /// connection and never answers (an API server that hangs); from then on it
 /// forwards new connections to the real one.

@@ -15,13 +15,14 @@ use std::fmt::Debug;
 
 use async_trait::async_trait;
 use kube::Api;
+use kube::api::ListParams;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::Cluster;
 use super::names::check_import_name;
 use super::retry::{Deadline, GaveUp, timeouts_attribute};
-use crate::framework::schema::ObjectSchema;
+use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{
     Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
@@ -44,6 +45,8 @@ pub trait AppliedObject: Send + Sync + 'static {
     const API: &'static str;
     /// What the import ID is, e.g. `class name`.
     const IMPORT_ID: &'static str;
+    /// Whether `terraform query` lists the objects of this kind.
+    const LISTABLE: bool = false;
 
     /// The resource's schema, without `timeouts` (added for every such
     /// resource).
@@ -84,6 +87,11 @@ pub trait AppliedObject: Send + Sync + 'static {
     ) -> Result<Self::Model, Diagnostics>;
     /// The state skeleton an import of `name` starts from.
     fn imported(&self, name: &str) -> Self::Model;
+    /// Whether a listed object named `name` is one the resource accepts:
+    /// a list leaves out what its validation would refuse.
+    fn manageable(&self, _name: &str) -> bool {
+        true
+    }
     /// Stored state of an older schema `version` (as JSON) in the current
     /// schema's shape (see [`Resource::upgrade_state`]); resources that bump
     /// their schema version implement it.
@@ -292,6 +300,56 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
 
     fn import_id(&self, identity: ObjectIdentity) -> Result<String, Diagnostics> {
         Ok(identity.name)
+    }
+
+    fn list_schema(&self) -> Option<ObjectSchema> {
+        T::LISTABLE.then(|| {
+            ObjectSchema::new(
+                "Which objects to list.",
+                vec![Attr::string("label_selector").optional().describe(
+                    "A Kubernetes label selector, e.g. `team=ml,tier!=batch`; every object when unset.",
+                )],
+            )
+        })
+    }
+
+    /// One LIST, each object then taken as an import and its read would
+    /// take it (every live field, companions included).
+    async fn list(
+        &self,
+        cluster: &Cluster,
+        config: &Value,
+    ) -> Result<Vec<(String, T::Model)>, Diagnostics> {
+        let api = self.0.api(cluster).await?;
+        let mut params = ListParams::default();
+        if let Some(selector) = config.attr("label_selector").as_str() {
+            params = params.labels(selector);
+        }
+        let deadline = Deadline::of(None, Operation::Read);
+        let listed = cluster
+            .kubernetes
+            .retried(
+                deadline,
+                &format!("list the {}s", T::KIND),
+                &format!("LIST {}", T::API),
+                T::API,
+                || async { Ok(api.list(&params).await?.items) },
+            )
+            .await?;
+        let mut found = Vec::new();
+        for live in listed {
+            let name = kube::Resource::meta(&live).name.clone().unwrap_or_default();
+            if !self.0.manageable(&name) {
+                continue;
+            }
+            let skeleton = self.0.imported(&name);
+            let mut state = self.0.state_from(cluster, live, &skeleton, true)?;
+            self.0
+                .read_companions(cluster, &mut state, &skeleton, true, deadline)
+                .await?;
+            found.push((name, state));
+        }
+        Ok(found)
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {

@@ -13,8 +13,8 @@ use super::plan::{self, derive_planned};
 use super::resource::{DataSource, Failed, PlanChange, ProviderDefinition, Resource, Stored};
 use super::schema::ObjectSchema;
 use crate::protocol::provider::{
-    ApplyRequest, ImportTarget, ImportedResource, PlanRequest, PlanResponse, Provider, ReadRequest,
-    Schemas, StateResponse,
+    ApplyRequest, ImportTarget, ImportedResource, ListRequest, Listed, PlanRequest, PlanResponse,
+    Provider, ReadRequest, Schemas, StateResponse,
 };
 use crate::protocol::{Diagnostic, Diagnostics, Type, Value, codec};
 
@@ -29,6 +29,7 @@ pub struct RegisteredResource<C> {
     observed: Vec<&'static str>,
     identity: Identity,
     identity_ty: Type,
+    list_schema: Option<ObjectSchema>,
     operations: Box<dyn Operations<C>>,
 }
 
@@ -51,6 +52,7 @@ pub fn register_resource<C: Send + Sync + 'static, R: Resource<C>>(
         ty: schema.value_type(),
         identity_ty: identity.value_type(),
         identity,
+        list_schema: resource.list_schema(),
         observed: schema
             .attrs
             .iter()
@@ -111,6 +113,12 @@ trait Operations<C>: Send + Sync {
         version: i64,
         identity: serde_json::Value,
     ) -> Result<serde_json::Value, Diagnostics>;
+    async fn list(
+        &self,
+        client: &C,
+        ty: &Type,
+        config: &Value,
+    ) -> Result<Vec<(String, Value)>, Diagnostics>;
 }
 
 /// What an operation leaves: the state to record (`None` keeps the prior
@@ -286,6 +294,22 @@ impl<C: Send + Sync + 'static, R: Resource<C>> Operations<C> for R {
     ) -> Result<serde_json::Value, Diagnostics> {
         Resource::upgrade_identity(self, version, identity)
     }
+
+    async fn list(
+        &self,
+        client: &C,
+        ty: &Type,
+        config: &Value,
+    ) -> Result<Vec<(String, Value)>, Diagnostics> {
+        Resource::list(self, client, config)
+            .await?
+            .into_iter()
+            .map(|(name, model)| {
+                let (state, _, _) = stored_value(self, ty, &[], Stored::new(model))?;
+                Ok((name, state))
+            })
+            .collect()
+    }
 }
 
 #[async_trait]
@@ -315,6 +339,11 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
     /// The schema the resource was registered with.
     pub fn schema(&self) -> &ObjectSchema {
         &self.schema
+    }
+
+    /// The schema of the resource's `list` block, if it can be listed.
+    pub fn list_schema(&self) -> Option<&ObjectSchema> {
+        self.list_schema.as_ref()
     }
 
     /// The identity declaration the resource was registered with.
@@ -447,6 +476,12 @@ impl<P: ProviderDefinition> FrameworkProvider<P> {
                     .map(|(n, r)| (n.clone(), r.identity.to_protocol()))
                     .collect(),
             ),
+            list_resources: sorted(
+                resources
+                    .iter()
+                    .filter_map(|(n, r)| Some((n.clone(), r.list_schema.as_ref()?.to_protocol())))
+                    .collect(),
+            ),
             resources: sorted(
                 resources
                     .iter()
@@ -515,6 +550,13 @@ impl<P: ProviderDefinition> FrameworkProvider<P> {
         self.resources
             .get(type_name)
             .ok_or_else(|| self.unknown("resource", type_name))
+    }
+
+    fn list_schema(&self, type_name: &str) -> Result<&ObjectSchema, Diagnostics> {
+        self.resource(type_name)?
+            .list_schema
+            .as_ref()
+            .ok_or_else(|| self.unknown("list resource", type_name))
     }
 
     fn data_source(
@@ -765,6 +807,43 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
                 }],
                 Diagnostics::default(),
             ),
+            Err(d) => (Vec::new(), d),
+        }
+    }
+
+    async fn validate_list_resource_config(&self, type_name: &str, config: Value) -> Diagnostics {
+        match self.list_schema(type_name) {
+            Ok(schema) => schema.validate_config(&config),
+            Err(d) => d,
+        }
+    }
+
+    async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Diagnostics) {
+        let listed = async {
+            // Values unknown at validation are known now.
+            let invalid = self
+                .list_schema(&req.type_name)?
+                .validate_config(&req.config);
+            if invalid.has_errors() {
+                return Err(invalid);
+            }
+            let r = self.resource(&req.type_name)?;
+            let client = self.client()?;
+            r.operations
+                .list(&client, &r.ty, &req.config)
+                .await?
+                .into_iter()
+                .map(|(display_name, state)| {
+                    Ok(Listed {
+                        identity: r.identity_of(&state)?,
+                        display_name,
+                        state,
+                    })
+                })
+                .collect()
+        };
+        match listed.await {
+            Ok(listed) => (listed, Diagnostics::default()),
             Err(d) => (Vec::new(), d),
         }
     }

@@ -183,6 +183,25 @@ pub trait Resource<C>: Send + Sync + 'static {
         )
         .into())
     }
+    /// The configuration of the resource's `list` block (`terraform query`,
+    /// Terraform 1.14+); `None` when its objects cannot be listed.
+    fn list_schema(&self) -> Option<ObjectSchema> {
+        None
+    }
+    /// Every object `config` (a value of [`Self::list_schema`]) matches,
+    /// with how people call it, each as the state an import of it and the
+    /// read after give, so configuration generated from it plans nothing.
+    async fn list(
+        &self,
+        _client: &C,
+        _config: &Value,
+    ) -> Result<Vec<(String, Self::Model)>, Diagnostics> {
+        Err(Diagnostic::error(
+            "Cannot list resources",
+            format!("{} cannot be listed.", self.name()),
+        )
+        .into())
+    }
     /// Rewrites a stored identity of an older identity `version` (as JSON)
     /// into the shape of the current one. Resources that bump their
     /// identity version override this.

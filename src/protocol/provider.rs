@@ -19,6 +19,9 @@ pub struct Schemas {
     /// Full resource type names with their identity schemas, answered to
     /// `GetResourceIdentitySchemas`.
     pub identities: Vec<(String, IdentitySchema)>,
+    /// The resource types that can be listed, with the schemas of their
+    /// list configuration (`list` blocks of `terraform query`).
+    pub list_resources: Vec<(String, Schema)>,
 }
 
 /// `PlanResourceChange`: what Terraform asks a resource to plan.
@@ -106,6 +109,24 @@ pub enum ImportTarget {
     Identity(Value),
 }
 
+/// `ListResource`: the objects of a resource type a list block asks for.
+pub struct ListRequest {
+    /// The resource type, e.g. `gpufleet_priority_class`.
+    pub type_name: String,
+    /// The list block's `config`, a value of the list schema.
+    pub config: Value,
+}
+
+/// One object a list found.
+pub struct Listed {
+    /// Its identity, which an import of it takes.
+    pub identity: Value,
+    /// How people call it, e.g. its name.
+    pub display_name: String,
+    /// The state an import of it would give (sent when the request asks).
+    pub state: Value,
+}
+
 /// A provider behind the gRPC service: one method per protocol call, with
 /// values already decoded against the schemas.
 #[async_trait]
@@ -151,6 +172,10 @@ pub trait Provider: Send + Sync + 'static {
         type_name: &str,
         target: ImportTarget,
     ) -> (Vec<ImportedResource>, Diagnostics);
+    /// Checks a list block's configuration; values may be unknown.
+    async fn validate_list_resource_config(&self, type_name: &str, config: Value) -> Diagnostics;
+    /// Every object a list block's configuration matches.
+    async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Diagnostics);
     /// Reads a data source: its configuration in, its full value out.
     async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Diagnostics);
 }

@@ -22,7 +22,9 @@ use super::handshake::{Environment, handshake_line};
 use super::listener::{ListenError, Listener, Network, tcp_connections, unix_connections};
 use super::proto::plugin;
 use super::proto::tfplugin6 as pb;
-use super::provider::{ApplyRequest, ImportTarget, PlanRequest, Provider, ReadRequest};
+use super::provider::{
+    ApplyRequest, ImportTarget, ListRequest, PlanRequest, Provider, ReadRequest,
+};
 use super::tls::{ServerTls, server_tls};
 use super::types::Type;
 use super::value::Value;
@@ -282,6 +284,7 @@ struct ProviderService {
     provider_type: Type,
     resource_types: HashMap<String, Type>,
     identity_types: HashMap<String, Type>,
+    list_types: HashMap<String, Type>,
     data_source_types: HashMap<String, Type>,
     /// Cancelled by StopProvider; replaced so later calls run normally.
     stop: Mutex<CancellationToken>,
@@ -374,6 +377,7 @@ impl ProviderService {
                 .map(|(n, s)| (n.clone(), s.value_type()))
                 .collect(),
             data_source_types: types(&schemas.data_sources),
+            list_types: types(&schemas.list_resources),
             provider: provider.clone(),
             stop: Mutex::new(CancellationToken::new()),
         }
@@ -426,6 +430,13 @@ impl pb::provider_server::Provider for ProviderService {
                 })
                 .collect(),
             functions: Vec::new(),
+            list_resources: schemas
+                .list_resources
+                .iter()
+                .map(|(n, _)| pb::get_metadata::ListResourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
         }))
     }
 
@@ -447,6 +458,7 @@ impl pb::provider_server::Provider for ProviderService {
             provider_meta: None,
             server_capabilities: Some(server_capabilities()),
             functions: HashMap::new(),
+            list_resource_schemas: map(&schemas.list_resources),
         }))
     }
 
@@ -854,6 +866,98 @@ impl pb::provider_server::Provider for ProviderService {
             diagnostics: diagnostics.to_proto(),
             deferred: None,
         }))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        request: Request<pb::validate_list_resource_config::Request>,
+    ) -> Result<Response<pb::validate_list_resource_config::Response>, Status> {
+        let req = request.into_inner();
+        let diagnostics = match self
+            .list_types
+            .get(&req.type_name)
+            .ok_or_else(|| unknown_type("list resource", &req.type_name))
+            .and_then(|ty| decode(req.config.as_ref(), ty, "list configuration"))
+        {
+            Ok(config) => {
+                self.provider
+                    .validate_list_resource_config(&req.type_name, config)
+                    .await
+            }
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    type ListResourceStream = BoxStream<pb::list_resource::Event>;
+
+    /// One event per object, at most `limit` (Terraform stops reading there),
+    /// or one event with the diagnostics when listing failed.
+    async fn list_resource(
+        &self,
+        request: Request<pb::list_resource::Request>,
+    ) -> Result<Response<Self::ListResourceStream>, Status> {
+        let req = request.into_inner();
+        let decoded = self
+            .list_types
+            .get(&req.type_name)
+            .ok_or_else(|| unknown_type("list resource", &req.type_name))
+            .and_then(|ty| decode(req.config.as_ref(), ty, "list configuration"))
+            .and_then(|config| Ok((config, self.resource_type(&req.type_name)?)));
+        let failed = |d: Diagnostics| -> Result<Response<Self::ListResourceStream>, Status> {
+            let event = pb::list_resource::Event {
+                diagnostic: d.to_proto(),
+                ..Default::default()
+            };
+            Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+        };
+        let (config, ty) = match decoded {
+            Ok(v) => v,
+            Err(d) => return failed(d),
+        };
+        let (listed, diagnostics) = self
+            .stoppable(self.provider.list_resource(ListRequest {
+                type_name: req.type_name.clone(),
+                config,
+            }))
+            .await;
+        if diagnostics.has_errors() {
+            return failed(diagnostics);
+        }
+        let identity_type = self.identity_type(&req.type_name);
+        let limit = usize::try_from(req.limit).unwrap_or(0);
+        let mut events: Vec<Result<pb::list_resource::Event, Status>> = listed
+            .into_iter()
+            .take(if limit > 0 { limit } else { usize::MAX })
+            .map(|found| {
+                let mut d = Diagnostics::default();
+                let identity = encode_identity(&found.identity, identity_type, &mut d);
+                let resource_object = req
+                    .include_resource_object
+                    .then(|| encode(&found.state, ty, &mut d))
+                    .flatten();
+                Ok(pb::list_resource::Event {
+                    identity,
+                    display_name: found.display_name,
+                    resource_object,
+                    diagnostic: d.to_proto(),
+                })
+            })
+            .collect();
+        // Warnings first, in an event of their own, which Terraform shows
+        // and skips (hashicorp/terraform, internal/plugin6/grpc_provider.go).
+        if !diagnostics.0.is_empty() {
+            events.insert(
+                0,
+                Ok(pb::list_resource::Event {
+                    diagnostic: diagnostics.to_proto(),
+                    ..Default::default()
+                }),
+            );
+        }
+        Ok(Response::new(Box::pin(futures::stream::iter(events))))
     }
 
     async fn get_functions(

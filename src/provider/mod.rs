@@ -276,7 +276,13 @@ mod tests {
             assert!(problems.is_empty(), "{name}: {problems:#?}");
         }
         for (name, resource) in provider.resources() {
-            let problems = resource.identity().check(resource.schema());
+            let mut problems = resource.identity().check(resource.schema());
+            problems.extend(
+                resource
+                    .list_schema()
+                    .map(ObjectSchema::check)
+                    .unwrap_or_default(),
+            );
             assert!(problems.is_empty(), "{name}: {problems:#?}");
         }
     }

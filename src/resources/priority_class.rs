@@ -13,7 +13,7 @@ use crate::cluster::Cluster;
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
 use crate::cluster::object::AppliedObject;
 use crate::cluster::ownership::{owned, owned_map};
-use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
+use crate::cluster::permissions::Permission;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{integer_between, one_of};
@@ -26,11 +26,12 @@ const POLICIES: &[&str] = &["PreemptLowerPriority", "Never"];
 /// The `gpufleet_priority_class` resource.
 pub struct PriorityClass;
 
-/// What it needs of the API: its PriorityClasses, as any applied object.
+/// What it needs of the API: its PriorityClasses, as any applied object,
+/// and `list` for `terraform query`.
 pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
     "scheduling.k8s.io",
     "priorityclasses",
-    APPLIED_OBJECT_VERBS,
+    &["get", "create", "patch", "delete", "list"],
 )];
 
 /// The resource's state.
@@ -55,6 +56,7 @@ impl AppliedObject for PriorityClass {
     const KIND: &'static str = "PriorityClass";
     const API: &'static str = "scheduling.k8s.io/v1 PriorityClass";
     const IMPORT_ID: &'static str = "class name";
+    const LISTABLE: bool = true;
 
     fn schema(&self) -> ObjectSchema {
         ObjectSchema::new(
@@ -169,6 +171,11 @@ impl AppliedObject for PriorityClass {
             annotations: owned_map(object.metadata.annotations, &prior.annotations, importing),
             timeouts: prior.timeouts.clone(),
         })
+    }
+
+    /// Kubernetes' own classes, which validation refuses to manage.
+    fn manageable(&self, name: &str) -> bool {
+        !name.starts_with("system-")
     }
 
     fn imported(&self, name: &str) -> Model {
