@@ -6,9 +6,9 @@
 #   scripts/docs.sh --check   generate into target/docs-check/ and fail if
 #                             docs/ differs from it (what the docs test runs)
 #
-# The schema comes from `terraform providers schema -json` (OpenTofu's `tofu`
-# when terraform is not on PATH) against the built provider, installed from a
-# throw-away filesystem mirror. GPUFLEET_PROVIDER_BINARY names the binary to
+# The schema comes from `providers schema -json` of Terraform 1.13.3 (built
+# from its Go module, and new enough to report identity schemas) against the
+# built provider, installed from a throw-away filesystem mirror. GPUFLEET_PROVIDER_BINARY names the binary to
 # ask; by default this builds target/debug/terraform-provider-gpufleet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +23,9 @@ esac
 
 log() { printf '[docs.sh] %s\n' "$*" >&2; }
 
-bash tests/controlplane/build.sh tfplugindocs
+bash tests/controlplane/build.sh tfplugindocs terraform-1.13.3
 tfplugindocs=$repo/target/tools/bin/tfplugindocs
+cli=$repo/target/tools/bin/terraform-1.13.3
 
 binary=${GPUFLEET_PROVIDER_BINARY:-}
 if [ -z "$binary" ]; then
@@ -32,10 +33,6 @@ if [ -z "$binary" ]; then
   binary=$repo/target/debug/terraform-provider-gpufleet
 fi
 [ -x "$binary" ] || { log "no provider binary at $binary"; exit 1; }
-
-cli=$(command -v terraform || true)
-[ -n "$cli" ] || cli=$repo/target/tools/bin/tofu
-[ -x "$cli" ] || { log "neither terraform on PATH nor $cli (run tests/controlplane/build.sh tofu)"; exit 1; }
 
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 platform=$(CHECKPOINT_DISABLE=1 "$cli" version -json 2>/dev/null | jq -r .platform)

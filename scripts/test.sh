@@ -52,11 +52,11 @@ command -v terraform >/dev/null || {
   echo "make test needs terraform on PATH (OpenTofu is built for you; Terraform is not)" >&2
   exit 1
 }
-step "protocol, acceptance, scenario, docs, examples and release tests with terraform and tofu (and terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
+step "protocol, acceptance, scenario, docs, examples and release tests with terraform and tofu (terraform 1.13.3 for identity tests while terraform predates identities; terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
 # sed reads all of it: `head` would close the pipe early (SIGPIPE under pipefail).
 first_line() { "$@" 2>/dev/null | sed -n 1p; }
 first_line terraform version
-for cli in tofu terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
+for cli in tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
 first_line target/tools/bin/tfplugindocs --version
 echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p'), kwok $(target/tools/bin/kwok --version | awk 'NR == 1 { print $3 }'), Karpenter $(sed -n 's/^\tsigs.k8s.io\/karpenter \(v[^ ]*\).*/\1/p' tests/controlplane/karpenter/go.mod)"
 # Every CLI and every cluster extra present; a test that would skip fails.

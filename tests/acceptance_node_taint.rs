@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::fixtures::Guard;
-use common::terraform::{At, ImportBy, Workspace, assert_invalid, each_cli};
+use common::terraform::{At, ImportBy, Workspace, assert_invalid, each_cli, each_identity_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -712,6 +712,47 @@ fn import_takes_the_workload_taints_and_leaves_the_system_ones() {
         let run = missing.run(&["import", "-no-color", RESOURCE, "taint-does-not-exist"]);
         assert!(!run.success);
         assert!(run.stderr.contains("non-existent"), "{}", run.stderr);
+    });
+}
+
+/// The identity is the target: the node, or the selector as text (Terraform
+/// allows no maps in identities). Importing by `node_name` gives what
+/// importing by ID gives; a selector's taints cannot be imported either way.
+/// The target changes in place, so the identity follows it.
+#[test]
+fn identity_is_the_target_and_imports_a_node_s_taints() {
+    each_identity_cli(|cli| {
+        let mut nodes = Nodes::new();
+        let pool = unique_name("pool");
+        let node = nodes.create("taint-identity", &[("example.com/pool", &pool)], &[]);
+        let taints = [("workload", "inference", "NoSchedule")];
+        let mut ws = Workspace::new(cli);
+        ws.config(&on_node(&node, &taints));
+        ws.apply();
+        assert_eq!(
+            ws.resource(RESOURCE)["identity"],
+            json!({ "node_name": node, "node_selector": null })
+        );
+        let by_identity = format!("{{ node_name = \"{node}\" }}");
+        ws.assert_import_verifies(&[(RESOURCE, &by_identity)], ImportBy::Identity, &[]);
+
+        ws.config(&on_pool(&pool, &taints));
+        ws.assert_plan_changes()
+            .assert_actions(RESOURCE, &["update"]);
+        ws.apply();
+        assert_eq!(
+            ws.resource(RESOURCE)["identity"],
+            json!({ "node_name": null, "node_selector": format!("example.com/pool={pool}") })
+        );
+        let mut imported = Workspace::new(cli);
+        imported.config_raw(&format!(
+            "import {{\n  to       = {RESOURCE}\n  identity = {{ node_selector = \"example.com/pool={pool}\" }}\n}}\n\n{}",
+            ws.main_tf()
+        ));
+        let refused = imported.apply_fails();
+        assert!(refused.contains("Cannot import by selector"), "{refused}");
+        ws.destroy();
+        assert!(taints_on(&node).iter().all(|t| !t.starts_with("workload=")));
     });
 }
 

@@ -4,7 +4,9 @@
 mod common;
 
 use common::fixtures::{Guard, TRAINING, class, fleet, live_priority_class};
-use common::terraform::{At, ImportBy, Workspace, assert_invalid, each_cli};
+use common::terraform::{
+    At, ImportBy, Workspace, assert_invalid, clis, each_cli, each_identity_cli,
+};
 use common::{block_on, kube_client, skipped, unique_name};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
@@ -293,6 +295,110 @@ fn import_into_an_empty_state_gives_an_empty_plan() {
 
         original.destroy();
         assert!(live_priority_class(&name).is_none());
+    });
+}
+
+/// `providers schema -json` of a CLI that knows resource identity shows
+/// an identity schema for every resource.
+#[test]
+fn every_resource_has_an_identity_schema() {
+    each_identity_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config("");
+        ws.init();
+        let run = ws.run(&["providers", "schema", "-json"]);
+        assert!(run.success, "{}", run.stderr);
+        let schema: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let provider = schema["provider_schemas"]
+            .as_object()
+            .and_then(|p| p.values().next())
+            .unwrap_or_else(|| panic!("no provider schema: {schema}"));
+        let keys = |field: &str| -> Vec<String> {
+            let mut keys: Vec<String> = provider[field]
+                .as_object()
+                .unwrap_or_else(|| panic!("{}: no {field} in {provider}", cli.name))
+                .keys()
+                .cloned()
+                .collect();
+            keys.sort();
+            keys
+        };
+        assert_eq!(keys("resource_identity_schemas"), keys("resource_schemas"));
+        let class = &provider["resource_identity_schemas"]["gpufleet_priority_class"];
+        assert_eq!(class["version"], 0);
+        assert_eq!(class["attributes"]["name"]["type"], "string");
+        assert_eq!(class["attributes"]["name"]["required_for_import"], true);
+    });
+}
+
+/// The identity is the class's name: in state after apply, unchanged by an
+/// update in place; importing by identity gives the state and identity
+/// that importing by name gives.
+#[test]
+fn identity_survives_updates_and_imports_the_class() {
+    each_identity_cli(|cli| {
+        let name = unique_name("pc-identity");
+        let address = "gpufleet_priority_class.c";
+        let mut ws = Workspace::new(cli);
+        ws.config(&class("c", &name, 42, "  description = \"first\"\n"));
+        ws.apply();
+        let identity = json!({ "name": name });
+        assert_eq!(ws.resource(address)["identity"], identity);
+
+        ws.config(&class("c", &name, 42, "  description = \"second\"\n"));
+        ws.assert_plan_changes()
+            .assert_actions(address, &["update"]);
+        ws.apply();
+        assert_eq!(
+            live_priority_class(&name).unwrap().description.as_deref(),
+            Some("second")
+        );
+        assert_eq!(ws.resource(address)["identity"], identity);
+
+        let by_identity = format!("{{ name = \"{name}\" }}");
+        ws.assert_import_verifies(&[(address, &by_identity)], ImportBy::Identity, &[]);
+        ws.assert_import_verifies(&[(address, &name)], ImportBy::Block, &[]);
+        ws.destroy();
+        assert!(live_priority_class(&name).is_none());
+    });
+}
+
+/// State written without identities (by a CLI before 1.12, as by every
+/// gpufleet release before identities) gets its identity from the next
+/// refresh by a newer CLI of the same family, with nothing to change.
+#[test]
+fn state_without_identity_gets_one_with_nothing_to_change() {
+    if !clis().iter().any(|c| !c.supports_identity()) {
+        skipped(
+            "state without identity",
+            "every CLI here knows identities, so none writes state without one",
+        );
+        return;
+    }
+    each_identity_cli(|cli| {
+        // Terraform's state and lock file name registry.terraform.io,
+        // OpenTofu's registry.opentofu.org: one family writes, the same reads.
+        let Some(old) = clis()
+            .iter()
+            .find(|c| c.name == cli.name && !c.supports_identity())
+        else {
+            eprintln!(
+                "{}: no older {} here to write state without identities",
+                cli.name, cli.name
+            );
+            return;
+        };
+        let name = unique_name("pc-no-identity");
+        let address = "gpufleet_priority_class.c";
+        let mut ws = Workspace::new(old);
+        ws.config(&class("c", &name, 7, ""));
+        ws.apply();
+        assert!(ws.resource(address).get("identity").is_none());
+        ws.cli = cli.clone();
+        ws.assert_plan_empty();
+        ws.apply();
+        assert_eq!(ws.resource(address)["identity"], json!({ "name": name }));
+        ws.destroy();
     });
 }
 

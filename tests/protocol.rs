@@ -1,6 +1,8 @@
 //! Drives the real gRPC service in-process the way Terraform does: over
 //! AutoMTLS with a go-plugin style client certificate, msgpack values,
-//! schema → validate → configure → plan → apply → read → import → destroy.
+//! schema → identity schemas → validate → configure → plan → apply → read →
+//! import (by ID and by identity) → destroy, with the identities Terraform
+//! 1.12+ sends and stores.
 //! Apply, read and import use the real cluster of `make cluster` (or any
 //! KUBECONFIG given in GPUFLEET_TEST_KUBECONFIG).
 
@@ -176,6 +178,29 @@ struct Terraform {
     client: ProviderClient<Channel>,
     provider_type: Type,
     class_type: Type,
+    class_identity_type: Type,
+}
+
+/// What an apply or read leaves: state, private bytes, identity, errors.
+struct Stored {
+    state: Value,
+    private: Vec<u8>,
+    identity: Value,
+    errors: Vec<String>,
+}
+
+/// An identity from the wire; null when none was sent.
+fn identity_value(data: Option<&pb::ResourceIdentityData>, ty: &Type) -> Value {
+    match data.and_then(|d| d.identity_data.as_ref()) {
+        Some(dv) => decode_msgpack(&dv.msgpack, ty).unwrap(),
+        None => Value::Null,
+    }
+}
+
+fn identity_data(value: &Value, ty: &Type) -> Option<pb::ResourceIdentityData> {
+    Some(pb::ResourceIdentityData {
+        identity_data: dynamic(value, ty),
+    })
 }
 
 impl Terraform {
@@ -191,10 +216,19 @@ impl Terraform {
         assert!(errors(&schema.diagnostics).is_empty());
         let provider_type = block_type(schema.provider.as_ref().unwrap());
         let class_type = block_type(&schema.resource_schemas[PRIORITY_CLASS]);
+        // Terraform 1.12+ asks for identities right after the schema.
+        let identities = client
+            .get_resource_identity_schemas(pb::get_resource_identity_schemas::Request {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(errors(&identities.diagnostics).is_empty());
+        let class_identity_type = identity_type(&identities.identity_schemas[PRIORITY_CLASS]);
         Self {
             client,
             provider_type,
             class_type,
+            class_identity_type,
         }
     }
 
@@ -242,7 +276,7 @@ impl Terraform {
         planned: &Value,
         config: &Value,
         private: Vec<u8>,
-    ) -> (Value, Vec<u8>, Vec<String>) {
+    ) -> Stored {
         let ty = self.class_type.clone();
         let r = self
             .client
@@ -252,32 +286,84 @@ impl Terraform {
                 planned_state: dynamic(planned, &ty),
                 config: dynamic(config, &ty),
                 planned_private: private,
-                provider_meta: None,
+                ..Default::default()
             })
             .await
             .unwrap()
             .into_inner();
-        let state = decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap();
-        (state, r.private, errors(&r.diagnostics))
+        Stored {
+            state: decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap(),
+            private: r.private,
+            identity: identity_value(r.new_identity.as_ref(), &self.class_identity_type),
+            errors: errors(&r.diagnostics),
+        }
     }
 
-    async fn read(&mut self, current: &Value, private: Vec<u8>) -> (Value, Vec<String>) {
+    /// A refresh, handing back the stored identity as Terraform does.
+    async fn read(&mut self, current: &Value, private: Vec<u8>, identity: &Value) -> Stored {
         let ty = self.class_type.clone();
         let r = self
             .client
             .read_resource(pb::read_resource::Request {
                 type_name: PRIORITY_CLASS.into(),
                 current_state: dynamic(current, &ty),
-                private,
+                private: private.clone(),
+                current_identity: (!identity.is_null())
+                    .then(|| identity_data(identity, &self.class_identity_type))
+                    .flatten(),
                 ..Default::default()
             })
             .await
             .unwrap()
             .into_inner();
-        (
-            decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap(),
-            errors(&r.diagnostics),
-        )
+        Stored {
+            state: decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap(),
+            private: r.private,
+            identity: identity_value(r.new_identity.as_ref(), &self.class_identity_type),
+            errors: errors(&r.diagnostics),
+        }
+    }
+
+    /// An import by ID or (given an identity) by identity: the one
+    /// resource's skeleton state, private bytes and identity.
+    async fn import(&mut self, id: &str, identity: Option<&Value>) -> Stored {
+        let r = self
+            .client
+            .import_resource_state(pb::import_resource_state::Request {
+                type_name: PRIORITY_CLASS.into(),
+                id: id.into(),
+                client_capabilities: None,
+                identity: identity.and_then(|i| identity_data(i, &self.class_identity_type)),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let errors = errors(&r.diagnostics);
+        let [resource] = &r.imported_resources[..] else {
+            panic!("one imported resource expected: {errors:?}")
+        };
+        Stored {
+            state: decode_msgpack(&resource.state.as_ref().unwrap().msgpack, &self.class_type)
+                .unwrap(),
+            private: resource.private.clone(),
+            identity: identity_value(resource.identity.as_ref(), &self.class_identity_type),
+            errors,
+        }
+    }
+}
+
+/// The object type of identities of `schema`, as Terraform derives it.
+fn identity_type(schema: &pb::ResourceIdentitySchema) -> Type {
+    Type::Object {
+        attributes: schema
+            .identity_attributes
+            .iter()
+            .map(|a| {
+                let ty = Type::from_json(&serde_json::from_slice(&a.r#type).unwrap()).unwrap();
+                (a.name.clone(), ty)
+            })
+            .collect(),
+        optional: Default::default(),
     }
 }
 
@@ -423,6 +509,92 @@ async fn validate_and_plan_need_no_cluster() {
     assert_eq!(planned.attr("value").as_i64(), Some(1500));
 }
 
+/// What Terraform 1.12+ does with identities before it needs a cluster:
+/// load every resource's identity schema, upgrade a stored identity, and
+/// refuse an import by identity that lacks what the schema requires.
+#[tokio::test]
+async fn identity_schemas_and_upgrades_need_no_cluster() {
+    let plugin = start_plugin().await;
+    let mut tf = Terraform::new(&plugin).await;
+    let schema = tf
+        .client
+        .get_provider_schema(pb::get_provider_schema::Request {})
+        .await
+        .unwrap()
+        .into_inner();
+    let identities = tf
+        .client
+        .get_resource_identity_schemas(pb::get_resource_identity_schemas::Request {})
+        .await
+        .unwrap()
+        .into_inner()
+        .identity_schemas;
+    let mut resources: Vec<&String> = schema.resource_schemas.keys().collect();
+    let mut identified: Vec<&String> = identities.keys().collect();
+    resources.sort();
+    identified.sort();
+    assert_eq!(identified, resources);
+    let class = &identities[PRIORITY_CLASS];
+    assert_eq!(class.version, 0);
+    let [name] = &class.identity_attributes[..] else {
+        panic!("{class:?}")
+    };
+    assert_eq!(name.name, "name");
+    assert!(name.required_for_import && !name.optional_for_import);
+    assert_eq!(name.r#type, br#""string""#);
+
+    // Stored identities come back as JSON of their version.
+    let upgrade = |version: i64, json: &str| pb::upgrade_resource_identity::Request {
+        type_name: PRIORITY_CLASS.into(),
+        version,
+        raw_identity: Some(pb::RawState {
+            json: json.as_bytes().to_vec(),
+            flatmap: Default::default(),
+        }),
+    };
+    let current = tf
+        .client
+        .upgrade_resource_identity(upgrade(0, r#"{"name":"inference"}"#))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(errors(&current.diagnostics).is_empty());
+    assert_eq!(
+        identity_value(current.upgraded_identity.as_ref(), &tf.class_identity_type),
+        object(
+            &tf.class_identity_type,
+            &[("name", Value::string("inference"))]
+        )
+    );
+    let newer = tf
+        .client
+        .upgrade_resource_identity(upgrade(1, r#"{"name":"inference"}"#))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(newer.upgraded_identity.is_none());
+    assert!(
+        errors(&newer.diagnostics)[0].contains("newer provider"),
+        "{:?}",
+        newer.diagnostics
+    );
+
+    // An identity without the name it requires names nothing.
+    let nameless = object(&tf.class_identity_type, &[]);
+    let r = tf
+        .client
+        .import_resource_state(pb::import_resource_state::Request {
+            type_name: PRIORITY_CLASS.into(),
+            identity: identity_data(&nameless, &tf.class_identity_type),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.imported_resources.is_empty());
+    assert_eq!(first_step(&r.diagnostics[0]).as_deref(), Some("name"));
+}
+
 #[tokio::test]
 async fn full_lifecycle_against_the_cluster() {
     let kubeconfig = common::provider_kubeconfig();
@@ -433,8 +605,9 @@ async fn full_lifecycle_against_the_cluster() {
     let name = common::unique_name("pc-grpc");
     // Whatever step fails, the class does not outlive the test.
     let _guard = Guard::of::<PriorityClass>(&[&name]);
+    let identity = object(&tf.class_identity_type, &[("name", Value::string(&name))]);
 
-    // Create.
+    // Create: the plan already knows the identity, and apply returns it.
     let config = object(
         &ty,
         &[
@@ -447,57 +620,276 @@ async fn full_lifecycle_against_the_cluster() {
         ],
     );
     let plan = tf.plan(&Value::Null, &config, &config).await;
+    assert_eq!(
+        identity_value(plan.planned_identity.as_ref(), &tf.class_identity_type),
+        identity
+    );
     let planned = decode_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
-    let (state, private, errs) = tf
+    let created = tf
         .apply(&Value::Null, &planned, &config, plan.planned_private)
         .await;
-    assert!(errs.is_empty(), "{errs:?}");
+    assert!(created.errors.is_empty(), "{:?}", created.errors);
+    let (state, private) = (created.state, created.private);
     assert_eq!(state.attr("id"), &Value::string(&name));
     assert!(state.is_wholly_known());
+    assert_eq!(created.identity, identity);
 
-    // Read gives the same state; planning the same config again changes nothing.
-    let (read, errs) = tf.read(&state, private.clone()).await;
-    assert!(errs.is_empty(), "{errs:?}");
-    assert_eq!(read, state);
-    let again = tf.plan(&read, &read, &config).await;
+    // Read gives the same state and identity; planning the same config
+    // again changes nothing.
+    let read = tf.read(&state, private.clone(), &identity).await;
+    assert!(read.errors.is_empty(), "{:?}", read.errors);
+    assert_eq!(read.state, state);
+    assert_eq!(read.identity, identity);
+    let again = tf.plan(&read.state, &read.state, &config).await;
     let replanned = decode_msgpack(&again.planned_state.unwrap().msgpack, &ty).unwrap();
-    assert_eq!(replanned, read);
+    assert_eq!(replanned, read.state);
     assert!(again.requires_replace.is_empty());
 
+    // An update in place keeps the identity.
+    let mut relabelled = config.clone();
+    *relabelled.attr_mut("labels").unwrap() =
+        Value::Map([("team".to_string(), Value::string("infra"))].into());
+    let mut proposed = relabelled.clone();
+    *proposed.attr_mut("id").unwrap() = state.attr("id").clone();
+    for computed in ["preemption_policy", "global_default"] {
+        *proposed.attr_mut(computed).unwrap() = state.attr(computed).clone();
+    }
+    let update = tf.plan(&state, &proposed, &relabelled).await;
+    assert!(update.requires_replace.is_empty());
+    assert_eq!(
+        identity_value(update.planned_identity.as_ref(), &tf.class_identity_type),
+        identity
+    );
+    let planned = decode_msgpack(&update.planned_state.unwrap().msgpack, &ty).unwrap();
+    let updated = tf
+        .apply(&state, &planned, &relabelled, update.planned_private)
+        .await;
+    assert!(updated.errors.is_empty(), "{:?}", updated.errors);
+    assert_eq!(
+        updated.state.attr("labels"),
+        relabelled.attr("labels"),
+        "not updated"
+    );
+    assert_eq!(updated.identity, identity);
+    let (state, private) = (updated.state, updated.private);
+
     // A new value requires replacement.
-    let mut bigger = config.clone();
+    let mut bigger = relabelled.clone();
     *bigger.attr_mut("value").unwrap() = Value::int(200_000);
     let mut proposed = bigger.clone();
-    *proposed.attr_mut("id").unwrap() = read.attr("id").clone();
-    let replace = tf.plan(&read, &proposed, &bigger).await;
+    *proposed.attr_mut("id").unwrap() = state.attr("id").clone();
+    let replace = tf.plan(&state, &proposed, &bigger).await;
     assert_eq!(replace.requires_replace.len(), 1);
 
-    // Import by name, then read: the same state.
-    let imported = tf
+    // Import by name and import by identity give the same skeleton and
+    // identity, and a read of either gives the state apply wrote.
+    let by_id = tf.import(&name, None).await;
+    let by_identity = tf.import("", Some(&identity)).await;
+    assert!(by_id.errors.is_empty() && by_identity.errors.is_empty());
+    assert_eq!(by_id.state, by_identity.state);
+    assert_eq!(by_id.private, by_identity.private);
+    assert_eq!(by_id.identity, identity);
+    assert_eq!(by_identity.identity, identity);
+    let after_import = tf
+        .read(
+            &by_identity.state,
+            by_identity.private,
+            &by_identity.identity,
+        )
+        .await;
+    assert!(after_import.errors.is_empty(), "{:?}", after_import.errors);
+    assert_eq!(after_import.state, state);
+    assert_eq!(after_import.identity, identity);
+
+    // Destroy: no state and no identity; a read then finds nothing.
+    let gone = tf
+        .apply(&state, &Value::Null, &Value::Null, private.clone())
+        .await;
+    assert!(gone.errors.is_empty(), "{:?}", gone.errors);
+    assert_eq!(gone.state, Value::Null);
+    assert_eq!(gone.identity, Value::Null);
+    let after = tf.read(&state, private, &identity).await;
+    assert!(after.errors.is_empty(), "{:?}", after.errors);
+    assert_eq!(after.state, Value::Null);
+    assert_eq!(after.identity, Value::Null);
+}
+
+/// `terraform query` with a `list "gpufleet_priority_class"` block, as
+/// Terraform 1.14 makes its calls (hashicorp/terraform v1.14,
+/// internal/plugin6/grpc_provider.go): schema, identity schemas, validate
+/// the provider and the list block's `config`, configure, then one
+/// ListResource stream. Five hand-written classes come back exactly once
+/// each, with their identity and state; configuration generated from each
+/// state (every configurable attribute, as `-generate-config-out` writes
+/// it) imports by that identity and plans nothing.
+#[tokio::test]
+async fn list_resource_as_terraform_query_calls_it() {
+    let kubeconfig = common::provider_kubeconfig();
+    let run = common::unique_name("pc-list");
+    let names: Vec<String> = (1..=5).map(|i| format!("{run}-{i}")).collect();
+    let _guard = Guard::of::<PriorityClass>(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let selector = format!("gpufleet.test/list={run}");
+    let api = Api::<PriorityClass>::all(common::kube_client().await);
+    for (i, name) in names.iter().enumerate() {
+        let mut labels = BTreeMap::from([("gpufleet.test/list".to_string(), run.clone())]);
+        if i % 2 == 0 {
+            labels.insert("team".into(), format!("team-{i}"));
+        }
+        let class = PriorityClass {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(labels),
+                annotations: (i == 3).then(|| {
+                    BTreeMap::from([("example.com/owner".to_string(), "platform".to_string())])
+                }),
+                ..Default::default()
+            },
+            value: 1000 * (i as i32 + 1),
+            preemption_policy: (i % 2 == 1).then(|| "Never".to_string()),
+            description: (i != 2).then(|| format!("hand-written class {i}")),
+            ..Default::default()
+        };
+        api.create(&PostParams::default(), &class).await.unwrap();
+    }
+
+    let plugin = start_plugin().await;
+    let mut tf = Terraform::new(&plugin).await;
+    let schema = tf
         .client
-        .import_resource_state(pb::import_resource_state::Request {
-            type_name: PRIORITY_CLASS.into(),
-            id: name.clone(),
-            client_capabilities: None,
+        .get_provider_schema(pb::get_provider_schema::Request {})
+        .await
+        .unwrap()
+        .into_inner();
+    let list_type = block_type(&schema.list_resource_schemas[PRIORITY_CLASS]);
+    let provider_config = object(
+        &tf.provider_type,
+        &[("config_path", Value::string(&kubeconfig))],
+    );
+    let validated = tf
+        .client
+        .validate_provider_config(pb::validate_provider_config::Request {
+            config: dynamic(&provider_config, &tf.provider_type),
         })
         .await
         .unwrap()
         .into_inner();
-    let resource = &imported.imported_resources[0];
-    let skeleton = decode_msgpack(&resource.state.as_ref().unwrap().msgpack, &ty).unwrap();
-    let (after_import, errs) = tf.read(&skeleton, resource.private.clone()).await;
-    assert!(errs.is_empty(), "{errs:?}");
-    assert_eq!(after_import, state);
+    assert!(errors(&validated.diagnostics).is_empty());
+    let list_config = |selector: Option<&str>| {
+        object(
+            &list_type,
+            &[(
+                "label_selector",
+                selector.map_or(Value::Null, Value::string),
+            )],
+        )
+    };
+    let validated = tf
+        .client
+        .validate_list_resource_config(pb::validate_list_resource_config::Request {
+            type_name: PRIORITY_CLASS.into(),
+            config: dynamic(&list_config(Some(&selector)), &list_type),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(errors(&validated.diagnostics).is_empty());
+    assert_eq!(tf.configure(&kubeconfig).await, Vec::<String>::new());
 
-    // Destroy; a read then finds nothing.
-    let (gone, _, errs) = tf
-        .apply(&state, &Value::Null, &Value::Null, private.clone())
-        .await;
-    assert!(errs.is_empty(), "{errs:?}");
-    assert_eq!(gone, Value::Null);
-    let (after, errs) = tf.read(&state, private).await;
-    assert!(errs.is_empty(), "{errs:?}");
-    assert_eq!(after, Value::Null);
+    let list = |selector: Option<&str>, include: bool, limit: i64| pb::list_resource::Request {
+        type_name: PRIORITY_CLASS.into(),
+        config: dynamic(&list_config(selector), &list_type),
+        include_resource_object: include,
+        limit,
+    };
+    let events = |request| {
+        let mut client = tf.client.clone();
+        async move {
+            let mut stream = client.list_resource(request).await.unwrap().into_inner();
+            let mut events = Vec::new();
+            while let Some(event) = stream.message().await.unwrap() {
+                events.push(event);
+            }
+            events
+        }
+    };
+    let found = events(list(Some(&selector), true, 100)).await;
+    let listed: Vec<&str> = found.iter().map(|e| e.display_name.as_str()).collect();
+    assert_eq!(listed, names, "each class exactly once");
+    for event in &found {
+        assert!(
+            errors(&event.diagnostic).is_empty(),
+            "{:?}",
+            event.diagnostic
+        );
+        assert_eq!(
+            identity_value(event.identity.as_ref(), &tf.class_identity_type),
+            object(
+                &tf.class_identity_type,
+                &[("name", Value::string(&event.display_name))]
+            )
+        );
+    }
+    // Terraform stops at its limit; without a selector every class but
+    // Kubernetes' own `system-` ones (which validation refuses) is listed,
+    // and only identities travel unless objects are asked for.
+    assert_eq!(events(list(Some(&selector), true, 2)).await.len(), 2);
+    let everything = events(list(None, false, 1000)).await;
+    assert!(everything.iter().all(|e| e.resource_object.is_none()));
+    let all_names: Vec<&str> = everything.iter().map(|e| e.display_name.as_str()).collect();
+    assert!(names.iter().all(|n| all_names.contains(&n.as_str())));
+    assert!(
+        !all_names.iter().any(|n| n.starts_with("system-")),
+        "{all_names:?}"
+    );
+
+    let resources = FrameworkProvider::new(Gpufleet);
+    let attrs = &resources
+        .resources()
+        .find(|(n, _)| *n == PRIORITY_CLASS)
+        .unwrap()
+        .1
+        .schema()
+        .attrs;
+    let ty = tf.class_type.clone();
+    for event in &found {
+        let state = decode_msgpack(&event.resource_object.as_ref().unwrap().msgpack, &ty).unwrap();
+        assert_eq!(state.attr("name"), &Value::string(&event.display_name));
+        // What -generate-config-out writes: every attribute a configuration may set.
+        let mut config = state.clone();
+        for attr in attrs
+            .iter()
+            .filter(|a| !a.flags.optional && !a.flags.required)
+        {
+            *config.attr_mut(attr.name).unwrap() = Value::Null;
+        }
+        let identity = identity_value(event.identity.as_ref(), &tf.class_identity_type);
+        let imported = tf.import("", Some(&identity)).await;
+        assert!(imported.errors.is_empty(), "{:?}", imported.errors);
+        let read = tf
+            .read(&imported.state, imported.private, &imported.identity)
+            .await;
+        assert!(read.errors.is_empty(), "{:?}", read.errors);
+        assert_eq!(
+            read.state, state,
+            "{}: listed and imported states differ",
+            event.display_name
+        );
+        let proposed = gpufleet::framework::plan::proposed(attrs, &read.state, &config);
+        let plan = tf.plan(&read.state, &proposed, &config).await;
+        assert!(
+            errors(&plan.diagnostics).is_empty(),
+            "{:?}",
+            plan.diagnostics
+        );
+        let planned = decode_msgpack(&plan.planned_state.unwrap().msgpack, &ty).unwrap();
+        assert_eq!(
+            planned, read.state,
+            "{}: the plan changes something",
+            event.display_name
+        );
+        assert!(plan.requires_replace.is_empty());
+    }
 }
 
 /// A TCP front for the API server: until [`Front::answer`] it accepts every
@@ -636,11 +1028,11 @@ async fn stop_provider_cancels_work_in_flight() {
     front.answer();
     let read_again = tokio::time::timeout(
         std::time::Duration::from_secs(30),
-        tf.read(&state, Vec::new()),
+        tf.read(&state, Vec::new(), &Value::Null),
     )
     .await
     .expect("the read after StopProvider hung");
-    let (after_stop, errs) = read_again;
+    let (after_stop, errs) = (read_again.state, read_again.errors);
     assert!(
         errs.is_empty(),
         "the read after StopProvider failed: {errs:?}"

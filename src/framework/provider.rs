@@ -7,13 +7,14 @@ use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 
+use super::identity::Identity;
 use super::model::{Private, decode, encode, with_placeholders};
 use super::plan::{self, derive_planned};
 use super::resource::{DataSource, Failed, PlanChange, ProviderDefinition, Resource, Stored};
 use super::schema::ObjectSchema;
 use crate::protocol::provider::{
-    ApplyRequest, ImportedResource, PlanRequest, PlanResponse, Provider, ReadRequest, Schemas,
-    StateResponse,
+    ApplyRequest, ImportTarget, ImportedResource, ListRequest, Listed, PlanRequest, PlanResponse,
+    Provider, ReadRequest, Schemas, StateResponse,
 };
 use crate::protocol::{Diagnostic, Diagnostics, Type, Value, codec};
 
@@ -26,6 +27,9 @@ pub struct RegisteredResource<C> {
     ///
     /// [`Attr::observed`]: super::schema::Attr::observed
     observed: Vec<&'static str>,
+    identity: Identity,
+    identity_ty: Type,
+    list_schema: Option<ObjectSchema>,
     operations: Box<dyn Operations<C>>,
 }
 
@@ -42,9 +46,13 @@ pub fn register_resource<C: Send + Sync + 'static, R: Resource<C>>(
     resource: R,
 ) -> RegisteredResource<C> {
     let schema = resource.schema();
+    let identity = resource.identity();
     RegisteredResource {
         name: resource.name(),
         ty: schema.value_type(),
+        identity_ty: identity.value_type(),
+        identity,
+        list_schema: resource.list_schema(),
         observed: schema
             .attrs
             .iter()
@@ -98,6 +106,19 @@ trait Operations<C>: Send + Sync {
         version: i64,
         state: serde_json::Value,
     ) -> Result<serde_json::Value, Diagnostics>;
+    fn identity_of(&self, identity_ty: &Type, state: &Value) -> Result<Value, Diagnostics>;
+    fn import_id(&self, identity: &Value) -> Result<String, Diagnostics>;
+    fn upgrade_identity(
+        &self,
+        version: i64,
+        identity: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics>;
+    async fn list(
+        &self,
+        client: &C,
+        ty: &Type,
+        config: &Value,
+    ) -> Result<Vec<(String, Value)>, Diagnostics>;
 }
 
 /// What an operation leaves: the state to record (`None` keeps the prior
@@ -256,6 +277,39 @@ impl<C: Send + Sync + 'static, R: Resource<C>> Operations<C> for R {
     ) -> Result<serde_json::Value, Diagnostics> {
         Resource::upgrade_state(self, version, state)
     }
+
+    fn identity_of(&self, identity_ty: &Type, state: &Value) -> Result<Value, Diagnostics> {
+        let model: R::Model = decode(state)?;
+        encode(&Resource::identity_of(self, &model), identity_ty)
+    }
+
+    fn import_id(&self, identity: &Value) -> Result<String, Diagnostics> {
+        Resource::import_id(self, decode(identity)?)
+    }
+
+    fn upgrade_identity(
+        &self,
+        version: i64,
+        identity: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        Resource::upgrade_identity(self, version, identity)
+    }
+
+    async fn list(
+        &self,
+        client: &C,
+        ty: &Type,
+        config: &Value,
+    ) -> Result<Vec<(String, Value)>, Diagnostics> {
+        Resource::list(self, client, config)
+            .await?
+            .into_iter()
+            .map(|(name, model)| {
+                let (state, _, _) = stored_value(self, ty, &[], Stored::new(model))?;
+                Ok((name, state))
+            })
+            .collect()
+    }
 }
 
 #[async_trait]
@@ -285,6 +339,50 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
     /// The schema the resource was registered with.
     pub fn schema(&self) -> &ObjectSchema {
         &self.schema
+    }
+
+    /// The schema of the resource's `list` block, if it can be listed.
+    pub fn list_schema(&self) -> Option<&ObjectSchema> {
+        self.list_schema.as_ref()
+    }
+
+    /// The identity declaration the resource was registered with.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The identity of the object `state` describes; null for no object.
+    pub fn identity_of(&self, state: &Value) -> Result<Value, Diagnostics> {
+        if state.is_null() {
+            return Ok(Value::Null);
+        }
+        // A planned state may still hold unknowns the identity is not made of.
+        self.operations
+            .identity_of(&self.identity_ty, &with_placeholders(state, &self.ty))
+    }
+
+    /// The identity a plan promises: null until the attributes it is made
+    /// of are known (Terraform accepts a null planned identity, and takes
+    /// the one apply returns).
+    fn planned_identity(&self, planned: &Value) -> Result<Value, Diagnostics> {
+        let known = self
+            .identity
+            .from
+            .iter()
+            .all(|name| planned.attr(name).is_wholly_known());
+        if planned.is_null() || !known {
+            return Ok(Value::Null);
+        }
+        self.identity_of(planned)
+    }
+
+    /// The import ID `identity` stands for.
+    fn import_id(&self, identity: &Value) -> Result<String, Diagnostics> {
+        let missing = self.identity.missing_for_import(identity);
+        if missing.has_errors() {
+            return Err(missing);
+        }
+        self.operations.import_id(identity)
     }
 
     /// Validation as `ValidateResourceConfig` runs it.
@@ -327,10 +425,15 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
             self.operations
                 .modify_plan(client, &mut change, &mut diagnostics);
         }
+        let planned_identity = self.planned_identity(&planned.planned).unwrap_or_else(|d| {
+            diagnostics.extend(d);
+            Value::Null
+        });
         PlanResponse {
             planned_state: planned.planned,
             requires_replace: planned.requires_replace,
             planned_private: req.prior_private.clone(),
+            planned_identity,
             diagnostics,
         }
     }
@@ -361,12 +464,24 @@ impl<P: ProviderDefinition> FrameworkProvider<P> {
             .map(|d| (format!("{prefix}_{}", d.name), d))
             .collect();
         let provider_schema = definition.schema();
-        let sorted = |mut m: Vec<(String, crate::protocol::schema::Schema)>| {
+        fn sorted<S>(mut m: Vec<(String, S)>) -> Vec<(String, S)> {
             m.sort_by(|a, b| a.0.cmp(&b.0));
             m
-        };
+        }
         let schemas = Schemas {
             provider: provider_schema.to_protocol(),
+            identities: sorted(
+                resources
+                    .iter()
+                    .map(|(n, r)| (n.clone(), r.identity.to_protocol()))
+                    .collect(),
+            ),
+            list_resources: sorted(
+                resources
+                    .iter()
+                    .filter_map(|(n, r)| Some((n.clone(), r.list_schema.as_ref()?.to_protocol())))
+                    .collect(),
+            ),
             resources: sorted(
                 resources
                     .iter()
@@ -437,6 +552,13 @@ impl<P: ProviderDefinition> FrameworkProvider<P> {
             .ok_or_else(|| self.unknown("resource", type_name))
     }
 
+    fn list_schema(&self, type_name: &str) -> Result<&ObjectSchema, Diagnostics> {
+        self.resource(type_name)?
+            .list_schema
+            .as_ref()
+            .ok_or_else(|| self.unknown("list resource", type_name))
+    }
+
     fn data_source(
         &self,
         type_name: &str,
@@ -447,6 +569,37 @@ impl<P: ProviderDefinition> FrameworkProvider<P> {
     }
 }
 
+/// Stored JSON of `kind` (state or identity) written with `version`, in the
+/// shape of the `current` version: `upgrade` runs for older versions.
+fn upgraded(
+    kind: &str,
+    version: i64,
+    current: i64,
+    json: &[u8],
+    upgrade: impl FnOnce(serde_json::Value) -> Result<serde_json::Value, Diagnostics>,
+) -> Result<serde_json::Value, Diagnostics> {
+    if version > current {
+        return Err(Diagnostic::error(
+            format!("Resource {kind} from a newer provider"),
+            format!(
+                "This {kind} was written by a provider version with {kind} schema {version}; this version knows up to {current}. Upgrade the provider."
+            ),
+        )
+        .into());
+    }
+    let raw: serde_json::Value = serde_json::from_slice(json).map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            format!("Unreadable stored {kind}"),
+            e.to_string(),
+        ))
+    })?;
+    if version < current {
+        upgrade(raw)
+    } else {
+        Ok(raw)
+    }
+}
+
 /// Stored state (JSON of schema `version`) as a value of the current schema.
 fn upgrade_state<C>(
     resource: &RegisteredResource<C>,
@@ -454,22 +607,9 @@ fn upgrade_state<C>(
     json: &[u8],
 ) -> Result<Value, Diagnostics> {
     let schema = &resource.schema;
-    if version > schema.version {
-        return Err(Diagnostic::error(
-            "Resource state from a newer provider",
-            format!(
-                "This state was written by a provider version with schema {version}; this version knows up to {}. Upgrade the provider.",
-                schema.version
-            ),
-        )
-        .into());
-    }
-    let mut raw: serde_json::Value = serde_json::from_slice(json).map_err(|e| {
-        Diagnostics::from(Diagnostic::error("Unreadable stored state", e.to_string()))
+    let mut raw = upgraded("state", version, schema.version, json, |raw| {
+        resource.operations.upgrade_state(version, raw)
     })?;
-    if version < schema.version {
-        raw = resource.operations.upgrade_state(version, raw)?;
-    }
     // Attributes the schema no longer has are dropped, as Terraform does for
     // its own part since 1.11.
     if let Some(object) = raw.as_object_mut() {
@@ -480,20 +620,57 @@ fn upgrade_state<C>(
     })
 }
 
-fn state_response(outcome: Outcome, prior: &Value, prior_private: &[u8]) -> StateResponse {
-    match outcome.state {
-        Some((state, private)) => StateResponse {
-            state,
-            private: private.to_bytes(),
-            diagnostics: outcome.diagnostics,
-        },
+/// A stored identity (JSON of identity `version`) as a value of the
+/// current identity schema.
+fn upgrade_identity<C>(
+    resource: &RegisteredResource<C>,
+    version: i64,
+    json: &[u8],
+) -> Result<Value, Diagnostics> {
+    let raw = upgraded(
+        "identity",
+        version,
+        resource.identity.version,
+        json,
+        |raw| resource.operations.upgrade_identity(version, raw),
+    )?;
+    codec::from_json(&raw, &resource.identity_ty).map_err(|e| {
+        Diagnostic::error(
+            "Stored identity does not match the identity schema",
+            e.to_string(),
+        )
+        .into()
+    })
+}
+
+/// The state to record after `outcome` of `resource`'s operation, with
+/// the identity of the object it describes.
+fn state_response<C: Send + Sync + 'static>(
+    resource: Option<&RegisteredResource<C>>,
+    outcome: Outcome,
+    prior: &Value,
+    prior_private: &[u8],
+) -> StateResponse {
+    let (state, private) = match outcome.state {
+        Some((state, private)) => (state, private.to_bytes()),
         // Nothing new to record: the prior object is kept, so nothing
         // Terraform knew is lost.
-        None => StateResponse {
-            state: prior.clone(),
-            private: prior_private.to_vec(),
-            diagnostics: outcome.diagnostics,
-        },
+        None => (prior.clone(), prior_private.to_vec()),
+    };
+    let mut diagnostics = outcome.diagnostics;
+    let identity = match resource.map(|r| r.identity_of(&state)) {
+        Some(Ok(identity)) => identity,
+        Some(Err(d)) => {
+            diagnostics.extend(d);
+            Value::Null
+        }
+        None => Value::Null,
+    };
+    StateResponse {
+        state,
+        private,
+        identity,
+        diagnostics,
     }
 }
 
@@ -557,7 +734,17 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
         upgrade_state(self.resource(type_name)?, version, json)
     }
 
+    fn upgrade_resource_identity(
+        &self,
+        type_name: &str,
+        version: i64,
+        json: &[u8],
+    ) -> Result<Value, Diagnostics> {
+        upgrade_identity(self.resource(type_name)?, version, json)
+    }
+
     async fn read_resource(&self, req: ReadRequest) -> StateResponse {
+        let resource = self.resource(&req.type_name).ok();
         let outcome = async {
             let r = self.resource(&req.type_name)?;
             let client = self.client()?;
@@ -568,7 +755,7 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
         }
         .await
         .unwrap_or_else(Outcome::failed);
-        state_response(outcome, &req.current_state, &req.private)
+        state_response(resource, outcome, &req.current_state, &req.private)
     }
 
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
@@ -583,6 +770,7 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
 
     async fn apply_resource_change(&self, req: ApplyRequest) -> StateResponse {
         let (prior, planned) = (&req.prior_state, &req.planned_state);
+        let resource = self.resource(&req.type_name).ok();
         let outcome = async {
             let r = self.resource(&req.type_name)?;
             let client = self.client()?;
@@ -593,25 +781,69 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
         }
         .await
         .unwrap_or_else(Outcome::failed);
-        state_response(outcome, prior, &req.planned_private)
+        state_response(resource, outcome, prior, &req.planned_private)
     }
 
     async fn import_resource_state(
         &self,
         type_name: &str,
-        id: &str,
+        target: ImportTarget,
     ) -> (Vec<ImportedResource>, Diagnostics) {
-        let imported = self
-            .resource(type_name)
-            .and_then(|r| r.operations.import(&r.ty, id));
+        let imported = self.resource(type_name).and_then(|r| {
+            let id = match target {
+                ImportTarget::Id(id) => id,
+                ImportTarget::Identity(identity) => r.import_id(&identity)?,
+            };
+            let state = r.operations.import(&r.ty, &id)?;
+            let identity = r.identity_of(&state)?;
+            Ok((state, identity))
+        });
         match imported {
-            Ok(state) => (
+            Ok((state, identity)) => (
                 vec![ImportedResource {
                     state,
                     private: Private::importing().to_bytes(),
+                    identity,
                 }],
                 Diagnostics::default(),
             ),
+            Err(d) => (Vec::new(), d),
+        }
+    }
+
+    async fn validate_list_resource_config(&self, type_name: &str, config: Value) -> Diagnostics {
+        match self.list_schema(type_name) {
+            Ok(schema) => schema.validate_config(&config),
+            Err(d) => d,
+        }
+    }
+
+    async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Diagnostics) {
+        let listed = async {
+            // Values unknown at validation are known now.
+            let invalid = self
+                .list_schema(&req.type_name)?
+                .validate_config(&req.config);
+            if invalid.has_errors() {
+                return Err(invalid);
+            }
+            let r = self.resource(&req.type_name)?;
+            let client = self.client()?;
+            r.operations
+                .list(&client, &r.ty, &req.config)
+                .await?
+                .into_iter()
+                .map(|(display_name, state)| {
+                    Ok(Listed {
+                        identity: r.identity_of(&state)?,
+                        display_name,
+                        state,
+                    })
+                })
+                .collect()
+        };
+        match listed.await {
+            Ok(listed) => (listed, Diagnostics::default()),
             Err(d) => (Vec::new(), d),
         }
     }
@@ -633,11 +865,13 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framework::identity::IdentityAttr;
     use crate::framework::resource::Warnings;
     use crate::framework::schema::Attr;
     use serde::{Deserialize, Serialize};
 
-    /// Version 1 renamed `size` to `capacity`.
+    /// Version 1 renamed `size` to `capacity`, and identity version 1
+    /// renamed `key` to `id`.
     struct Renamed;
 
     #[derive(Default, Serialize, Deserialize)]
@@ -646,11 +880,47 @@ mod tests {
         capacity: Option<f64>,
     }
 
+    #[derive(Default, Serialize, Deserialize)]
+    struct IdIdentity {
+        id: String,
+    }
+
+    fn id_identity() -> Identity {
+        Identity::new(
+            &["id"],
+            vec![IdentityAttr::string("id").required_for_import()],
+        )
+        .mutable()
+    }
+
     #[async_trait]
     impl Resource<()> for Renamed {
         type Model = RenamedModel;
+        type IdentityModel = IdIdentity;
         fn name(&self) -> &'static str {
             "renamed"
+        }
+        fn identity(&self) -> Identity {
+            Identity {
+                version: 1,
+                ..id_identity()
+            }
+        }
+        fn identity_of(&self, state: &RenamedModel) -> IdIdentity {
+            IdIdentity {
+                id: state.id.clone().unwrap_or_default(),
+            }
+        }
+        fn import_id(&self, identity: IdIdentity) -> Result<String, Diagnostics> {
+            Ok(identity.id)
+        }
+        fn upgrade_identity(
+            &self,
+            version: i64,
+            mut identity: serde_json::Value,
+        ) -> Result<serde_json::Value, Diagnostics> {
+            assert_eq!(version, 0);
+            Ok(serde_json::json!({ "id": identity["key"].take() }))
         }
         fn schema(&self) -> ObjectSchema {
             let mut schema = ObjectSchema::new(
@@ -725,8 +995,20 @@ mod tests {
     #[async_trait]
     impl Resource<()> for Observing {
         type Model = ObservingModel;
+        type IdentityModel = IdIdentity;
         fn name(&self) -> &'static str {
             "observing"
+        }
+        fn identity(&self) -> Identity {
+            id_identity()
+        }
+        fn identity_of(&self, state: &ObservingModel) -> IdIdentity {
+            IdIdentity {
+                id: state.id.clone().unwrap_or_default(),
+            }
+        }
+        fn import_id(&self, identity: IdIdentity) -> Result<String, Diagnostics> {
+            Ok(identity.id)
         }
         fn schema(&self) -> ObjectSchema {
             ObjectSchema::new(
@@ -836,5 +1118,153 @@ mod tests {
         assert!(newer.0[0].summary.contains("newer provider"));
         assert!(upgrade(1, "not json").is_err());
         assert!(upgrade(1, r#"{"capacity":"many"}"#).is_err());
+    }
+
+    fn upgrade_id(version: i64, json: &str) -> Result<Value, Diagnostics> {
+        upgrade_identity(&register_resource(Renamed), version, json.as_bytes())
+    }
+
+    #[test]
+    fn upgrades_older_identities_and_refuses_newer_ones() {
+        let v = upgrade_id(0, r#"{"key":"a"}"#).unwrap();
+        assert_eq!(
+            v,
+            Value::Object([("id".to_string(), Value::string("a"))].into())
+        );
+        assert_eq!(
+            upgrade_id(1, r#"{"id":"b"}"#).unwrap().attr("id"),
+            &Value::string("b")
+        );
+        let newer = upgrade_id(2, r#"{"id":"b"}"#).unwrap_err();
+        assert!(
+            newer.0[0]
+                .summary
+                .contains("identity from a newer provider"),
+            "{newer:?}"
+        );
+        assert!(upgrade_id(1, "not json").is_err());
+        // Without an upgrade of its own, a resource refuses older identities.
+        let none = upgrade_identity(&register_resource(Observing), -1, b"{}").unwrap_err();
+        assert!(
+            none.0[0]
+                .detail
+                .contains("no upgrade from identity version -1"),
+            "{none:?}"
+        );
+    }
+
+    fn provider_of(resource: RegisteredResource<()>) -> FrameworkProvider<Only> {
+        FrameworkProvider::new(Only(std::sync::Mutex::new(Some(resource))))
+    }
+
+    /// A provider of one resource.
+    struct Only(std::sync::Mutex<Option<RegisteredResource<()>>>);
+
+    #[async_trait]
+    impl ProviderDefinition for Only {
+        type Client = ();
+        type Config = serde_json::Value;
+        fn type_prefix(&self) -> &'static str {
+            "test"
+        }
+        fn schema(&self) -> ObjectSchema {
+            ObjectSchema::new("test", Vec::new())
+        }
+        async fn configure(&self, _: serde_json::Value) -> Result<(), Diagnostics> {
+            Ok(())
+        }
+        fn resources(&self) -> Vec<RegisteredResource<()>> {
+            self.0.lock().unwrap().take().into_iter().collect()
+        }
+        fn data_sources(&self) -> Vec<RegisteredDataSource<()>> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn importing_by_identity_is_importing_by_id() {
+        let provider = provider_of(register_resource(Renamed));
+        let import = |target| {
+            futures::executor::block_on(provider.import_resource_state("test_renamed", target))
+        };
+        let (by_id, d) = import(ImportTarget::Id("a".into()));
+        assert!(d.0.is_empty(), "{d:?}");
+        let identity = Value::Object([("id".to_string(), Value::string("a"))].into());
+        let (by_identity, d) = import(ImportTarget::Identity(identity.clone()));
+        assert!(d.0.is_empty(), "{d:?}");
+        assert_eq!(by_id[0].state, by_identity[0].state);
+        assert_eq!(by_id[0].private, by_identity[0].private);
+        assert_eq!(by_id[0].identity, identity);
+        assert_eq!(by_identity[0].identity, identity);
+        let (none, d) = import(ImportTarget::Identity(Value::Object(
+            [("id".to_string(), Value::Null)].into(),
+        )));
+        assert!(none.is_empty());
+        assert_eq!(d.located()[0].0, "id");
+        let schemas = provider.schemas();
+        assert_eq!(schemas.identities[0].0, "test_renamed");
+        assert_eq!(schemas.identities[0].1.version, 1);
+    }
+
+    #[test]
+    fn a_plan_carries_the_identity_once_what_it_is_made_of_is_known() {
+        let registered = register_resource(Observing);
+        let plan = |id: Value| {
+            let config = registered.schema.object(&[("id", id)]);
+            registered.plan(
+                &(),
+                &PlanRequest {
+                    type_name: "test_observing".into(),
+                    prior_state: Value::Null,
+                    proposed_new_state: config.clone(),
+                    config,
+                    prior_private: Vec::new(),
+                },
+            )
+        };
+        let known = plan(Value::string("a"));
+        assert_eq!(
+            known.planned_identity,
+            Value::Object([("id".to_string(), Value::string("a"))].into())
+        );
+        assert_eq!(plan(Value::UNKNOWN).planned_identity, Value::Null);
+    }
+
+    #[test]
+    fn reads_and_applies_return_the_identity_and_none_for_a_gone_object() {
+        let provider = provider_of(register_resource(Observing));
+        let configured = futures::executor::block_on(
+            provider.configure(Value::Object(Default::default()), "test"),
+        );
+        assert!(configured.0.is_empty(), "{configured:?}");
+        let state = Value::Object(
+            [("id", Value::string("a")), ("reported", Value::string("a"))]
+                .map(|(k, v)| (k.to_string(), v))
+                .into(),
+        );
+        let identity = Value::Object([("id".to_string(), Value::string("a"))].into());
+        let read = futures::executor::block_on(provider.read_resource(ReadRequest {
+            type_name: "test_observing".into(),
+            current_state: state.clone(),
+            private: Vec::new(),
+        }));
+        assert!(read.diagnostics.0.is_empty(), "{:?}", read.diagnostics);
+        assert_eq!(read.identity, identity);
+        let applied = futures::executor::block_on(provider.apply_resource_change(ApplyRequest {
+            type_name: "test_observing".into(),
+            prior_state: Value::Null,
+            planned_state: state.clone(),
+            config: state.clone(),
+            planned_private: Vec::new(),
+        }));
+        assert_eq!(applied.identity, identity);
+        let destroyed = futures::executor::block_on(provider.apply_resource_change(ApplyRequest {
+            type_name: "test_observing".into(),
+            prior_state: state,
+            planned_state: Value::Null,
+            config: Value::Null,
+            planned_private: Vec::new(),
+        }));
+        assert_eq!(destroyed.identity, Value::Null);
     }
 }

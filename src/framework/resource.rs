@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 
+use super::identity::Identity;
 use super::model::{Model, Private};
 use super::schema::ObjectSchema;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -102,11 +103,21 @@ pub trait Resource<C>: Send + Sync + 'static {
     /// The resource's state as a Rust type; every attribute of the schema is
     /// a field (computed ones optional, as they may be unknown in plans).
     type Model: Model;
+    /// The resource's identity as a Rust type; every identity attribute is a
+    /// field (those not required for import optional).
+    type IdentityModel: Model;
 
     /// Type name without the provider prefix, e.g. `priority_class`.
     fn name(&self) -> &'static str;
     /// The schema, built once at start-up.
     fn schema(&self) -> ObjectSchema;
+    /// The identity declaration, built once at start-up.
+    fn identity(&self) -> Identity;
+    /// The identity of the object `state` describes.
+    fn identity_of(&self, state: &Self::Model) -> Self::IdentityModel;
+    /// The import ID of the object `identity` names: an import by identity
+    /// is the import of this ID.
+    fn import_id(&self, identity: Self::IdentityModel) -> Result<String, Diagnostics>;
     /// Checks across attributes that the schema's declarative validators
     /// cannot express; they have run before this.
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
@@ -167,6 +178,42 @@ pub trait Resource<C>: Send + Sync + 'static {
             "Cannot upgrade resource state",
             format!(
                 "{} has no upgrade from schema version {version}.",
+                self.name()
+            ),
+        )
+        .into())
+    }
+    /// The configuration of the resource's `list` block (`terraform query`,
+    /// Terraform 1.14+); `None` when its objects cannot be listed.
+    fn list_schema(&self) -> Option<ObjectSchema> {
+        None
+    }
+    /// Every object `config` (a value of [`Self::list_schema`]) matches,
+    /// with how people call it, each as the state an import of it and the
+    /// read after give, so configuration generated from it plans nothing.
+    async fn list(
+        &self,
+        _client: &C,
+        _config: &Value,
+    ) -> Result<Vec<(String, Self::Model)>, Diagnostics> {
+        Err(Diagnostic::error(
+            "Cannot list resources",
+            format!("{} cannot be listed.", self.name()),
+        )
+        .into())
+    }
+    /// Rewrites a stored identity of an older identity `version` (as JSON)
+    /// into the shape of the current one. Resources that bump their
+    /// identity version override this.
+    fn upgrade_identity(
+        &self,
+        version: i64,
+        _identity: serde_json::Value,
+    ) -> Result<serde_json::Value, Diagnostics> {
+        Err(Diagnostic::error(
+            "Cannot upgrade resource identity",
+            format!(
+                "{} has no upgrade from identity version {version}.",
                 self.name()
             ),
         )

@@ -20,7 +20,8 @@ impl<C: Send + Sync + 'static> Harness<C> {
     /// Registers `resource` for testing.
     pub fn new<R: Resource<C>>(resource: R) -> Self {
         let resource = register_resource(resource);
-        let problems = resource.schema().check();
+        let mut problems = resource.schema().check();
+        problems.extend(resource.identity().check(resource.schema()));
         assert!(problems.is_empty(), "schema problems: {problems:#?}");
         Self { resource }
     }

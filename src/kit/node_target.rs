@@ -92,6 +92,11 @@ impl NodeTarget {
         }
     }
 
+    /// The selector as `key=value,...`; `None` for a named node.
+    pub fn selector(&self) -> Option<String> {
+        self.node_selector.as_ref().map(selector_text)
+    }
+
     /// The nodes a named target writes to, known before the cluster is
     /// asked; `None` for a selector.
     pub fn known_nodes(&self) -> Option<BTreeSet<String>> {

@@ -1,7 +1,8 @@
 //! A resource that is exactly one Kubernetes object written by server-side
 //! apply, written once: create refuses to adopt an object someone else made,
 //! read shows only the fields gpufleet owns (everything after an import),
-//! update re-applies, delete removes, and import takes the object's name.
+//! update re-applies, delete removes, and import takes the object's name,
+//! which is also its identity.
 //! Every operation keeps retrying within its `timeouts`, and an apply that
 //! fails after its write may have landed looks at the cluster and reports
 //! what is there, so nothing written is lost from state.
@@ -13,17 +14,19 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::Cluster;
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{self, Kind, Objects};
 use crate::cluster::names::check_import_name;
 use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
-use crate::framework::schema::ObjectSchema;
+use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::{Failed, Model, PlanChange, Private, Resource, Stored, Warnings};
+use crate::framework::{
+    Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
+};
 use crate::protocol::{Diagnostic, Diagnostics, Value};
 
 /// One kind of object and how a resource's model maps to it.
@@ -40,6 +43,8 @@ pub trait AppliedObject: Send + Sync + 'static {
     const KIND: Kind;
     /// What the import ID is, e.g. `class name`.
     const IMPORT_ID: &'static str;
+    /// Whether `terraform query` lists the objects of this kind.
+    const LISTABLE: bool = false;
 
     /// The resource's schema, without `timeouts` (added for every such
     /// resource).
@@ -80,6 +85,11 @@ pub trait AppliedObject: Send + Sync + 'static {
     ) -> Result<Self::Model, Diagnostics>;
     /// The state skeleton an import of `name` starts from.
     fn imported(&self, name: &str) -> Self::Model;
+    /// Whether a listed object named `name` is one the resource accepts:
+    /// a list leaves out what its validation would refuse.
+    fn manageable(&self, _name: &str) -> bool {
+        true
+    }
     /// Stored state of an older schema `version` (as JSON) in the current
     /// schema's shape (see [`Resource::upgrade_state`]); resources that bump
     /// their schema version implement it.
@@ -138,6 +148,13 @@ pub trait AppliedObject: Send + Sync + 'static {
 
 /// The resource of an [`AppliedObject`].
 pub struct ObjectResource<T>(pub T);
+
+/// The identity of an [`ObjectResource`]: the object's name (the kinds
+/// gpufleet applies are cluster-scoped, so there is no namespace).
+#[derive(Default, Serialize, Deserialize)]
+pub struct ObjectIdentity {
+    name: String,
+}
 
 impl<T: AppliedObject> ObjectResource<T> {
     fn what(model: &T::Model) -> String {
@@ -240,6 +257,7 @@ impl<T: AppliedObject> ObjectResource<T> {
 #[async_trait]
 impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     type Model = T::Model;
+    type IdentityModel = ObjectIdentity;
 
     fn name(&self) -> &'static str {
         T::NAME
@@ -249,6 +267,66 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         let mut schema = self.0.schema();
         schema.attrs.push(timeouts_attribute());
         schema
+    }
+
+    fn identity(&self) -> Identity {
+        Identity::new(
+            &["name"],
+            vec![
+                IdentityAttr::string("name")
+                    .required_for_import()
+                    .describe(format!("The {}.", T::IMPORT_ID)),
+            ],
+        )
+    }
+
+    fn identity_of(&self, state: &T::Model) -> ObjectIdentity {
+        ObjectIdentity {
+            name: T::object_name(state).to_string(),
+        }
+    }
+
+    fn import_id(&self, identity: ObjectIdentity) -> Result<String, Diagnostics> {
+        Ok(identity.name)
+    }
+
+    fn list_schema(&self) -> Option<ObjectSchema> {
+        T::LISTABLE.then(|| {
+            ObjectSchema::new(
+                "Which objects to list.",
+                vec![Attr::string("label_selector").optional().describe(
+                    "A Kubernetes label selector, e.g. `team=ml,tier!=batch`; every object when unset.",
+                )],
+            )
+        })
+    }
+
+    /// One LIST, each object then taken as an import and its read would
+    /// take it (every live field, companions included).
+    async fn list(
+        &self,
+        cluster: &Cluster,
+        config: &Value,
+    ) -> Result<Vec<(String, T::Model)>, Diagnostics> {
+        let objects = self.0.objects(cluster).await?;
+        let deadline = Deadline::of(None, Operation::Read);
+        let listed = objects
+            .list(config.attr("label_selector").as_str(), deadline)
+            .await?;
+        let mut found = Vec::new();
+        for live in listed {
+            let name = kube::Resource::meta(&live).name.clone().unwrap_or_default();
+            if !self.0.manageable(&name) {
+                continue;
+            }
+            let skeleton = self.0.imported(&name);
+            let mut state = self.0.state_from(cluster, live, &skeleton, true)?;
+            self.0
+                .read_companions(cluster, &mut state, &skeleton, true, deadline)
+                .await?;
+            found.push((name, state));
+        }
+        Ok(found)
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 
 use super::diagnostics::{AttributePath, Diagnostics};
-use super::schema::Schema;
+use super::schema::{IdentitySchema, Schema};
 use super::value::Value;
 
 /// Every schema the provider declares, answered to `GetProviderSchema`.
@@ -16,6 +16,12 @@ pub struct Schemas {
     pub resources: Vec<(String, Schema)>,
     /// Full data source type names with their schemas.
     pub data_sources: Vec<(String, Schema)>,
+    /// Full resource type names with their identity schemas, answered to
+    /// `GetResourceIdentitySchemas`.
+    pub identities: Vec<(String, IdentitySchema)>,
+    /// The resource types that can be listed, with the schemas of their
+    /// list configuration (`list` blocks of `terraform query`).
+    pub list_resources: Vec<(String, Schema)>,
 }
 
 /// `PlanResourceChange`: what Terraform asks a resource to plan.
@@ -42,6 +48,9 @@ pub struct PlanResponse {
     pub requires_replace: Vec<AttributePath>,
     /// Opaque bytes handed back to the provider with the apply request.
     pub planned_private: Vec<u8>,
+    /// The identity apply will produce; null when the plan cannot tell yet
+    /// (e.g. a name known only after apply) or on destroy.
+    pub planned_identity: Value,
     /// Errors and warnings for the user; an error fails the plan.
     pub diagnostics: Diagnostics,
 }
@@ -66,6 +75,8 @@ pub struct StateResponse {
     pub state: Value,
     /// Opaque bytes Terraform stores next to the state and passes back later.
     pub private: Vec<u8>,
+    /// The object's identity; null with a null state.
+    pub identity: Value,
     /// Errors and warnings for the user; an error fails the operation.
     pub diagnostics: Diagnostics,
 }
@@ -86,6 +97,34 @@ pub struct ImportedResource {
     pub state: Value,
     /// Opaque bytes stored with that state.
     pub private: Vec<u8>,
+    /// The identity of the object to import.
+    pub identity: Value,
+}
+
+/// What `ImportResourceState` names the object by.
+pub enum ImportTarget {
+    /// The import ID (`terraform import ADDR ID`, `import { id = ... }`).
+    Id(String),
+    /// An identity value (`import { identity = {...} }`, Terraform 1.12+).
+    Identity(Value),
+}
+
+/// `ListResource`: the objects of a resource type a list block asks for.
+pub struct ListRequest {
+    /// The resource type, e.g. `gpufleet_priority_class`.
+    pub type_name: String,
+    /// The list block's `config`, a value of the list schema.
+    pub config: Value,
+}
+
+/// One object a list found.
+pub struct Listed {
+    /// Its identity, which an import of it takes.
+    pub identity: Value,
+    /// How people call it, e.g. its name.
+    pub display_name: String,
+    /// The state an import of it would give (sent when the request asks).
+    pub state: Value,
 }
 
 /// A provider behind the gRPC service: one method per protocol call, with
@@ -112,18 +151,31 @@ pub trait Provider: Send + Sync + 'static {
         version: i64,
         json: &[u8],
     ) -> Result<Value, Diagnostics>;
+    /// Turns a stored identity (JSON, written with identity schema `version`)
+    /// into a value of the current identity schema.
+    fn upgrade_resource_identity(
+        &self,
+        type_name: &str,
+        version: i64,
+        json: &[u8],
+    ) -> Result<Value, Diagnostics>;
     /// Refreshes a resource's state; null state when the object is gone.
     async fn read_resource(&self, req: ReadRequest) -> StateResponse;
     /// Plans a create, update or destroy.
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse;
     /// Makes a planned change and returns the resulting state.
     async fn apply_resource_change(&self, req: ApplyRequest) -> StateResponse;
-    /// The resources an import ID names (`terraform import`, `import` blocks).
+    /// The resources an import ID or identity names (`terraform import`,
+    /// `import` blocks).
     async fn import_resource_state(
         &self,
         type_name: &str,
-        id: &str,
+        target: ImportTarget,
     ) -> (Vec<ImportedResource>, Diagnostics);
+    /// Checks a list block's configuration; values may be unknown.
+    async fn validate_list_resource_config(&self, type_name: &str, config: Value) -> Diagnostics;
+    /// Every object a list block's configuration matches.
+    async fn list_resource(&self, req: ListRequest) -> (Vec<Listed>, Diagnostics);
     /// Reads a data source: its configuration in, its full value out.
     async fn read_data_source(&self, type_name: &str, config: Value) -> (Value, Diagnostics);
 }

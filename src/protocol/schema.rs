@@ -1,6 +1,7 @@
 //! Schemas as the protocol describes them: attributes with a type or with
 //! nested attributes (never both, which Terraform rejects), flags and
-//! descriptions. Validators and plan behaviour live in the framework.
+//! descriptions, and the identity schemas of managed resources. Validators
+//! and plan behaviour live in the framework.
 
 use super::proto::tfplugin6 as pb;
 use super::types::Type;
@@ -152,6 +153,63 @@ impl Schema {
                 description_kind: pb::StringKind::Markdown as i32,
                 deprecated: false,
             }),
+        }
+    }
+}
+
+/// One attribute of a resource identity.
+#[derive(Clone, Debug)]
+pub struct IdentityAttribute {
+    /// Its name in `import { identity = {...} }` and in state.
+    pub name: String,
+    /// Its type: a primitive or a list (Terraform refuses maps, sets and
+    /// objects in identities).
+    pub ty: Type,
+    /// An import by identity must give it; otherwise it may.
+    pub required_for_import: bool,
+    /// Markdown shown by `providers schema -json`.
+    pub description: String,
+}
+
+/// What identifies objects of a managed resource type (protocol 6.9,
+/// Terraform 1.12+): versioned apart from the resource schema, stored next
+/// to each state, and accepted by `import` instead of an ID.
+#[derive(Clone, Debug, Default)]
+pub struct IdentitySchema {
+    /// Recorded with each stored identity; `UpgradeResourceIdentity` gets it back.
+    pub version: i64,
+    /// The identity's attributes.
+    pub attributes: Vec<IdentityAttribute>,
+}
+
+impl IdentitySchema {
+    /// The object type of identity values.
+    pub fn value_type(&self) -> Type {
+        Type::Object {
+            attributes: self
+                .attributes
+                .iter()
+                .map(|a| (a.name.clone(), a.ty.clone()))
+                .collect(),
+            optional: Default::default(),
+        }
+    }
+
+    /// The wire form sent in `GetResourceIdentitySchemas`.
+    pub fn to_proto(&self) -> pb::ResourceIdentitySchema {
+        pb::ResourceIdentitySchema {
+            version: self.version,
+            identity_attributes: self
+                .attributes
+                .iter()
+                .map(|a| pb::resource_identity_schema::IdentityAttribute {
+                    name: a.name.clone(),
+                    r#type: a.ty.to_json_bytes(),
+                    required_for_import: a.required_for_import,
+                    optional_for_import: !a.required_for_import,
+                    description: a.description.clone(),
+                })
+                .collect(),
         }
     }
 }

@@ -22,7 +22,9 @@ use super::handshake::{Environment, handshake_line};
 use super::listener::{ListenError, Listener, Network, tcp_connections, unix_connections};
 use super::proto::plugin;
 use super::proto::tfplugin6 as pb;
-use super::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
+use super::provider::{
+    ApplyRequest, ImportTarget, ListRequest, PlanRequest, Provider, ReadRequest,
+};
 use super::tls::{ServerTls, server_tls};
 use super::types::Type;
 use super::value::Value;
@@ -281,6 +283,8 @@ struct ProviderService {
     provider: Arc<dyn Provider>,
     provider_type: Type,
     resource_types: HashMap<String, Type>,
+    identity_types: HashMap<String, Type>,
+    list_types: HashMap<String, Type>,
     data_source_types: HashMap<String, Type>,
     /// Cancelled by StopProvider; replaced so later calls run normally.
     stop: Mutex<CancellationToken>,
@@ -334,6 +338,20 @@ fn encode(value: &Value, ty: &Type, diagnostics: &mut Diagnostics) -> Option<pb:
     }
 }
 
+/// An identity as the wire carries it; none for a null identity.
+fn encode_identity(
+    identity: &Value,
+    ty: Option<&Type>,
+    diagnostics: &mut Diagnostics,
+) -> Option<pb::ResourceIdentityData> {
+    match ty {
+        Some(ty) if !identity.is_null() => Some(pb::ResourceIdentityData {
+            identity_data: Some(encode(identity, ty, diagnostics)?),
+        }),
+        _ => None,
+    }
+}
+
 fn unknown_type(kind: &str, name: &str) -> Diagnostics {
     Diagnostic::error(
         format!("Unknown {kind} type"),
@@ -353,7 +371,13 @@ impl ProviderService {
         Self {
             provider_type: schemas.provider.value_type(),
             resource_types: types(&schemas.resources),
+            identity_types: schemas
+                .identities
+                .iter()
+                .map(|(n, s)| (n.clone(), s.value_type()))
+                .collect(),
             data_source_types: types(&schemas.data_sources),
+            list_types: types(&schemas.list_resources),
             provider: provider.clone(),
             stop: Mutex::new(CancellationToken::new()),
         }
@@ -363,6 +387,10 @@ impl ProviderService {
         self.resource_types
             .get(name)
             .ok_or_else(|| unknown_type("resource", name))
+    }
+
+    fn identity_type(&self, name: &str) -> Option<&Type> {
+        self.identity_types.get(name)
     }
 
     fn stop_token(&self) -> CancellationToken {
@@ -402,6 +430,13 @@ impl pb::provider_server::Provider for ProviderService {
                 })
                 .collect(),
             functions: Vec::new(),
+            list_resources: schemas
+                .list_resources
+                .iter()
+                .map(|(n, _)| pb::get_metadata::ListResourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
         }))
     }
 
@@ -423,6 +458,7 @@ impl pb::provider_server::Provider for ProviderService {
             provider_meta: None,
             server_capabilities: Some(server_capabilities()),
             functions: HashMap::new(),
+            list_resource_schemas: map(&schemas.list_resources),
         }))
     }
 
@@ -526,6 +562,52 @@ impl pb::provider_server::Provider for ProviderService {
         }))
     }
 
+    async fn get_resource_identity_schemas(
+        &self,
+        _: Request<pb::get_resource_identity_schemas::Request>,
+    ) -> Result<Response<pb::get_resource_identity_schemas::Response>, Status> {
+        Ok(Response::new(pb::get_resource_identity_schemas::Response {
+            identity_schemas: self
+                .provider
+                .schemas()
+                .identities
+                .iter()
+                .map(|(n, s)| (n.clone(), s.to_proto()))
+                .collect(),
+            diagnostics: Vec::new(),
+        }))
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        request: Request<pb::upgrade_resource_identity::Request>,
+    ) -> Result<Response<pb::upgrade_resource_identity::Response>, Status> {
+        let req = request.into_inner();
+        let mut diagnostics = Diagnostics::default();
+        let raw = req.raw_identity.unwrap_or_default();
+        let upgraded = match self.identity_type(&req.type_name) {
+            None => {
+                diagnostics.extend(unknown_type("resource identity", &req.type_name));
+                None
+            }
+            Some(ty) => match self.provider.upgrade_resource_identity(
+                &req.type_name,
+                req.version,
+                &raw.json,
+            ) {
+                Ok(value) => encode_identity(&value, Some(ty), &mut diagnostics),
+                Err(d) => {
+                    diagnostics.extend(d);
+                    None
+                }
+            },
+        };
+        Ok(Response::new(pb::upgrade_resource_identity::Response {
+            upgraded_identity: upgraded,
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
     async fn configure_provider(
         &self,
         request: Request<pb::configure_provider::Request>,
@@ -571,11 +653,17 @@ impl pb::provider_server::Provider for ProviderService {
             .await;
         diagnostics.extend(result.diagnostics);
         let new_state = encode(&result.state, ty, &mut diagnostics);
+        let new_identity = encode_identity(
+            &result.identity,
+            self.identity_type(&req.type_name),
+            &mut diagnostics,
+        );
         Ok(Response::new(pb::read_resource::Response {
             new_state,
             diagnostics: diagnostics.to_proto(),
             private: result.private,
             deferred: None,
+            new_identity,
         }))
     }
 
@@ -611,10 +699,17 @@ impl pb::provider_server::Provider for ProviderService {
             }))
             .await;
         let mut diagnostics = plan.diagnostics;
-        let planned_state = if diagnostics.has_errors() {
-            None
+        let (planned_state, planned_identity) = if diagnostics.has_errors() {
+            (None, None)
         } else {
-            encode(&plan.planned_state, ty, &mut diagnostics)
+            (
+                encode(&plan.planned_state, ty, &mut diagnostics),
+                encode_identity(
+                    &plan.planned_identity,
+                    self.identity_type(&req.type_name),
+                    &mut diagnostics,
+                ),
+            )
         };
         Ok(Response::new(pb::plan_resource_change::Response {
             planned_state,
@@ -622,6 +717,7 @@ impl pb::provider_server::Provider for ProviderService {
             planned_private: plan.planned_private,
             diagnostics: diagnostics.to_proto(),
             deferred: None,
+            planned_identity,
         }))
     }
 
@@ -658,10 +754,16 @@ impl pb::provider_server::Provider for ProviderService {
             .await;
         let mut diagnostics = result.diagnostics;
         let new_state = encode(&result.state, ty, &mut diagnostics);
+        let new_identity = encode_identity(
+            &result.identity,
+            self.identity_type(&req.type_name),
+            &mut diagnostics,
+        );
         Ok(Response::new(pb::apply_resource_change::Response {
             new_state,
             private: result.private,
             diagnostics: diagnostics.to_proto(),
+            new_identity,
         }))
     }
 
@@ -679,8 +781,22 @@ impl pb::provider_server::Provider for ProviderService {
                 }));
             }
         };
+        let identity_type = self.identity_type(&req.type_name);
+        // Terraform sends an identity instead of an ID for `import { identity = ... }`.
+        let target = match (req.identity.and_then(|i| i.identity_data), identity_type) {
+            (Some(data), Some(ty)) => match decode(Some(&data), ty, "import identity") {
+                Ok(identity) => ImportTarget::Identity(identity),
+                Err(d) => {
+                    return Ok(Response::new(pb::import_resource_state::Response {
+                        diagnostics: d.to_proto(),
+                        ..Default::default()
+                    }));
+                }
+            },
+            _ => ImportTarget::Id(req.id),
+        };
         let (imported, mut diagnostics) = self
-            .stoppable(self.provider.import_resource_state(&req.type_name, &req.id))
+            .stoppable(self.provider.import_resource_state(&req.type_name, target))
             .await;
         let imported_resources = imported
             .into_iter()
@@ -689,6 +805,7 @@ impl pb::provider_server::Provider for ProviderService {
                     type_name: req.type_name.clone(),
                     state: Some(encode(&r.state, ty, &mut diagnostics)?),
                     private: r.private,
+                    identity: encode_identity(&r.identity, identity_type, &mut diagnostics),
                 })
             })
             .collect();
@@ -749,6 +866,98 @@ impl pb::provider_server::Provider for ProviderService {
             diagnostics: diagnostics.to_proto(),
             deferred: None,
         }))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        request: Request<pb::validate_list_resource_config::Request>,
+    ) -> Result<Response<pb::validate_list_resource_config::Response>, Status> {
+        let req = request.into_inner();
+        let diagnostics = match self
+            .list_types
+            .get(&req.type_name)
+            .ok_or_else(|| unknown_type("list resource", &req.type_name))
+            .and_then(|ty| decode(req.config.as_ref(), ty, "list configuration"))
+        {
+            Ok(config) => {
+                self.provider
+                    .validate_list_resource_config(&req.type_name, config)
+                    .await
+            }
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_list_resource_config::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    type ListResourceStream = BoxStream<pb::list_resource::Event>;
+
+    /// One event per object, at most `limit` (Terraform stops reading there),
+    /// or one event with the diagnostics when listing failed.
+    async fn list_resource(
+        &self,
+        request: Request<pb::list_resource::Request>,
+    ) -> Result<Response<Self::ListResourceStream>, Status> {
+        let req = request.into_inner();
+        let decoded = self
+            .list_types
+            .get(&req.type_name)
+            .ok_or_else(|| unknown_type("list resource", &req.type_name))
+            .and_then(|ty| decode(req.config.as_ref(), ty, "list configuration"))
+            .and_then(|config| Ok((config, self.resource_type(&req.type_name)?)));
+        let failed = |d: Diagnostics| -> Result<Response<Self::ListResourceStream>, Status> {
+            let event = pb::list_resource::Event {
+                diagnostic: d.to_proto(),
+                ..Default::default()
+            };
+            Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
+        };
+        let (config, ty) = match decoded {
+            Ok(v) => v,
+            Err(d) => return failed(d),
+        };
+        let (listed, diagnostics) = self
+            .stoppable(self.provider.list_resource(ListRequest {
+                type_name: req.type_name.clone(),
+                config,
+            }))
+            .await;
+        if diagnostics.has_errors() {
+            return failed(diagnostics);
+        }
+        let identity_type = self.identity_type(&req.type_name);
+        let limit = usize::try_from(req.limit).unwrap_or(0);
+        let mut events: Vec<Result<pb::list_resource::Event, Status>> = listed
+            .into_iter()
+            .take(if limit > 0 { limit } else { usize::MAX })
+            .map(|found| {
+                let mut d = Diagnostics::default();
+                let identity = encode_identity(&found.identity, identity_type, &mut d);
+                let resource_object = req
+                    .include_resource_object
+                    .then(|| encode(&found.state, ty, &mut d))
+                    .flatten();
+                Ok(pb::list_resource::Event {
+                    identity,
+                    display_name: found.display_name,
+                    resource_object,
+                    diagnostic: d.to_proto(),
+                })
+            })
+            .collect();
+        // Warnings first, in an event of their own, which Terraform shows
+        // and skips (hashicorp/terraform, internal/plugin6/grpc_provider.go).
+        if !diagnostics.0.is_empty() {
+            events.insert(
+                0,
+                Ok(pb::list_resource::Event {
+                    diagnostic: diagnostics.to_proto(),
+                    ..Default::default()
+                }),
+            );
+        }
+        Ok(Response::new(Box::pin(futures::stream::iter(events))))
     }
 
     async fn get_functions(

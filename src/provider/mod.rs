@@ -229,6 +229,7 @@ pub fn rbac_manifests() -> String {
 mod tests {
     use super::*;
     use crate::framework::FrameworkProvider;
+    use crate::protocol::provider::{ImportTarget, ImportedResource, Provider};
 
     #[test]
     fn every_type_declares_its_permissions() {
@@ -289,11 +290,126 @@ mod tests {
     }
 
     #[test]
-    fn every_schema_is_sound() {
+    fn every_schema_and_identity_is_sound() {
         let provider = FrameworkProvider::new(Gpufleet);
         for (name, schema) in provider.object_schemas() {
             let problems = schema.check();
             assert!(problems.is_empty(), "{name}: {problems:#?}");
         }
+        for (name, resource) in provider.resources() {
+            let mut problems = resource.identity().check(resource.schema());
+            problems.extend(
+                resource
+                    .list_schema()
+                    .map(ObjectSchema::check)
+                    .unwrap_or_default(),
+            );
+            assert!(problems.is_empty(), "{name}: {problems:#?}");
+        }
+    }
+
+    /// An identity of `type_name` from JSON.
+    fn identity(type_name: &str, json: serde_json::Value) -> Value {
+        let provider = FrameworkProvider::new(Gpufleet);
+        let (_, ty) = provider
+            .schemas()
+            .identities
+            .iter()
+            .find(|(n, _)| n == type_name)
+            .map(|(n, s)| (n.clone(), s.value_type()))
+            .unwrap();
+        crate::protocol::codec::from_json(&json, &ty).unwrap()
+    }
+
+    fn import(type_name: &str, target: ImportTarget) -> (Vec<ImportedResource>, Diagnostics) {
+        let provider = FrameworkProvider::new(Gpufleet);
+        futures::executor::block_on(provider.import_resource_state(type_name, target))
+    }
+
+    #[test]
+    fn every_resource_has_an_identity_and_imports_by_it_what_its_id_imports() {
+        use serde_json::json;
+        let cases = [
+            (
+                "gpufleet_priority_class",
+                "inference",
+                json!({"name": "inference"}),
+            ),
+            (
+                "gpufleet_fleet",
+                "gpu-training",
+                json!({"name": "gpu-training"}),
+            ),
+            (
+                "gpufleet_node_taint",
+                "gpu-1",
+                json!({"node_name": "gpu-1", "node_selector": null}),
+            ),
+            (
+                "gpufleet_node_sharing",
+                "mps:gpu-1",
+                json!({"name": "mps", "node_name": "gpu-1", "node_selector": null}),
+            ),
+            (
+                "gpufleet_node_sharing",
+                "mps:pool=gpu,team=ml",
+                json!({"name": "mps", "node_name": null, "node_selector": "pool=gpu,team=ml"}),
+            ),
+            ("gpufleet_gpu_sharing", "default", json!({"key": "default"})),
+        ];
+        let provider = FrameworkProvider::new(Gpufleet);
+        let with_identity: Vec<&str> = provider
+            .schemas()
+            .identities
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let resources: Vec<&str> = provider
+            .schemas()
+            .resources
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(with_identity, resources);
+        for (type_name, id, expected) in cases {
+            let expected = identity(type_name, expected);
+            let (by_id, d) = import(type_name, ImportTarget::Id(id.into()));
+            assert!(d.0.is_empty(), "{type_name} {id}: {d:?}");
+            let (by_identity, d) = import(type_name, ImportTarget::Identity(expected.clone()));
+            assert!(d.0.is_empty(), "{type_name} {id}: {d:?}");
+            assert_eq!(by_id[0].identity, expected, "{type_name} {id}");
+            assert_eq!(by_identity[0].identity, expected, "{type_name} {id}");
+            assert_eq!(by_id[0].state, by_identity[0].state, "{type_name} {id}");
+            assert_eq!(by_id[0].private, by_identity[0].private, "{type_name} {id}");
+        }
+    }
+
+    #[test]
+    fn an_identity_import_refuses_what_an_id_import_refuses_at_its_attribute() {
+        use serde_json::json;
+        let refused = |type_name: &str, json: serde_json::Value| {
+            let (imported, d) =
+                import(type_name, ImportTarget::Identity(identity(type_name, json)));
+            assert!(imported.is_empty());
+            d
+        };
+        let selector = refused(
+            "gpufleet_node_taint",
+            json!({"node_name": null, "node_selector": "pool=gpu"}),
+        );
+        assert_eq!(selector.located()[0].0, "node_name", "{selector:?}");
+        let bad_name = refused("gpufleet_priority_class", json!({"name": "Not_A_Name"}));
+        assert!(bad_name.0[0].detail.contains("Not_A_Name"), "{bad_name:?}");
+        let missing = refused("gpufleet_fleet", json!({"name": null}));
+        assert_eq!(missing.located()[0].0, "name");
+        let other_key = refused("gpufleet_gpu_sharing", json!({"key": "node-x"}));
+        assert!(other_key.0[0].detail.contains("`default`"), "{other_key:?}");
+        let no_target = refused("gpufleet_node_sharing", json!({"name": "mps"}));
+        assert!(
+            no_target.0[0]
+                .detail
+                .contains("`node_name` or `node_selector`"),
+            "{no_target:?}"
+        );
     }
 }

@@ -29,7 +29,9 @@ use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::one_of;
-use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
+use crate::framework::{
+    Failed, Identity, IdentityAttr, PlanChange, Private, Resource, Stored, Warnings,
+};
 use crate::kit::Cluster;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -60,6 +62,12 @@ pub struct Model {
     device_plugin_config: Option<String>,
     cluster_policy: Option<String>,
     timeouts: Option<Timeouts>,
+}
+
+/// The resource's identity: the ConfigMap key it owns, always `default`.
+#[derive(Default, Serialize, Deserialize)]
+pub struct KeyIdentity {
+    key: String,
 }
 
 impl Model {
@@ -220,9 +228,30 @@ impl GpuSharing {
 #[async_trait]
 impl Resource<Cluster> for GpuSharing {
     type Model = Model;
+    type IdentityModel = KeyIdentity;
 
     fn name(&self) -> &'static str {
         "gpu_sharing"
+    }
+
+    /// One per cluster, so made of no attribute: it never changes.
+    fn identity(&self) -> Identity {
+        Identity::new(
+            &[],
+            vec![IdentityAttr::string("key").required_for_import().describe(
+                "The key of the device-plugin ConfigMap this resource owns: always `default`.",
+            )],
+        )
+    }
+
+    fn identity_of(&self, _: &Model) -> KeyIdentity {
+        KeyIdentity {
+            key: DEFAULT_KEY.to_string(),
+        }
+    }
+
+    fn import_id(&self, identity: KeyIdentity) -> Result<String, Diagnostics> {
+        Ok(identity.key)
     }
 
     fn schema(&self) -> ObjectSchema {

@@ -29,7 +29,9 @@ use crate::cluster::retry::GaveUp;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{Validator, each, no_null_elements, not_empty, one_of};
-use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
+use crate::framework::{
+    Failed, Identity, IdentityAttr, PlanChange, Private, Resource, Stored, Warnings,
+};
 use crate::kit::Cluster;
 use crate::kit::object::{AppliedObject, ObjectResource};
 use crate::protocol::schema::Nesting;
@@ -715,12 +717,40 @@ impl NodeJoin {
     }
 }
 
+/// The resource's identity: its token id (the Secret's name follows from it).
+#[derive(Default, Serialize, Deserialize)]
+pub struct TokenIdentity {
+    token_id: String,
+}
+
 #[async_trait]
 impl Resource<Cluster> for NodeJoin {
     type Model = Model;
+    type IdentityModel = TokenIdentity;
 
     fn name(&self) -> &'static str {
         self.0.name()
+    }
+
+    fn identity(&self) -> Identity {
+        Identity::new(
+            &["token_id"],
+            vec![
+                IdentityAttr::string("token_id")
+                    .required_for_import()
+                    .describe("The token id, the part of the token before the dot."),
+            ],
+        )
+    }
+
+    fn identity_of(&self, state: &Model) -> TokenIdentity {
+        TokenIdentity {
+            token_id: state.token_id.clone().unwrap_or_default(),
+        }
+    }
+
+    fn import_id(&self, identity: TokenIdentity) -> Result<String, Diagnostics> {
+        Ok(identity.token_id)
     }
 
     fn schema(&self) -> ObjectSchema {

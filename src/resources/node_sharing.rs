@@ -33,7 +33,9 @@ use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::{Failed, PlanChange, Private, Resource, Stored, Warnings};
+use crate::framework::{
+    Failed, Identity, IdentityAttr, PlanChange, Private, Resource, Stored, Warnings,
+};
 use crate::kit::Cluster;
 use crate::kit::node_target::{self, NodeTarget};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -183,12 +185,60 @@ impl NodeSharing {
     }
 }
 
+/// The resource's identity: its name and its target, the node or the selector.
+#[derive(Default, Serialize, Deserialize)]
+pub struct NameTargetIdentity {
+    name: String,
+    node_name: Option<String>,
+    node_selector: Option<String>,
+}
+
 #[async_trait]
 impl Resource<Cluster> for NodeSharing {
     type Model = Model;
+    type IdentityModel = NameTargetIdentity;
 
     fn name(&self) -> &'static str {
         "node_sharing"
+    }
+
+    /// Mutable: the target changes in place (the labels move to the new nodes).
+    fn identity(&self) -> Identity {
+        Identity::new(
+            &["name", "node_name", "node_selector"],
+            vec![
+                IdentityAttr::string("name")
+                    .required_for_import()
+                    .describe("The name."),
+                IdentityAttr::string("node_name")
+                    .describe("The configured node; null when a selector picks the nodes."),
+                IdentityAttr::string("node_selector")
+                    .describe("The selector as `key=value,...`; null for a named node."),
+            ],
+        )
+        .mutable()
+    }
+
+    fn identity_of(&self, state: &Model) -> NameTargetIdentity {
+        NameTargetIdentity {
+            name: state.name.clone(),
+            node_name: state.target.node_name.clone(),
+            node_selector: state.target.selector(),
+        }
+    }
+
+    /// The `NAME:NODE` or `NAME:key=value,...` an import by ID takes.
+    fn import_id(&self, identity: NameTargetIdentity) -> Result<String, Diagnostics> {
+        let target = identity
+            .node_name
+            .or(identity.node_selector)
+            .ok_or_else(|| {
+                Diagnostics::from(Diagnostic::error(
+                    "Missing identity attribute",
+                    "An import by identity needs `node_name` or `node_selector`.",
+                ))
+            })?;
+        Ok(format!("{}:{target}", identity.name))
     }
 
     fn schema(&self) -> ObjectSchema {

@@ -37,11 +37,11 @@ use crate::cluster::retry::{Deadline, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::not_empty;
-use crate::framework::{Failed, Private, Resource, Stored, Warnings};
+use crate::framework::{Failed, Identity, IdentityAttr, Private, Resource, Stored, Warnings};
 use crate::kit::Cluster;
 use crate::kit::node_target::{self, Interrupted, NodeTarget, Seen};
 use crate::protocol::schema::Nesting;
-use crate::protocol::{Diagnostics, Value};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// Key domains, with their subdomains, of the taints Kubernetes components,
 /// cloud providers and Karpenter set. An import leaves these taints out.
@@ -304,12 +304,53 @@ impl NodeTaint {
     }
 }
 
+/// The resource's identity: its target, the node or the selector.
+#[derive(Default, Serialize, Deserialize)]
+pub struct TargetIdentity {
+    node_name: Option<String>,
+    node_selector: Option<String>,
+}
+
 #[async_trait]
 impl Resource<Cluster> for NodeTaint {
     type Model = Model;
+    type IdentityModel = TargetIdentity;
 
     fn name(&self) -> &'static str {
         "node_taint"
+    }
+
+    /// Mutable: the target changes in place (taints move to the new nodes).
+    fn identity(&self) -> Identity {
+        Identity::new(
+            &["node_name", "node_selector"],
+            vec![
+                IdentityAttr::string("node_name")
+                    .describe("The tainted node; null when a selector picks the nodes. Import by identity needs it."),
+                IdentityAttr::string("node_selector")
+                    .describe("The selector as `key=value,...`; null for a named node."),
+            ],
+        )
+        .mutable()
+    }
+
+    fn identity_of(&self, state: &Model) -> TargetIdentity {
+        TargetIdentity {
+            node_name: state.target.node_name.clone(),
+            node_selector: state.target.selector(),
+        }
+    }
+
+    /// As by ID, only a named node's taints can be imported.
+    fn import_id(&self, identity: TargetIdentity) -> Result<String, Diagnostics> {
+        identity.node_name.ok_or_else(|| {
+            Diagnostic::error(
+                "Cannot import by selector",
+                "Import the taints of one node by its `node_name`; the taints of a selector's nodes cannot be imported.",
+            )
+            .at(AttributePath::attr("node_name"))
+            .into()
+        })
     }
 
     fn schema(&self) -> ObjectSchema {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
-use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
+use crate::cluster::permissions::Permission;
 use crate::cluster::retry::GaveUp;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
@@ -27,11 +27,12 @@ const POLICIES: &[&str] = &["PreemptLowerPriority", "Never"];
 /// The `gpufleet_priority_class` resource.
 pub struct PriorityClass;
 
-/// What it needs of the API: its PriorityClasses, as any applied object.
+/// What it needs of the API: its PriorityClasses, as any applied object,
+/// and `list` for `terraform query`.
 pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
     "scheduling.k8s.io",
     "priorityclasses",
-    APPLIED_OBJECT_VERBS,
+    &["get", "create", "patch", "delete", "list"],
 )];
 
 /// The resource's state.
@@ -55,6 +56,7 @@ impl AppliedObject for PriorityClass {
     const NAME: &'static str = "priority_class";
     const KIND: Kind = Kind::new("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses");
     const IMPORT_ID: &'static str = "class name";
+    const LISTABLE: bool = true;
 
     fn schema(&self) -> ObjectSchema {
         ObjectSchema::new(
@@ -172,6 +174,11 @@ impl AppliedObject for PriorityClass {
             annotations: owned_map(object.metadata.annotations, &prior.annotations, importing),
             timeouts: prior.timeouts.clone(),
         })
+    }
+
+    /// Kubernetes' own classes, which validation refuses to manage.
+    fn manageable(&self, name: &str) -> bool {
+        !name.starts_with("system-")
     }
 
     fn imported(&self, name: &str) -> Model {

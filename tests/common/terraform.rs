@@ -38,10 +38,25 @@ fn find_cli(name: &'static str, candidates: &[PathBuf]) -> Option<Cli> {
     Some(cli_at(name, &path))
 }
 
+impl Cli {
+    /// Whether it knows resource identity: identities in state and
+    /// `import { identity = {...} }` (Terraform and OpenTofu 1.12+).
+    pub(crate) fn supports_identity(&self) -> bool {
+        let mut parts = self
+            .version
+            .split('.')
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (1, 12)
+    }
+}
+
 /// The CLI at `path`, which must start and say its version.
 pub(crate) fn cli_at(name: &'static str, path: &Path) -> Cli {
+    // The user's CLI configuration has nothing to say about the version,
+    // and OpenTofu 1.12 prints a missing one's warning on stdout, before the JSON.
     let out = Command::new(path)
         .args(["version", "-json"])
+        .env_remove("TF_CLI_CONFIG_FILE")
         .output()
         .unwrap_or_else(|e| panic!("{name} at {} cannot start: {e}", path.display()));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -93,6 +108,42 @@ pub(crate) fn clis() -> &'static [Cli] {
             }
         }
         assert!(!found.is_empty(), "neither terraform nor tofu found");
+        found
+    })
+}
+
+/// The newest Terraform here and every OpenTofu of [`clis`] that know
+/// resource identity: `terraform` when it does, else the Terraform 1.13.3
+/// that tests/controlplane/build.sh builds. A missing Terraform with
+/// identity is skipped with a notice (a failure under GPUFLEET_REQUIRE_ALL).
+pub(crate) fn identity_clis() -> &'static [Cli] {
+    static CLIS: OnceLock<Vec<Cli>> = OnceLock::new();
+    CLIS.get_or_init(|| {
+        let mut found: Vec<Cli> = clis()
+            .iter()
+            .filter(|c| c.supports_identity())
+            .cloned()
+            .collect();
+        if !found.iter().any(|c| c.name == "terraform") {
+            let newer = repo_root().join("target/tools/bin/terraform-1.13.3");
+            if newer.is_file() {
+                let cli = cli_at("terraform", &newer);
+                eprintln!(
+                    "acceptance: identity tests use terraform {} ({})",
+                    cli.version,
+                    newer.display()
+                );
+                found.push(cli);
+            } else {
+                super::skipped(
+                    "resource identity tests with terraform",
+                    &format!(
+                        "the terraform on PATH predates identities (1.12) and {} is missing (tests/controlplane/build.sh builds it)",
+                        newer.display()
+                    ),
+                );
+            }
+        }
         found
     })
 }
@@ -210,6 +261,9 @@ pub(crate) enum ImportBy {
     Command,
     /// An `import {}` block, applied (Terraform 1.5+, OpenTofu 1.5+).
     Block,
+    /// An `import {}` block with `identity = ID`, where the import's ID is
+    /// the identity's HCL object (Terraform and OpenTofu 1.12+).
+    Identity,
 }
 
 impl Workspace {
@@ -486,11 +540,14 @@ impl Workspace {
                 }
                 imported.assert_plan_empty();
             }
-            ImportBy::Block => {
+            ImportBy::Block | ImportBy::Identity => {
                 let blocks: String = imports
                     .iter()
-                    .map(|(address, id)| {
-                        format!("import {{\n  to = {address}\n  id = \"{id}\"\n}}\n\n")
+                    .map(|(address, id)| match by {
+                        ImportBy::Identity => {
+                            format!("import {{\n  to       = {address}\n  identity = {id}\n}}\n\n")
+                        }
+                        _ => format!("import {{\n  to = {address}\n  id = \"{id}\"\n}}\n\n"),
                     })
                     .collect();
                 imported.config_raw(&(blocks + &self.main_tf()));
@@ -513,6 +570,20 @@ impl Workspace {
         let (applied_state, imported_state) = (self.state(), imported.state());
         let mut differences = Vec::new();
         for (address, _) in imports {
+            // However it was imported, the object has the identity apply gave it.
+            let (applied, got) = (
+                resource_in(&applied_state, address),
+                resource_in(&imported_state, address),
+            );
+            for key in ["identity", "identity_schema_version"] {
+                if applied.get(key) != got.get(key) {
+                    differences.push(format!(
+                        "{address} {key}: applied {}, imported {}",
+                        json_or_absent(applied.get(key)),
+                        json_or_absent(got.get(key))
+                    ));
+                }
+            }
             let applied = values_in(&applied_state, address);
             let got = values_in(&imported_state, address);
             let (Some(applied), Some(got)) = (applied.as_object(), got.as_object()) else {
@@ -581,14 +652,10 @@ impl Workspace {
         values_in(&self.state(), address)
     }
 
-    /// One resource as `show -json` gives it (values, `tainted`, ...).
+    /// One resource as `show -json` gives it (values, `tainted`,
+    /// `identity`, ...).
     pub(crate) fn resource(&self, address: &str) -> serde_json::Value {
-        let state = self.state();
-        state["values"]["root_module"]["resources"]
-            .as_array()
-            .and_then(|resources| resources.iter().find(|r| r["address"] == address))
-            .cloned()
-            .unwrap_or_else(|| panic!("{address} not in state: {state}"))
+        resource_in(&self.state(), address)
     }
 
     /// `terraform output -json NAME`.
@@ -598,13 +665,18 @@ impl Workspace {
     }
 }
 
-/// Attribute values of one resource in a `show -json` state.
-fn values_in(state: &serde_json::Value, address: &str) -> serde_json::Value {
+/// One resource of a `show -json` state.
+fn resource_in(state: &serde_json::Value, address: &str) -> serde_json::Value {
     state["values"]["root_module"]["resources"]
         .as_array()
         .and_then(|resources| resources.iter().find(|r| r["address"] == address))
-        .map(|r| r["values"].clone())
+        .cloned()
         .unwrap_or_else(|| panic!("{address} not in state: {state}"))
+}
+
+/// Attribute values of one resource in a `show -json` state.
+fn values_in(state: &serde_json::Value, address: &str) -> serde_json::Value {
+    resource_in(state, address)["values"].clone()
 }
 
 fn json_or_absent(value: Option<&serde_json::Value>) -> String {
@@ -896,6 +968,14 @@ fn assert_one_error(ws: &Workspace, diagnostics: &[serde_json::Value], message: 
 /// Runs `test` once per available CLI, naming the CLI in any failure.
 pub(crate) fn each_cli(test: impl Fn(&Cli)) {
     for cli in clis() {
+        eprintln!("--- with {} {}", cli.name, cli.version);
+        test(cli);
+    }
+}
+
+/// Runs `test` with each of [`identity_clis`].
+pub(crate) fn each_identity_cli(test: impl Fn(&Cli)) {
+    for cli in identity_clis() {
         eprintln!("--- with {} {}", cli.name, cli.version);
         test(cli);
     }

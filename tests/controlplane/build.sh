@@ -18,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.5.7 tofu-1.8.11 tfplugindocs)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -43,6 +43,8 @@ module_dir() {
     kwok) echo kwok ;;
     karpenter-kwok) echo karpenter ;;
     tofu) echo tofu ;;
+    # Newer than the terraform on PATH: resource identity (tests/common/terraform.rs).
+    terraform-1.13.*) echo terraform-1.13 ;;
     # Older CLIs, extra compatibility evidence (tests/compat.rs); the version
     # is part of the name so they sit next to terraform and tofu in bin/.
     terraform-1.5.*) echo terraform-1.5 ;;
@@ -58,7 +60,7 @@ version_module() {
     kwok) echo sigs.k8s.io/kwok ;;
     karpenter) echo sigs.k8s.io/karpenter ;;
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
-    terraform-1.5) echo github.com/hashicorp/terraform ;;
+    terraform-1.13 | terraform-1.5) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
   esac
 }
@@ -68,7 +70,7 @@ package() {
     kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
     karpenter-kwok) echo sigs.k8s.io/karpenter/kwok ;;
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
-    terraform-1.5.*) echo github.com/hashicorp/terraform ;;
+    terraform-1.13.* | terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
@@ -100,7 +102,9 @@ ldflags() {
     tofu | tofu-1.8) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
     # What Karpenter's release build stamps; it shows in its logs and user agent.
     karpenter) flags+=" -X sigs.k8s.io/karpenter/pkg/operator.Version=$v" ;;
-    # terraform v1.5.7's version package has no dev flag (Prerelease is "").
+    # Else terraform v1.13.3 says "1.13.3-dev"; v1.5.7's version package has
+    # no dev flag (Prerelease is "").
+    terraform-1.13) flags+=" -X github.com/hashicorp/terraform/version.dev=no" ;;
     # What upstream's release build stamps; otherwise --version says "dev".
     tfplugindocs) flags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=${v#v}" ;;
   esac
@@ -198,7 +202,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter tofu terraform-1.5 tofu-1.8 tfplugindocs; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue
