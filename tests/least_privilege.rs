@@ -21,7 +21,7 @@ use gpufleet::framework::FrameworkProvider;
 use gpufleet::framework::plan::proposed;
 use gpufleet::protocol::codec::from_json;
 use gpufleet::protocol::diagnostics::Severity;
-use gpufleet::protocol::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
+use gpufleet::protocol::provider::{ApplyRequest, ListRequest, PlanRequest, Provider, ReadRequest};
 use gpufleet::protocol::{Diagnostics, Value};
 use gpufleet::provider::{Gpufleet, RBAC_OPERATOR_NAMESPACE, permissions};
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -523,6 +523,20 @@ async fn lifecycle(
         })
         .await;
     errors(&read.diagnostics)?;
+    // A listable type is listed too (ListResource, as `terraform query` does).
+    let list_schema = provider
+        .resources()
+        .find(|(name, _)| *name == workout.type_name)
+        .and_then(|(_, r)| r.list_schema().cloned());
+    if let Some(list_schema) = list_schema {
+        let (_, diagnostics) = provider
+            .list_resource(ListRequest {
+                type_name: type_name.clone(),
+                config: from_json(&json!({}), &list_schema.value_type()).unwrap(),
+            })
+            .await;
+        errors(&diagnostics)?;
+    }
     let (state, private) = change(read.state, update, read.private).await?;
     let (gone, _) = change(state, Value::Null, private).await?;
     assert!(
