@@ -130,11 +130,6 @@ impl<'a, K: Object> Objects<'a, K> {
         self
     }
 
-    /// The API these objects belong to.
-    pub fn kind(&self) -> Kind {
-        self.kind
-    }
-
     /// An untyped object of this API named `name`, to apply.
     pub fn dynamic(&self, name: &str) -> DynamicObject {
         DynamicObject::new(name, &self.kind.api_resource())
