@@ -96,12 +96,45 @@ pub struct Private {
     /// into state, not only the fields the prior state manages.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub importing: bool,
+    /// What the resource keeps for itself between operations: values it
+    /// took over from other writers, to give back on destroy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kept: Option<serde_json::Value>,
 }
 
 impl Private {
     /// The private state of a resource being imported.
     pub fn importing() -> Self {
-        Self { importing: true }
+        Self {
+            importing: true,
+            kept: None,
+        }
+    }
+
+    /// Private state that keeps `kept`; nothing when it is empty.
+    pub fn keeping<T: Serialize>(kept: &[T]) -> Self {
+        Self {
+            importing: false,
+            kept: (!kept.is_empty())
+                .then(|| serde_json::to_value(kept).expect("private state encodes")),
+        }
+    }
+
+    /// What [`Private::keeping`] kept; empty when nothing or unreadable.
+    pub fn kept<T: DeserializeOwned>(&self) -> Vec<T> {
+        self.kept
+            .as_ref()
+            .and_then(|k| serde_json::from_value(k.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// What a read passes on: everything but the import flag, which holds
+    /// for one read only.
+    pub fn carried(&self) -> Self {
+        Self {
+            importing: false,
+            kept: self.kept.clone(),
+        }
     }
 
     /// Decodes stored bytes; anything unreadable counts as empty.

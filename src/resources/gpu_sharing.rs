@@ -6,8 +6,9 @@
 //! Operator's namespace), and when the operator's `nvidia.com/v1`
 //! ClusterPolicy exists, points the operator at it: a server-side apply of
 //! only `spec.devicePlugin.config.{name,default}` and `spec.mig.strategy`
-//! with a field manager of its own, released on destroy, so everything else
-//! in the ClusterPolicy keeps its value and its owner. Without the operator
+//! with a field manager of its own, so everything else in the ClusterPolicy
+//! keeps its value and its owner; on destroy each of those fields goes back
+//! to the value and owner it had before (kept in private state). Without the operator
 //! only the ConfigMap is written, and a warning says how to point a
 //! standalone device plugin at it.
 //!
@@ -16,14 +17,13 @@
 //! on the nodes that use it are restarted (`restart_device_plugin`).
 
 use async_trait::async_trait;
-use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::sharing::cluster_policy::{self, CLUSTER_POLICY, TakenOver};
 use super::sharing::device_plugin::{self, MigStrategy};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, DEFAULT_KEY, PlanNote, Settings, Strategy, field_manager};
-use crate::cluster::api::Kind;
 use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
@@ -40,11 +40,12 @@ const OWNER: &str = "sharing-default";
 
 /// What it needs of the API besides its configuration key
 /// ([`sharing::writes::PERMISSIONS`]): `list` the ClusterPolicies to find
-/// the GPU Operator's, `patch` (server-side apply) our fields of it.
+/// the GPU Operator's, `patch` (server-side apply) our fields of it, and
+/// `get` then `patch` to give back the fields it took over.
 pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
     "nvidia.com",
     "clusterpolicies",
-    &["list", "patch"],
+    &["get", "list", "patch"],
 )];
 
 /// The `gpufleet_gpu_sharing` resource.
@@ -88,32 +89,6 @@ fn key() -> ConfigKey {
     }
 }
 
-/// The GPU Operator's ClusterPolicies.
-const CLUSTER_POLICY: Kind = Kind::new("nvidia.com/v1", "ClusterPolicy", "clusterpolicies");
-
-/// The ClusterPolicies; `None` when the GPU Operator is not installed.
-async fn cluster_policies_on(
-    cluster: &Cluster,
-    deadline: Deadline,
-) -> Result<Option<Vec<DynamicObject>>, GaveUp> {
-    let policies = cluster.kubernetes.custom(CLUSTER_POLICY).await?;
-    policies.list_if_installed(None, deadline).await
-}
-
-/// The ClusterPolicy the GPU Operator runs from: the first by name (the
-/// operator uses one); `None` when the operator is not installed.
-async fn find_cluster_policy(
-    cluster: &Cluster,
-    deadline: Deadline,
-) -> Result<Option<String>, GaveUp> {
-    let policies = cluster_policies_on(cluster, deadline).await?;
-    Ok(policies
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.metadata.name)
-        .min())
-}
-
 /// Why only the ConfigMap was written.
 fn no_operator(cluster: &Cluster) -> Diagnostic {
     let map = &cluster.device_plugin_config;
@@ -134,7 +109,7 @@ async fn wired_cluster_policy(
     cluster: &Cluster,
     deadline: Deadline,
 ) -> Result<Option<String>, GaveUp> {
-    let policies = cluster_policies_on(cluster, deadline).await?;
+    let policies = cluster_policy::list(cluster, deadline).await?;
     Ok(policies
         .into_iter()
         .flatten()
@@ -144,45 +119,33 @@ async fn wired_cluster_policy(
         .and_then(|p| p.metadata.name))
 }
 
-/// Applies our fields of ClusterPolicy `name`: the ConfigMap, its default
-/// key and, when set, the MIG strategy. Sending none releases them.
-async fn apply_cluster_policy(
+/// Our fields of the ClusterPolicy: the ConfigMap, its default key and,
+/// when set, the MIG strategy.
+fn policy_fields(
     cluster: &Cluster,
-    name: &str,
-    fields: Option<&Model>,
-    deadline: Deadline,
-) -> Result<(), GaveUp> {
-    let policies = cluster.kubernetes.custom(CLUSTER_POLICY).await?;
-    let mut object = policies.dynamic(name);
-    object.data = json!({});
-    if let Some(model) = fields {
-        let mut spec = json!({
-            "devicePlugin": {"config": {
-                "name": cluster.device_plugin_config.name,
-                "default": DEFAULT_KEY,
-            }},
-        });
-        if let Some(mig) = &model.mig_strategy {
-            spec["mig"] = json!({ "strategy": mig });
-        }
-        object.data = json!({ "spec": spec });
+    model: &Model,
+) -> Vec<(cluster_policy::Field, serde_json::Value)> {
+    let mut fields = vec![
+        (
+            cluster_policy::CONFIG_NAME,
+            json!(cluster.device_plugin_config.name),
+        ),
+        (cluster_policy::CONFIG_DEFAULT, json!(DEFAULT_KEY)),
+    ];
+    if let Some(mig) = &model.mig_strategy {
+        fields.push((cluster_policy::MIG_STRATEGY, json!(mig)));
     }
-    let action = if fields.is_some() { "point" } else { "release" };
-    policies
-        .named(name)
-        .doing(format!(
-            "{action} the device-plugin configuration of ClusterPolicy {name:?}"
-        ))
-        .apply(&object, &field_manager(OWNER), deadline)
-        .await?;
-    Ok(())
+    fields
 }
 
 impl GpuSharing {
+    /// Writes the configuration and points the ClusterPolicy at it; `taken`
+    /// is what earlier writes took over from other writers (private state).
     async fn write(
         &self,
         cluster: &Cluster,
         prior: Option<&Model>,
+        mut taken: Vec<TakenOver>,
         mut planned: Model,
         operation: Operation,
     ) -> Result<Stored<Model>, Failed<Model>> {
@@ -191,26 +154,27 @@ impl GpuSharing {
         let changed = key().write(cluster, &text, deadline).await?;
         planned.device_plugin_config = Some(text);
         let mut warnings = Warnings::default();
+        let manager = field_manager(OWNER);
         let wired_before = prior.and_then(|p| p.cluster_policy.clone());
         let result: Result<(), Diagnostics> = async {
+            planned.cluster_policy = None;
             if planned.manage_cluster_policy != Some(false) {
-                match find_cluster_policy(cluster, deadline).await? {
-                    Some(name) => {
-                        apply_cluster_policy(cluster, &name, Some(&planned), deadline).await?;
-                        planned.cluster_policy = Some(name);
+                match cluster_policy::find(cluster, deadline).await? {
+                    Some(policy) => {
+                        let fields = policy_fields(cluster, &planned);
+                        cluster_policy::point(
+                            cluster, &policy, &fields, &manager, &mut taken, deadline,
+                        )
+                        .await?;
+                        planned.cluster_policy = policy.metadata.name;
                     }
-                    None => {
-                        warnings.push(no_operator(cluster));
-                        planned.cluster_policy = None;
-                    }
+                    None => warnings.push(no_operator(cluster)),
                 }
-            } else {
-                planned.cluster_policy = None;
             }
             if let Some(before) =
                 wired_before.filter(|b| planned.cluster_policy.as_ref() != Some(b))
             {
-                apply_cluster_policy(cluster, &before, None, deadline).await?;
+                cluster_policy::release(cluster, &before, &manager, &mut taken, deadline).await?;
             }
             if changed && planned.restart_device_plugin != Some(false) {
                 key().restart_readers(cluster, deadline).await?;
@@ -218,9 +182,17 @@ impl GpuSharing {
             Ok(())
         }
         .await;
+        let stored = Stored {
+            state: planned,
+            private: Private::keeping(&taken),
+            warnings,
+        };
         match result {
-            Ok(()) => Ok(Stored::new(planned).warn(warnings)),
-            Err(d) => Err(Failed::after_write(planned, d)),
+            Ok(()) => Ok(stored),
+            Err(diagnostics) => Err(Failed {
+                diagnostics,
+                written: Some(stored),
+            }),
         }
     }
 }
@@ -268,7 +240,7 @@ impl Resource<Cluster> for GpuSharing {
                 .describe("How MIG devices are advertised on every node: `none`, `single` (all alike, as `nvidia.com/gpu`) or `mixed` (each profile its own resource; what fleets with `strategy = \"mig\"` need). Written to the configuration's `flags.migStrategy` and the ClusterPolicy's `spec.mig.strategy`; unset leaves the ClusterPolicy's as it is."),
             Attr::bool("manage_cluster_policy")
                 .default(Value::Bool(true))
-                .describe("Point the GPU Operator's ClusterPolicy at the configuration: `spec.devicePlugin.config.{name,default}` and (with `mig_strategy`) `spec.mig.strategy`, nothing else; released on destroy."),
+                .describe("Point the GPU Operator's ClusterPolicy at the configuration: `spec.devicePlugin.config.{name,default}` and (with `mig_strategy`) `spec.mig.strategy`, nothing else. On destroy each goes back to the value and owner it had before."),
             Attr::bool("restart_device_plugin")
                 .default(Value::Bool(true))
                 .describe("When the configuration changes, restart the device-plugin pods of the nodes using it (the GPU Operator does not notice a changed ConfigMap)."),
@@ -351,7 +323,8 @@ impl Resource<Cluster> for GpuSharing {
         cluster: &Cluster,
         planned: Model,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, None, planned, Operation::Create).await
+        self.write(cluster, None, Vec::new(), planned, Operation::Create)
+            .await
     }
 
     async fn read(
@@ -383,7 +356,11 @@ impl Resource<Cluster> for GpuSharing {
         }
         let expected = state.config_text();
         state.device_plugin_config = observed_config(Some(live), Some(&expected));
-        Ok(Some(state.into()))
+        Ok(Some(Stored {
+            state,
+            private: private.carried(),
+            warnings: Warnings::default(),
+        }))
     }
 
     async fn update(
@@ -391,9 +368,10 @@ impl Resource<Cluster> for GpuSharing {
         cluster: &Cluster,
         prior: Model,
         planned: Model,
-        _private: &Private,
+        private: &Private,
     ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, Some(&prior), planned, Operation::Update)
+        let taken = private.kept();
+        self.write(cluster, Some(&prior), taken, planned, Operation::Update)
             .await
     }
 
@@ -401,11 +379,13 @@ impl Resource<Cluster> for GpuSharing {
         &self,
         cluster: &Cluster,
         prior: Model,
-        _private: &Private,
+        private: &Private,
     ) -> Result<Warnings, Diagnostics> {
         let deadline = prior.deadline(Operation::Delete);
         if let Some(name) = &prior.cluster_policy {
-            apply_cluster_policy(cluster, name, None, deadline).await?;
+            let mut taken = private.kept();
+            cluster_policy::release(cluster, name, &field_manager(OWNER), &mut taken, deadline)
+                .await?;
         }
         let removed = key().release(cluster, deadline).await?;
         if removed && prior.restart_device_plugin != Some(false) {

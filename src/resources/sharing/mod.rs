@@ -11,6 +11,7 @@
 //! - [`device_plugin`]: the configuration file, typed, and how the plugin reads it.
 //! - [`writes`]: writing a key and restarting the device-plugin pods it affects.
 
+pub mod cluster_policy;
 pub mod device_plugin;
 pub mod writes;
 
