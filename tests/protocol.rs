@@ -1311,6 +1311,24 @@ fn list_resources_adopt_a_hand_written_cluster() {
                 .unwrap()
                 .into_inner();
             assert!(errors(&validated.diagnostics).is_empty(), "{type_name}");
+            // A selector the API server would refuse fails at validation,
+            // at its attribute.
+            let ty = block_type(&schema.list_resource_schemas[type_name]);
+            let bad = object(&ty, &[("label_selector", Value::string("team in (ml"))]);
+            let refused = client
+                .validate_list_resource_config(pb::validate_list_resource_config::Request {
+                    type_name: type_name.into(),
+                    config: dynamic(&bad, &ty),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let [error] = &refused.diagnostics[..] else {
+                panic!("{type_name}: {:?}", refused.diagnostics)
+            };
+            assert_eq!(first_step(error).as_deref(), Some("label_selector"));
+            assert!(error.detail.contains("does not end with `)`"), "{error:?}");
         }
         let configured = client
             .configure_provider(pb::configure_provider::Request {

@@ -4,15 +4,21 @@
 //! so configuration generated from it plans nothing.
 
 use super::Cluster;
+use crate::cluster::names;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::{Private, Resource};
 use crate::protocol::{Diagnostics, Value};
 
 /// The `list` block's schema: `label_selector`, then `extra` filters.
 pub fn schema(extra: Vec<Attr>) -> ObjectSchema {
-    let mut attrs = vec![Attr::string("label_selector").optional().describe(
-        "A Kubernetes label selector, e.g. `team=ml,tier!=batch`; every object when unset.",
-    )];
+    let mut attrs = vec![
+        Attr::string("label_selector")
+            .optional()
+            .validate(names::label_selector())
+            .describe(
+                "A Kubernetes label selector, e.g. `team=ml,tier!=batch`; every object when unset.",
+            ),
+    ];
     attrs.extend(extra);
     ObjectSchema::new("Which objects to list.", attrs)
 }
