@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::fixtures::{Guard, INFERENCE, fleet};
+use common::fixtures::{Guard, INFERENCE, class, fleet};
 use common::pinging_client::{self, PingingClient};
 use common::terraform::Workspace;
 use gpufleet::framework::FrameworkProvider;
@@ -1157,9 +1157,9 @@ struct Listed {
 /// workload taints come back exactly once each, with their identity and
 /// object; configuration written from each object as Terraform's generator
 /// writes it imports by that identity with the real CLIs, and the plan
-/// after the import is empty. A fleet gpufleet applied is listed too,
-/// except with `only_unmanaged`; a node with only system taints, or none,
-/// is not.
+/// after the import is empty. A fleet and a class gpufleet applied are
+/// listed too, except with `only_unmanaged`; a node with only system
+/// taints, or none, is not.
 #[test]
 fn list_resources_adopt_a_hand_written_cluster() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -1254,11 +1254,17 @@ fn list_resources_adopt_a_hand_written_cluster() {
                 .unwrap();
         }
     });
-    // A fleet that a Terraform state manages, carrying the run's label.
+    // A fleet and a class that a Terraform state manages, carrying the
+    // run's label.
     let cli = &common::terraform::clis()[0];
     let mut managed = Workspace::new(cli);
     pool_guard.add(&applied_name);
-    managed.config(&fleet("applied", &applied_name, &(labelled + INFERENCE)));
+    class_guard.add(&applied_name);
+    let class_labels = format!("  labels = {{ \"{LISTED_BY}\" = \"{run}\" }}\n");
+    managed.config(
+        &(fleet("applied", &applied_name, &(labelled + INFERENCE))
+            + &class("applied", &applied_name, 10, &class_labels)),
+    );
     managed.apply();
 
     let plugin = runtime.block_on(start_plugin());
@@ -1297,7 +1303,7 @@ fn list_resources_adopt_a_hand_written_cluster() {
         };
         let requests: [(&'static str, Option<bool>); 3] = [
             (FLEET, Some(true)),
-            (PRIORITY_CLASS, None),
+            (PRIORITY_CLASS, Some(true)),
             (NODE_TAINT, None),
         ];
         for (type_name, only_unmanaged) in requests {
@@ -1347,12 +1353,15 @@ fn list_resources_adopt_a_hand_written_cluster() {
             include_resource_object: true,
             limit: 100,
         };
-        // The managed fleet is listed, unless only unmanaged ones are asked for.
-        let every_fleet = list_events(&client, list(FLEET, Some(false))).await;
-        assert!(
-            every_fleet.iter().any(|e| e.display_name == applied_name),
-            "the applied fleet is a NodePool too"
-        );
+        // The managed fleet and class are listed, unless only unmanaged
+        // objects are asked for.
+        for type_name in [FLEET, PRIORITY_CLASS] {
+            let every = list_events(&client, list(type_name, Some(false))).await;
+            assert!(
+                every.iter().any(|e| e.display_name == applied_name),
+                "{type_name}: the applied object is listed too"
+            );
+        }
         let expected: [(&str, &[String]); 3] = [
             (FLEET, &pool_names[..]),
             (PRIORITY_CLASS, &class_names[..]),
