@@ -11,8 +11,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::fixtures::Guard;
+use common::fixtures::{Guard, INFERENCE, class, fleet};
 use common::pinging_client::{self, PingingClient};
+use common::terraform::Workspace;
 use gpufleet::framework::FrameworkProvider;
 use gpufleet::protocol::codec::{decode_msgpack, encode_msgpack};
 use gpufleet::protocol::handshake::Environment;
@@ -22,9 +23,10 @@ use gpufleet::protocol::proto::tfplugin6::provider_client::ProviderClient;
 use gpufleet::protocol::server::PluginServer;
 use gpufleet::protocol::{Type, Value};
 use gpufleet::provider::Gpufleet;
+use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
-use kube::api::PostParams;
+use kube::api::{DynamicObject, PostParams};
 use tokio::net::{TcpListener, TcpStream};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
 
@@ -802,17 +804,7 @@ async fn list_resource_as_terraform_query_calls_it() {
         include_resource_object: include,
         limit,
     };
-    let events = |request| {
-        let mut client = tf.client.clone();
-        async move {
-            let mut stream = client.list_resource(request).await.unwrap().into_inner();
-            let mut events = Vec::new();
-            while let Some(event) = stream.message().await.unwrap() {
-                events.push(event);
-            }
-            events
-        }
-    };
+    let events = |request| list_events(&tf.client, request);
     let found = events(list(Some(&selector), true, 100)).await;
     let listed: Vec<&str> = found.iter().map(|e| e.display_name.as_str()).collect();
     assert_eq!(listed, names, "each class exactly once");
@@ -890,6 +882,592 @@ async fn list_resource_as_terraform_query_calls_it() {
         );
         assert!(plan.requires_replace.is_empty());
     }
+}
+
+const FLEET: &str = "gpufleet_fleet";
+const NODE_TAINT: &str = "gpufleet_node_taint";
+/// The label that puts a list test's objects in its selector, valued with
+/// the run.
+const LISTED_BY: &str = "gpufleet.test/list";
+
+/// The events of one ListResource stream, in order.
+async fn list_events(
+    client: &ProviderClient<Channel>,
+    request: pb::list_resource::Request,
+) -> Vec<pb::list_resource::Event> {
+    let mut client = client.clone();
+    let mut stream = client.list_resource(request).await.unwrap().into_inner();
+    let mut events = Vec::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        events.push(event);
+    }
+    events
+}
+
+/// A value as HCL, as hclwrite's TokensForValue writes it (keys always
+/// quoted, which HCL reads the same as bare ones).
+fn hcl_value(value: &Value) -> String {
+    let joined = |items: Vec<String>| items.join(", ");
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => hcl_string(s),
+        Value::List(items) | Value::Set(items) | Value::Tuple(items) => {
+            format!("[{}]", joined(items.iter().map(hcl_value).collect()))
+        }
+        Value::Map(entries) | Value::Object(entries) => format!(
+            "{{ {} }}",
+            joined(
+                entries
+                    .iter()
+                    .map(|(k, v)| format!("{} = {}", hcl_string(k), hcl_value(v)))
+                    .collect()
+            )
+        ),
+        Value::Unknown(_) | Value::Dynamic(..) => panic!("a listed state holds {value:?}"),
+    }
+}
+
+/// A quoted HCL string: escapes, and `${`/`%{` doubled so that they stay text.
+fn hcl_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '$' | '%' if chars.peek() == Some(&'{') => {
+                out.push(c);
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// What Terraform makes of a listed state before writing configuration
+/// from it, for a provider that does not generate configuration itself
+/// (hashicorp/terraform v1.14, internal/genconfig,
+/// ExtractLegacyConfigFromState): read-only attributes, a top-level optional
+/// and computed `id`, and empty optional strings become null, at any depth.
+fn legacy_config(attrs: &[pb::schema::Attribute], state: &Value, top: bool) -> Value {
+    Value::Object(
+        attrs
+            .iter()
+            .map(|a| {
+                let value = state.attr(&a.name);
+                let read_only = a.computed && !a.optional;
+                let legacy_id = top && a.name == "id" && a.computed && a.optional;
+                let empty = a.optional && value == &Value::string("");
+                let config = if value.is_null() || a.deprecated || read_only || legacy_id || empty {
+                    Value::Null
+                } else if let Some(nested) = &a.nested_type {
+                    let inner = |v: &Value| legacy_config(&nested.attributes, v, false);
+                    match value {
+                        Value::List(items) => Value::List(items.iter().map(inner).collect()),
+                        Value::Set(items) => Value::Set(items.iter().map(inner).collect()),
+                        Value::Map(m) => {
+                            Value::Map(m.iter().map(|(k, v)| (k.clone(), inner(v))).collect())
+                        }
+                        object => inner(object),
+                    }
+                } else {
+                    value.clone()
+                };
+                (a.name.clone(), config)
+            })
+            .collect(),
+    )
+}
+
+/// The attributes of `config` as Terraform's generator writes them
+/// (internal/genconfig, writeConfigAttributesFromExisting): sorted by name,
+/// computed ones left out while null, a null nested attribute as `null`.
+/// (A string holding a JSON object or array would be written with
+/// `jsonencode`, the same value; none of these resources has one.)
+fn write_attributes(
+    out: &mut String,
+    attrs: &[pb::schema::Attribute],
+    config: &Value,
+    indent: usize,
+) {
+    let mut attrs: Vec<&pb::schema::Attribute> = attrs.iter().collect();
+    attrs.sort_by(|a, b| a.name.cmp(&b.name));
+    let pad = " ".repeat(indent);
+    for a in attrs {
+        let value = config.attr(&a.name);
+        if (a.computed && value.is_null()) || a.deprecated {
+            continue;
+        }
+        let name = &a.name;
+        let nested = a.nested_type.as_ref().filter(|_| !value.is_null());
+        let Some(nested) = nested else {
+            let written = if a.sensitive {
+                "null # sensitive".to_string()
+            } else {
+                hcl_value(value)
+            };
+            out.push_str(&format!("{pad}{name} = {written}\n"));
+            continue;
+        };
+        use pb::schema::object::NestingMode;
+        match NestingMode::try_from(nested.nesting).unwrap() {
+            NestingMode::Single => {
+                out.push_str(&format!("{pad}{name} = {{\n"));
+                write_attributes(out, &nested.attributes, value, indent + 2);
+                out.push_str(&format!("{pad}}}\n"));
+            }
+            NestingMode::List | NestingMode::Set => {
+                let (Value::List(items) | Value::Set(items)) = value else {
+                    panic!("{name}: {value:?} is not a collection")
+                };
+                out.push_str(&format!("{pad}{name} = [\n"));
+                for item in items {
+                    out.push_str(&format!("{pad}  {{\n"));
+                    write_attributes(out, &nested.attributes, item, indent + 4);
+                    out.push_str(&format!("{pad}  }},\n"));
+                }
+                out.push_str(&format!("{pad}]\n"));
+            }
+            NestingMode::Map => {
+                let Value::Map(items) = value else {
+                    panic!("{name}: {value:?} is not a map")
+                };
+                out.push_str(&format!("{pad}{name} = {{\n"));
+                for (key, item) in items {
+                    out.push_str(&format!("{pad}  {} = {{\n", hcl_string(key)));
+                    write_attributes(out, &nested.attributes, item, indent + 4);
+                    out.push_str(&format!("{pad}  }}\n"));
+                }
+                out.push_str(&format!("{pad}}}\n"));
+            }
+            NestingMode::Invalid => panic!("{name}: invalid nesting"),
+        }
+    }
+}
+
+/// A listed object as `terraform query -generate-config-out` writes it
+/// (internal/genconfig, GenerateListResourceContents): the resource block,
+/// then the import block with its identity, every identity attribute
+/// written, null or not.
+fn generated_config(
+    type_name: &str,
+    name: &str,
+    schema: &pb::Schema,
+    identity_schema: &pb::ResourceIdentitySchema,
+    state: &Value,
+    identity: &Value,
+) -> String {
+    let attrs = &schema.block.as_ref().unwrap().attributes;
+    let mut out = format!("resource \"{type_name}\" \"{name}\" {{\n  provider = gpufleet\n");
+    write_attributes(&mut out, attrs, &legacy_config(attrs, state, true), 2);
+    out.push_str(&format!(
+        "}}\n\nimport {{\n  to       = {type_name}.{name}\n  provider = gpufleet\n  identity = {{\n"
+    ));
+    let mut names: Vec<&str> = identity_schema
+        .identity_attributes
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    names.sort();
+    for attr in names {
+        out.push_str(&format!(
+            "    {attr} = {}\n",
+            hcl_value(identity.attr(attr))
+        ));
+    }
+    out.push_str("  }\n}\n\n");
+    out
+}
+
+/// The NodePools a platform team wrote by hand, all labelled for `run`:
+/// the six of tests/node_pools, and fourteen variations of them (a node
+/// label, a NodePool annotation or one more taint).
+fn hand_written_node_pools(run: &str) -> Vec<serde_json::Value> {
+    const FIXTURES: &[&str] = &[
+        "gpu-training",
+        "inference",
+        "cpu-general",
+        "static",
+        "azure-a100",
+        "spot-mixed-gpu",
+    ];
+    (0..20)
+        .map(|i| {
+            let file = FIXTURES[i % FIXTURES.len()];
+            let path = common::repo_root().join(format!("tests/node_pools/{file}.yaml"));
+            let yaml = std::fs::read_to_string(&path).unwrap();
+            let name = format!("{run}-{i:02}-{file}");
+            let mut pool: serde_json::Value =
+                serde_saphyr::from_str(&yaml.replace("__NAME__", &name)).unwrap();
+            let metadata = &mut pool["metadata"];
+            metadata["labels"][LISTED_BY] = serde_json::json!(run);
+            let variant = format!("v{i}");
+            match i / FIXTURES.len() {
+                0 => {}
+                1 => {
+                    pool["spec"]["template"]["metadata"]["labels"]["example.com/variant"] =
+                        serde_json::json!(variant)
+                }
+                2 => pool["metadata"]["annotations"]["example.com/variant"] =
+                    serde_json::json!(variant),
+                _ => {
+                    let taints = &mut pool["spec"]["template"]["spec"]["taints"];
+                    if taints.is_null() {
+                        *taints = serde_json::json!([]);
+                    }
+                    taints.as_array_mut().unwrap().push(serde_json::json!(
+                        {"key": "example.com/variant", "value": variant, "effect": "PreferNoSchedule"}
+                    ));
+                }
+            }
+            pool
+        })
+        .collect()
+}
+
+fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
+    Taint {
+        key: key.into(),
+        value: value.map(Into::into),
+        effect: effect.into(),
+        time_added: None,
+    }
+}
+
+/// What an adoption test lists of one type: the listed objects' events
+/// and the schemas to write their configuration with.
+struct Listed {
+    type_name: &'static str,
+    events: Vec<pb::list_resource::Event>,
+    schema: pb::Schema,
+    identity_schema: pb::ResourceIdentitySchema,
+}
+
+/// `terraform query -generate-config-out` over a cluster of hand-written
+/// objects, its calls made as Terraform 1.14 makes them (see
+/// [`list_resource_as_terraform_query_calls_it`]): 20 NodePools
+/// (tests/node_pools' and variations), 5 PriorityClasses and 3 nodes with
+/// workload taints come back exactly once each, with their identity and
+/// object; configuration written from each object as Terraform's generator
+/// writes it imports by that identity with the real CLIs, and the plan
+/// after the import is empty. A fleet and a class gpufleet applied are
+/// listed too, except with `only_unmanaged`; a node with only system
+/// taints, or none, is not.
+#[test]
+fn list_resources_adopt_a_hand_written_cluster() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let kubeconfig = common::provider_kubeconfig();
+    let run = common::unique_name("adopt");
+    let selector = format!("{LISTED_BY}={run}");
+    let labelled = format!("  node_pool_labels = {{ \"{LISTED_BY}\" = \"{run}\" }}\n");
+
+    let pools = hand_written_node_pools(&run);
+    let pool_names: Vec<String> = pools
+        .iter()
+        .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let applied_name = format!("{run}-applied");
+    let mut pool_guard = Guard::node_pools(&[]);
+    let class_names: Vec<String> = (1..=5).map(|i| format!("{run}-class-{i}")).collect();
+    let mut class_guard = Guard::of::<PriorityClass>(&[]);
+    let mut node_guard = Guard::of::<Node>(&[]);
+    let node_taints = [
+        (
+            "gpu",
+            vec![taint("nvidia.com/gpu", Some("present"), "NoSchedule")],
+        ),
+        (
+            "two-effects",
+            vec![
+                taint("nvidia.com/gpu", Some("present"), "NoSchedule"),
+                taint("nvidia.com/gpu", None, "NoExecute"),
+                taint("karpenter.sh/disrupted", None, "NoSchedule"),
+            ],
+        ),
+        ("team", vec![taint("team", Some("ml"), "PreferNoSchedule")]),
+        (
+            "system",
+            vec![taint("karpenter.sh/disrupted", None, "NoSchedule")],
+        ),
+        ("untainted", vec![]),
+    ];
+    let node_names: Vec<String> = node_taints
+        .iter()
+        .map(|(what, _)| format!("{run}-{what}"))
+        .collect();
+    let tainted_nodes = &node_names[..3];
+    runtime.block_on(async {
+        let client = common::kube_client().await;
+        let pool_api = common::fixtures::node_pool_api().await;
+        for (name, pool) in pool_names.iter().zip(&pools) {
+            pool_guard.add(name);
+            let pool: DynamicObject = serde_json::from_value(pool.clone()).unwrap();
+            pool_api
+                .create(&PostParams::default(), &pool)
+                .await
+                .unwrap();
+        }
+        let class_api = Api::<PriorityClass>::all(client.clone());
+        for (i, name) in class_names.iter().enumerate() {
+            class_guard.add(name);
+            let class = PriorityClass {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(name.clone()),
+                    labels: Some(BTreeMap::from([(LISTED_BY.to_string(), run.clone())])),
+                    ..Default::default()
+                },
+                value: 100 * (i as i32 + 1),
+                preemption_policy: (i % 2 == 0).then(|| "Never".to_string()),
+                description: (i != 1).then(|| format!("hand-written class {i}")),
+                ..Default::default()
+            };
+            class_api
+                .create(&PostParams::default(), &class)
+                .await
+                .unwrap();
+        }
+        let node_api = Api::<Node>::all(client);
+        for (name, (_, taints)) in node_names.iter().zip(&node_taints) {
+            node_guard.add(name);
+            let node = Node {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(name.clone()),
+                    labels: Some(BTreeMap::from([(LISTED_BY.to_string(), run.clone())])),
+                    ..Default::default()
+                },
+                spec: Some(NodeSpec {
+                    taints: Some(taints.clone()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            node_api
+                .create(&PostParams::default(), &node)
+                .await
+                .unwrap();
+        }
+    });
+    // A fleet and a class that a Terraform state manages, carrying the
+    // run's label.
+    let cli = &common::terraform::clis()[0];
+    let mut managed = Workspace::new(cli);
+    pool_guard.add(&applied_name);
+    class_guard.add(&applied_name);
+    let class_labels = format!("  labels = {{ \"{LISTED_BY}\" = \"{run}\" }}\n");
+    managed.config(
+        &(fleet("applied", &applied_name, &(labelled + INFERENCE))
+            + &class("applied", &applied_name, 10, &class_labels)),
+    );
+    managed.apply();
+
+    let plugin = runtime.block_on(start_plugin());
+    let (client, schema, listed) = runtime.block_on(async {
+        let mut client = connect(&plugin, true).await.unwrap();
+        let schema = client
+            .get_provider_schema(pb::get_provider_schema::Request {})
+            .await
+            .unwrap()
+            .into_inner();
+        let identities = client
+            .get_resource_identity_schemas(pb::get_resource_identity_schemas::Request {})
+            .await
+            .unwrap()
+            .into_inner();
+        let provider_type = block_type(schema.provider.as_ref().unwrap());
+        let provider_config = object(
+            &provider_type,
+            &[("config_path", Value::string(&kubeconfig))],
+        );
+        let validated = client
+            .validate_provider_config(pb::validate_provider_config::Request {
+                config: dynamic(&provider_config, &provider_type),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(errors(&validated.diagnostics).is_empty());
+        let list_config = |type_name: &str, only_unmanaged: Option<bool>| {
+            let ty = block_type(&schema.list_resource_schemas[type_name]);
+            let mut pairs = vec![("label_selector", Value::string(&selector))];
+            if let Some(only) = only_unmanaged {
+                pairs.push(("only_unmanaged", Value::Bool(only)));
+            }
+            dynamic(&object(&ty, &pairs), &ty)
+        };
+        let requests: [(&'static str, Option<bool>); 3] = [
+            (FLEET, Some(true)),
+            (PRIORITY_CLASS, Some(true)),
+            (NODE_TAINT, None),
+        ];
+        for (type_name, only_unmanaged) in requests {
+            let validated = client
+                .validate_list_resource_config(pb::validate_list_resource_config::Request {
+                    type_name: type_name.into(),
+                    config: list_config(type_name, only_unmanaged),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert!(errors(&validated.diagnostics).is_empty(), "{type_name}");
+            // A selector the API server would refuse fails at validation,
+            // at its attribute.
+            let ty = block_type(&schema.list_resource_schemas[type_name]);
+            let bad = object(&ty, &[("label_selector", Value::string("team in (ml"))]);
+            let refused = client
+                .validate_list_resource_config(pb::validate_list_resource_config::Request {
+                    type_name: type_name.into(),
+                    config: dynamic(&bad, &ty),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let [error] = &refused.diagnostics[..] else {
+                panic!("{type_name}: {:?}", refused.diagnostics)
+            };
+            assert_eq!(first_step(error).as_deref(), Some("label_selector"));
+            assert!(error.detail.contains("does not end with `)`"), "{error:?}");
+        }
+        let configured = client
+            .configure_provider(pb::configure_provider::Request {
+                terraform_version: "1.14.0".into(),
+                config: dynamic(&provider_config, &provider_type),
+                client_capabilities: None,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(errors(&configured.diagnostics).is_empty());
+
+        let list = |type_name: &str, only_unmanaged: Option<bool>| pb::list_resource::Request {
+            type_name: type_name.into(),
+            config: list_config(type_name, only_unmanaged),
+            include_resource_object: true,
+            limit: 100,
+        };
+        // The managed fleet and class are listed, unless only unmanaged
+        // objects are asked for.
+        for type_name in [FLEET, PRIORITY_CLASS] {
+            let every = list_events(&client, list(type_name, Some(false))).await;
+            assert!(
+                every.iter().any(|e| e.display_name == applied_name),
+                "{type_name}: the applied object is listed too"
+            );
+        }
+        let expected: [(&str, &[String]); 3] = [
+            (FLEET, &pool_names[..]),
+            (PRIORITY_CLASS, &class_names[..]),
+            (NODE_TAINT, tainted_nodes),
+        ];
+        let mut listed = Vec::new();
+        for ((type_name, only_unmanaged), (_, names)) in requests.into_iter().zip(expected) {
+            let identity_schema = identities.identity_schemas[type_name].clone();
+            let identity_type = identity_type(&identity_schema);
+            let events = list_events(&client, list(type_name, only_unmanaged)).await;
+            let mut found: Vec<&str> = events.iter().map(|e| e.display_name.as_str()).collect();
+            found.sort();
+            let mut wanted: Vec<&str> = names.iter().map(String::as_str).collect();
+            wanted.sort();
+            assert_eq!(found, wanted, "{type_name}: each exactly once");
+            for event in &events {
+                assert!(
+                    errors(&event.diagnostic).is_empty(),
+                    "{:?}",
+                    event.diagnostic
+                );
+                assert!(event.resource_object.is_some(), "{type_name}: no object");
+                let identity = identity_value(event.identity.as_ref(), &identity_type);
+                let expected = if type_name == NODE_TAINT {
+                    object(
+                        &identity_type,
+                        &[("node_name", Value::string(&event.display_name))],
+                    )
+                } else {
+                    object(
+                        &identity_type,
+                        &[("name", Value::string(&event.display_name))],
+                    )
+                };
+                assert_eq!(identity, expected, "{type_name}: {}", event.display_name);
+            }
+            listed.push(Listed {
+                type_name,
+                events,
+                schema: schema.resource_schemas[type_name].clone(),
+                identity_schema,
+            });
+        }
+        (client, schema, listed)
+    });
+    managed.destroy();
+
+    let mut generated = String::new();
+    let mut count = 0;
+    for Listed {
+        type_name,
+        events,
+        schema,
+        identity_schema,
+    } in &listed
+    {
+        let ty = block_type(schema);
+        let identity_type = identity_type(identity_schema);
+        for (i, event) in events.iter().enumerate() {
+            let state =
+                decode_msgpack(&event.resource_object.as_ref().unwrap().msgpack, &ty).unwrap();
+            let identity = identity_value(event.identity.as_ref(), &identity_type);
+            let name = format!("{}_{i}", type_name.trim_start_matches("gpufleet_"));
+            generated +=
+                &generated_config(type_name, &name, schema, identity_schema, &state, &identity);
+            count += 1;
+        }
+    }
+    assert_eq!(count, 28);
+    common::terraform::each_identity_cli(|cli| {
+        let mut adopted = Workspace::new(cli);
+        adopted.config(&generated);
+        adopted.init();
+        let plan = adopted.run(&["plan", "-no-color", "-input=false"]);
+        assert!(plan.success, "{}: {}{}", cli.name, plan.stdout, plan.stderr);
+        let summary = format!("{count} to import, 0 to add, 0 to change, 0 to destroy");
+        assert!(
+            plan.stdout.contains(&summary),
+            "{}: {}\n{generated}",
+            cli.name,
+            plan.stdout
+        );
+        adopted.apply();
+        // The objects stay the guards' to delete.
+        adopted.forget();
+    });
+    // An import, and an apply with nothing to change, leave no mark of
+    // gpufleet: the adopted NodePools are still listed as unmanaged.
+    let ty = block_type(&schema.list_resource_schemas[FLEET]);
+    let config = object(
+        &ty,
+        &[
+            ("label_selector", Value::string(&selector)),
+            ("only_unmanaged", Value::Bool(true)),
+        ],
+    );
+    let again = runtime.block_on(list_events(
+        &client,
+        pb::list_resource::Request {
+            type_name: FLEET.into(),
+            config: dynamic(&config, &ty),
+            include_resource_object: false,
+            limit: 100,
+        },
+    ));
+    assert_eq!(again.len(), pool_names.len());
 }
 
 /// A TCP front for the API server: until [`Front::answer`] it accepts every

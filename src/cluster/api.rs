@@ -514,8 +514,9 @@ pub fn describe(kind: Kind, namespace: Option<&str>, name: &str) -> String {
     }
 }
 
-/// Whether gpufleet has server-side applied `object`.
-fn applied_by_us<K: Resource>(object: &K) -> bool {
+/// Whether gpufleet has server-side applied `object` (its field manager
+/// holds fields by `Apply`).
+pub fn applied_by_us<K: Resource>(object: &K) -> bool {
     object.meta().managed_fields.iter().flatten().any(|entry| {
         entry.manager.as_deref() == Some(FIELD_MANAGER)
             && entry.operation.as_deref() == Some("Apply")

@@ -127,6 +127,84 @@ pub fn check_label_value(value: &str) -> Result<(), String> {
     }
 }
 
+/// A label selector in the syntax the API server parses
+/// (k8s.io/apimachinery, pkg/labels/selector.go).
+pub fn label_selector() -> Validator {
+    Validator::string_with(
+        "A label selector: requirements separated by `,`, each `key`, `!key`, `key=value`, `key!=value`, `key in (a,b)` or `key notin (a,b)`.",
+        check_label_selector,
+    )
+}
+
+/// Checks a label selector: requirements separated by commas outside
+/// parentheses, each `key`, `!key`, `key=value`, `key==value`,
+/// `key!=value`, `key in (v,...)`, `key notin (v,...)`, or `key>n`/`key<n`
+/// with a whole number.
+pub fn check_label_selector(selector: &str) -> Result<(), String> {
+    // Like no selector, an empty one selects everything.
+    if selector.trim().is_empty() {
+        return Ok(());
+    }
+    let mut requirements = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in selector.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                requirements.push(&selector[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    requirements.push(&selector[start..]);
+    for requirement in requirements {
+        check_requirement(requirement.trim())
+            .map_err(|e| format!("in the selector {selector:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// One requirement of [`check_label_selector`].
+fn check_requirement(requirement: &str) -> Result<(), String> {
+    if requirement.is_empty() {
+        return Err("a requirement is empty".into());
+    }
+    if let Some(key) = requirement.strip_prefix('!') {
+        return check_qualified_name(key.trim());
+    }
+    if let Some((head, values)) = requirement.split_once('(') {
+        let (key, operator) = head
+            .trim()
+            .rsplit_once(char::is_whitespace)
+            .ok_or_else(|| format!("{requirement:?} needs `in` or `notin` before `(`"))?;
+        if !["in", "notin"].contains(&operator) {
+            return Err(format!(
+                "{requirement:?}: {operator:?} is not `in` or `notin`"
+            ));
+        }
+        let values = values
+            .strip_suffix(')')
+            .ok_or_else(|| format!("{requirement:?} does not end with `)`"))?;
+        check_qualified_name(key.trim())?;
+        return values
+            .split(',')
+            .try_for_each(|value| check_label_value(value.trim()));
+    }
+    for operator in ["!=", "==", "=", ">", "<"] {
+        if let Some((key, value)) = requirement.split_once(operator) {
+            check_qualified_name(key.trim())?;
+            let value = value.trim();
+            if matches!(operator, ">" | "<") && value.parse::<i64>().is_err() {
+                return Err(format!("{requirement:?}: {value:?} is not a whole number"));
+            }
+            return check_label_value(value);
+        }
+    }
+    check_qualified_name(requirement)
+}
+
 /// A map of Kubernetes labels: qualified keys and valid values.
 pub fn labels() -> Validator {
     Validator::new("Keys are Kubernetes keys, values label values.", |v| {
@@ -243,6 +321,33 @@ mod tests {
         assert!(check_label_value("").is_ok());
         assert!(check_label_value("H100").is_ok());
         assert!(check_label_value("-x").is_err());
+    }
+
+    #[test]
+    fn label_selectors() {
+        for ok in [
+            "",
+            "team=ml",
+            "team==ml,tier!=batch",
+            "gpufleet.test/list",
+            "!example.com/legacy",
+            "zone in (a, b),team notin (x)",
+            "gpus>4",
+            "team=",
+        ] {
+            assert!(check_label_selector(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "team=ml,",
+            "bad key=x",
+            "team=-x",
+            "zone within (a)",
+            "zone in (a",
+            "gpus>many",
+        ] {
+            let error = check_label_selector(bad).unwrap_err();
+            assert!(error.contains(&format!("{bad:?}")), "{bad}: {error}");
+        }
     }
 
     #[test]

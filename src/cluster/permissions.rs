@@ -16,6 +16,8 @@ const VERB_ORDER: &[&str] = &[
 /// the API server also authorizes an apply that creates the object as a
 /// create, and `delete`.
 pub const APPLIED_OBJECT_VERBS: &[&str] = &["get", "create", "patch", "delete"];
+/// The verbs of an applied object that `terraform query` lists too.
+pub const LISTED_OBJECT_VERBS: &[&str] = &["get", "create", "patch", "delete", "list"];
 
 /// Where a permission applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

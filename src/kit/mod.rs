@@ -7,9 +7,11 @@
 //!   selector.
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
+//! - [`list`]: the filters and listing `terraform query` uses.
 //! - [`plan_notes`]: what resources planned in this run tell each other.
 
 pub mod config_map;
+pub mod list;
 pub mod node_target;
 pub mod object;
 pub mod ownership;

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::Cluster;
+use super::{Cluster, list};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{self, Kind, Objects};
 use crate::cluster::names::check_import_name;
@@ -292,12 +292,9 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
 
     fn list_schema(&self) -> Option<ObjectSchema> {
         T::LISTABLE.then(|| {
-            ObjectSchema::new(
-                "Which objects to list.",
-                vec![Attr::string("label_selector").optional().describe(
-                    "A Kubernetes label selector, e.g. `team=ml,tier!=batch`; every object when unset.",
-                )],
-            )
+            list::schema(vec![Attr::bool("only_unmanaged").optional().describe(
+                "Leave out the objects gpufleet has applied (field manager `gpufleet` in `metadata.managedFields`): those a Terraform state manages, or once did. An object imported and not changed by an apply since carries no such mark, so it is still listed.",
+            )])
         })
     }
 
@@ -310,13 +307,12 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     ) -> Result<Vec<(String, T::Model)>, Diagnostics> {
         let objects = self.0.objects(cluster).await?;
         let deadline = Deadline::of(None, Operation::Read);
-        let listed = objects
-            .list(config.attr("label_selector").as_str(), deadline)
-            .await?;
+        let only_unmanaged = config.attr("only_unmanaged") == &Value::Bool(true);
+        let listed = objects.list(list::label_selector(config), deadline).await?;
         let mut found = Vec::new();
         for live in listed {
             let name = kube::Resource::meta(&live).name.clone().unwrap_or_default();
-            if !self.0.manageable(&name) {
+            if !self.0.manageable(&name) || (only_unmanaged && api::applied_by_us(&live)) {
                 continue;
             }
             let skeleton = self.0.imported(&name);

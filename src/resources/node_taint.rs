@@ -38,8 +38,8 @@ use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::not_empty;
 use crate::framework::{Failed, Identity, IdentityAttr, Private, Resource, Stored, Warnings};
-use crate::kit::Cluster;
 use crate::kit::node_target::{self, Interrupted, NodeTarget, Seen};
+use crate::kit::{Cluster, list};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -382,6 +382,33 @@ impl Resource<Cluster> for NodeTaint {
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
         node_target::validate(config, diagnostics);
         check_unique(config, &["taints"], diagnostics);
+    }
+
+    /// The `label_selector` picks nodes, not taints.
+    fn list_schema(&self) -> Option<ObjectSchema> {
+        Some(list::schema(Vec::new()))
+    }
+
+    /// Every node the selector matches that carries workload taints, each
+    /// as one resource of its node's taints, as an import of the node
+    /// takes them.
+    async fn list(
+        &self,
+        cluster: &Cluster,
+        config: &Value,
+    ) -> Result<Vec<(String, Model)>, Diagnostics> {
+        let deadline = Deadline::of(None, Operation::Read);
+        let nodes = node_target::nodes(&cluster.kubernetes)
+            .await?
+            .list(list::label_selector(config), deadline)
+            .await?;
+        let mut tainted = Vec::new();
+        for node in &nodes {
+            if taints_of(node).iter().any(|t| !is_system_taint(&t.key)) {
+                tainted.push(node_target::name_of(node).to_string());
+            }
+        }
+        list::by_import(self, cluster, tainted, |model| !model.taints.is_empty()).await
     }
 
     /// The target decides the id, and a named node is the one node tainted.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
-use crate::cluster::permissions::Permission;
+use crate::cluster::permissions::{LISTED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::GaveUp;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
@@ -32,7 +32,7 @@ pub struct PriorityClass;
 pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
     "scheduling.k8s.io",
     "priorityclasses",
-    &["get", "create", "patch", "delete", "list"],
+    LISTED_OBJECT_VERBS,
 )];
 
 /// The resource's state.

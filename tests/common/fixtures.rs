@@ -71,6 +71,14 @@ impl Guard {
         }
     }
 
+    /// NodePools (a custom resource, so not a [`kube::Resource`] of its own).
+    pub(crate) fn node_pools(names: &[&str]) -> Self {
+        Self {
+            resource: node_pools("karpenter.sh"),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
     pub(crate) fn add(&mut self, name: &str) {
         self.names.push(name.to_string());
     }

@@ -35,7 +35,7 @@ use node_pool::{
 use requirements::{Constraint, Constraints};
 
 use crate::cluster::api::{Kind, Objects};
-use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
+use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, LISTED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
@@ -49,11 +49,12 @@ use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 pub struct Fleet;
 
 /// What it needs of the API besides its sharing configuration key
-/// ([`crate::resources::sharing::writes::PERMISSIONS`]): its NodePool, and
-/// the NodeOverlays that tell Karpenter a shared GPU's capacity, each as
-/// any applied object.
+/// ([`crate::resources::sharing::writes::PERMISSIONS`]): its NodePool, as
+/// any applied object and `list` for `terraform query`, and the
+/// NodeOverlays that tell Karpenter a shared GPU's capacity, as any applied
+/// object.
 pub const PERMISSIONS: &[Permission] = &[
-    Permission::cluster("karpenter.sh", "nodepools", APPLIED_OBJECT_VERBS),
+    Permission::cluster("karpenter.sh", "nodepools", LISTED_OBJECT_VERBS),
     Permission::cluster("karpenter.sh", "nodeoverlays", APPLIED_OBJECT_VERBS),
 ];
 
@@ -106,6 +107,7 @@ impl AppliedObject for Fleet {
     const NAME: &'static str = "fleet";
     const KIND: Kind = NODE_POOL;
     const IMPORT_ID: &'static str = "NodePool name";
+    const LISTABLE: bool = true;
 
     fn schema(&self) -> ObjectSchema {
         schema::schema()
