@@ -4,7 +4,7 @@
 # the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
 # `make docs`) from Go modules, with no container images or release tarballs.
 #
-#   tests/controlplane/build.sh [name...]   # default: all of them
+#   testbed/build.sh [name...]   # default: all of them
 #
 # Each binary is cached as $GPUFLEET_BIN_CACHE/<name>-<version> (default
 # ~/.cache/gpufleet/bin), so only the first run on a machine pays the long cold
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+repo=$(cd "$here/.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
 all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs)
@@ -43,9 +43,9 @@ module_dir() {
     kwok) echo kwok ;;
     karpenter-kwok) echo karpenter ;;
     tofu) echo tofu ;;
-    # Newer than the terraform on PATH: resource identity (tests/common/terraform.rs).
+    # Newer than the terraform on PATH: resource identity (test-support/src/terraform.rs).
     terraform-1.13.*) echo terraform-1.13 ;;
-    # Older CLIs, extra compatibility evidence (tests/compat.rs); the version
+    # Older CLIs, extra compatibility evidence (tests/acceptance/compat.rs); the version
     # is part of the name so they sit next to terraform and tofu in bin/.
     terraform-1.5.*) echo terraform-1.5 ;;
     tofu-1.8.*) echo tofu-1.8 ;;

@@ -5,11 +5,11 @@
 # With --karpenter also Karpenter's kwok cloud provider, which turns fleets
 # (NodePools) into nodes, and kwok, which plays the kubelet on those nodes.
 #
-#   tests/controlplane/cluster.sh up       start (idempotent), wait until ready, install CRDs
-#   tests/controlplane/cluster.sh up --karpenter   the same plus kwok and Karpenter
-#   tests/controlplane/cluster.sh down     stop everything, delete the state (keeps logs/)
-#   tests/controlplane/cluster.sh status   exit 0 when running and ready
-#   tests/controlplane/cluster.sh roles    apply and bind docs/rbac.yaml again (after it changed)
+#   testbed/cluster.sh up       start (idempotent), wait until ready, install CRDs
+#   testbed/cluster.sh up --karpenter   the same plus kwok and Karpenter
+#   testbed/cluster.sh down     stop everything, delete the state (keeps logs/)
+#   testbed/cluster.sh status   exit 0 when running and ready
+#   testbed/cluster.sh roles    apply and bind docs/rbac.yaml again (after it changed)
 #   KUBECONFIG=... cluster.sh crds         install the CRDs into another cluster (e.g. kind)
 #
 # Faults, for the tests that inject them into a running cluster:
@@ -39,7 +39,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+repo=$(cd "$here/.." && pwd)
 state=${GPUFLEET_CLUSTER_DIR:-$repo/target/cluster}
 bin=$repo/target/tools/bin
 pki=$state/pki
@@ -534,7 +534,7 @@ EOF
 
 # kwok's nodes advertise the instance type's whole GPUs; the NVIDIA device
 # plugin would advertise what its configuration makes of them. The stand-in
-# (tests/stand-ins/simulated-device-plugin.rs, see there; a cargo example of
+# (testbed/stand-ins/simulated-device-plugin.rs, see there; a cargo example of
 # the repository, built here) runs beside kwok and Karpenter, in its own
 # session so `down` can stop it. It reads the ConfigMaps of the GPU
 # Operator's namespace, created here as the operator's install would.
@@ -617,7 +617,7 @@ up() {
   wait_healthy kube-controller-manager
 
   cat >"$state/env" <<EOF
-# Written by tests/controlplane/cluster.sh up; source it to use the cluster.
+# Written by testbed/cluster.sh up; source it to use the cluster.
 export KUBECONFIG=$state/kubeconfig
 GPUFLEET_KUBECONFIG_LIMITED=$state/kubeconfig-limited
 GPUFLEET_KUBECONFIG_PROVIDER=$state/kubeconfig-provider

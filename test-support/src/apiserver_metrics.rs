@@ -8,13 +8,13 @@
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Counts(pub(crate) BTreeMap<(String, String), u64>);
+pub struct Counts(pub BTreeMap<(String, String), u64>);
 
 /// Keys of requests that are API discovery (`/api`, `/apis`).
-pub(crate) const DISCOVERY: [&str; 2] = ["api", "apis"];
+pub const DISCOVERY: [&str; 2] = ["api", "apis"];
 
 impl Counts {
-    pub(crate) fn parse(metrics: &str) -> Counts {
+    pub fn parse(metrics: &str) -> Counts {
         let mut counts = BTreeMap::new();
         for line in metrics.lines() {
             let Some((labels, value)) = line
@@ -39,7 +39,7 @@ impl Counts {
     }
 
     /// What was counted between `before` and `self`.
-    pub(crate) fn since(&self, before: &Counts) -> Counts {
+    pub fn since(&self, before: &Counts) -> Counts {
         Counts(
             self.0
                 .iter()
@@ -52,7 +52,7 @@ impl Counts {
     }
 
     /// Requests to one resource (`priorityclasses`), by verb.
-    pub(crate) fn by_verb(&self, resource: &str) -> BTreeMap<String, u64> {
+    pub fn by_verb(&self, resource: &str) -> BTreeMap<String, u64> {
         self.0
             .iter()
             .filter(|((_, r), _)| r == resource)
@@ -60,7 +60,7 @@ impl Counts {
             .collect()
     }
 
-    pub(crate) fn discovery(&self) -> u64 {
+    pub fn discovery(&self) -> u64 {
         DISCOVERY
             .iter()
             .map(|d| self.by_verb(d).values().sum::<u64>())
@@ -83,7 +83,7 @@ fn parse_labels(text: &str) -> BTreeMap<String, String> {
 }
 
 /// Reads the counters (the client needs permission to GET /metrics).
-pub(crate) async fn scrape(client: &kube::Client) -> Counts {
+pub async fn scrape(client: &kube::Client) -> Counts {
     let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
     let text = client
         .request_text(request)

@@ -6,34 +6,34 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind};
 
-use super::{block_on, kube_client};
+use crate::{block_on, kube_client};
 
-pub(crate) fn class(resource: &str, name: &str, value: i64, extra: &str) -> String {
+pub fn class(resource: &str, name: &str, value: i64, extra: &str) -> String {
     format!(
         "resource \"gpufleet_priority_class\" \"{resource}\" {{\n  name  = \"{name}\"\n  value = {value}\n{extra}}}\n"
     )
 }
 
 /// A fleet on kwok's node class, as the test cluster has it.
-pub(crate) fn fleet(resource: &str, name: &str, body: &str) -> String {
+pub fn fleet(resource: &str, name: &str, body: &str) -> String {
     format!(
         "resource \"gpufleet_fleet\" \"{resource}\" {{\n  name       = \"{name}\"\n  node_class = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n{body}}}\n"
     )
 }
 
 /// The seed's training fleet: 8×H100 nodes, tainted for training, 64 GPUs.
-pub(crate) const TRAINING: &str = r#"  accelerators      = ["H100"]
+pub const TRAINING: &str = r#"  accelerators      = ["H100"]
   accelerator_count = { min = 8, max = 8 }
   taints            = [{ key = "workload", value = "training", effect = "NoSchedule" }]
   limits            = { gpus = 64 }
 "#;
 
 /// The seed's inference fleet: L4 nodes, tainted for inference.
-pub(crate) const INFERENCE: &str = r#"  accelerators = ["L4"]
+pub const INFERENCE: &str = r#"  accelerators = ["L4"]
   taints       = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
 "#;
 
-pub(crate) fn live_priority_class(name: &str) -> Option<PriorityClass> {
+pub fn live_priority_class(name: &str) -> Option<PriorityClass> {
     block_on(async {
         Api::<PriorityClass>::all(kube_client().await)
             .get_opt(name)
@@ -43,41 +43,41 @@ pub(crate) fn live_priority_class(name: &str) -> Option<PriorityClass> {
 }
 
 /// NodePools of an API group (`karpenter.sh`, or a missing one in tests of that case).
-pub(crate) fn node_pools(group: &str) -> ApiResource {
+pub fn node_pools(group: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", "NodePool"), "nodepools")
 }
 
-pub(crate) async fn node_pool_api() -> Api<DynamicObject> {
+pub async fn node_pool_api() -> Api<DynamicObject> {
     Api::all_with(kube_client().await, &node_pools("karpenter.sh"))
 }
 
-pub(crate) fn live_node_pool(name: &str) -> Option<DynamicObject> {
+pub fn live_node_pool(name: &str) -> Option<DynamicObject> {
     block_on(async { node_pool_api().await.get_opt(name).await.unwrap() })
 }
 
 /// Cluster-scoped objects a test made or may leave behind, deleted when the
 /// guard goes however the test ends. A deletion that fails says what is left
 /// and how to remove it, and fails a test that passed so far.
-pub(crate) struct Guard {
+pub struct Guard {
     resource: ApiResource,
     names: Vec<String>,
 }
 
 impl Guard {
-    pub(crate) fn of<K: kube::Resource<DynamicType = ()>>(names: &[&str]) -> Self {
+    pub fn of<K: kube::Resource<DynamicType = ()>>(names: &[&str]) -> Self {
         Self {
             resource: ApiResource::erase::<K>(&()),
             names: names.iter().map(|n| n.to_string()).collect(),
         }
     }
 
-    pub(crate) fn add(&mut self, name: &str) {
+    pub fn add(&mut self, name: &str) {
         self.names.push(name.to_string());
     }
 
     /// Deletes `name` now (a missing object is fine); the guard keeps
     /// watching nothing else for it.
-    pub(crate) fn delete(&mut self, name: &str) {
+    pub fn delete(&mut self, name: &str) {
         self.names.retain(|n| n != name);
         if let Err(e) = self.try_delete(name) {
             panic!("{e}");

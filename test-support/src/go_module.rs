@@ -1,16 +1,16 @@
 //! Files of other projects, read at test time from their Go modules (module
-//! cache, then the Go module proxy) as tests/controlplane/cluster.sh reads
+//! cache, then the Go module proxy) as testbed/cluster.sh reads
 //! the CRDs, so that nothing of theirs is copied into this repository.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{repo_root, skipped};
+use crate::{repo_root, skipped};
 
 /// The GPU Operator module and version cluster.sh pins
 /// (`gpu_operator_module=` there), so tests and cluster read one snapshot.
-pub(crate) fn gpu_operator_module() -> String {
-    let script = repo_root().join("tests/controlplane/cluster.sh");
+pub fn gpu_operator_module() -> String {
+    let script = repo_root().join("testbed/cluster.sh");
     let text = std::fs::read_to_string(&script).unwrap();
     text.lines()
         .find_map(|line| line.strip_prefix("gpu_operator_module="))
@@ -34,7 +34,7 @@ fn go() -> PathBuf {
 
 /// The extracted directory of `module@version` in the module cache,
 /// downloaded on first use; the error says why there is none.
-pub(crate) fn module_dir(module: &str) -> Result<PathBuf, String> {
+pub fn module_dir(module: &str) -> Result<PathBuf, String> {
     let go = go();
     // Outside any module, so no go.mod around decides what is downloaded.
     let out = Command::new(&go)
@@ -60,7 +60,7 @@ pub(crate) fn module_dir(module: &str) -> Result<PathBuf, String> {
 /// The file `path` of the GPU Operator module cluster.sh pins; `None`,
 /// after saying so (a failure under `make test`), when Go or the module
 /// proxy is not available.
-pub(crate) fn gpu_operator_file(what: &str, path: &str) -> Option<String> {
+pub fn gpu_operator_file(what: &str, path: &str) -> Option<String> {
     let module = gpu_operator_module();
     match module_dir(&module) {
         Ok(dir) => {

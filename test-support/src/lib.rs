@@ -1,24 +1,48 @@
-//! Shared by the integration tests: where the cluster is, unique names.
-#![allow(dead_code)] // each test binary uses its own part
+//! What the test tiers (tests/offline, tests/acceptance, tests/system)
+//! share: where the cluster is, unique names, the Terraform harness,
+//! fixtures and fault injection.
 
-pub(crate) mod apiserver_metrics;
-pub(crate) mod fixtures;
-pub(crate) mod go_module;
-pub(crate) mod lossy_network;
-pub(crate) mod pinging_client;
-pub(crate) mod terraform;
+pub mod apiserver_metrics;
+pub mod exclusive;
+pub mod fixtures;
+pub mod go_module;
+pub mod lossy_network;
+pub mod pinging_client;
+pub mod terraform;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub(crate) fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("test-support/ is in the repository")
+        .to_path_buf()
+}
+
+/// The provider binary cargo built for this test run. Cargo builds a
+/// package's binaries for its integration tests, into the directory above
+/// the test binaries' `deps/`; it tells only the tests' own crate where
+/// (`CARGO_BIN_EXE_*`), not this one.
+pub fn provider_binary() -> PathBuf {
+    let test = std::env::current_exe().unwrap();
+    let binary = test
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("terraform-provider-gpufleet"))
+        .unwrap();
+    assert!(
+        binary.is_file(),
+        "no provider binary at {} (beside the tests' deps/ directory, where cargo builds it)",
+        binary.display()
+    );
+    binary
 }
 
 /// The cluster under test: GPUFLEET_TEST_KUBECONFIG (any cluster, e.g. kind),
 /// else the one `make cluster` started.
-pub(crate) fn kubeconfig() -> String {
+pub fn kubeconfig() -> String {
     let path = std::env::var("GPUFLEET_TEST_KUBECONFIG")
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo_root().join("target/cluster/kubeconfig"));
@@ -35,7 +59,7 @@ pub(crate) fn kubeconfig() -> String {
 /// else that user's kubeconfig beside the cluster's when there is one, else
 /// the cluster's own. The tests' own checks behind Terraform's back use
 /// [`kubeconfig`].
-pub(crate) fn provider_kubeconfig() -> String {
+pub fn provider_kubeconfig() -> String {
     if let Ok(path) = std::env::var("GPUFLEET_TEST_PROVIDER_KUBECONFIG") {
         assert!(
             std::path::Path::new(&path).exists(),
@@ -52,16 +76,16 @@ pub(crate) fn provider_kubeconfig() -> String {
 }
 
 /// `make test` sets GPUFLEET_REQUIRE_ALL: there every CLI (terraform, tofu
-/// and the older ones of tests/compat.rs) and every cluster extra a test
+/// and the older ones of tests/acceptance/compat.rs) and every cluster extra a test
 /// looks for must be present, and nothing is skipped.
-pub(crate) fn everything_required() -> bool {
+pub fn everything_required() -> bool {
     std::env::var_os("GPUFLEET_REQUIRE_ALL").is_some()
 }
 
 /// Says that `what` does not run here and why, where the user sees it even
 /// when the test passes (libtest hides a passing test's `eprintln!`, but not
 /// a direct write to stderr). Under `make test` a skip is a failure.
-pub(crate) fn skipped(what: &str, why: &str) {
+pub fn skipped(what: &str, why: &str) {
     assert!(
         !everything_required(),
         "{what} cannot run: {why} (GPUFLEET_REQUIRE_ALL is set, so nothing may be skipped)"
@@ -70,13 +94,13 @@ pub(crate) fn skipped(what: &str, why: &str) {
 }
 
 /// A kubeconfig naming a server where nothing listens.
-pub(crate) fn unreachable_kubeconfig() -> &'static str {
+pub fn unreachable_kubeconfig() -> &'static str {
     "apiVersion: v1\nkind: Config\nclusters:\n- name: nowhere\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: nobody\n  user:\n    token: t\ncontexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nobody\ncurrent-context: nowhere\n"
 }
 
 /// A copy of `kubeconfig` whose user acts as `user` (impersonation, which
 /// the test clusters' admin may do), for RBAC set up by a test.
-pub(crate) fn impersonating(kubeconfig: &str, user: &str) -> tempfile::NamedTempFile {
+pub fn impersonating(kubeconfig: &str, user: &str) -> tempfile::NamedTempFile {
     let admin = std::fs::read_to_string(kubeconfig).unwrap();
     assert!(
         admin.contains("\n  user:\n"),
@@ -89,7 +113,7 @@ pub(crate) fn impersonating(kubeconfig: &str, user: &str) -> tempfile::NamedTemp
 }
 
 /// Names unique across test processes and runs sharing one cluster.
-pub(crate) fn unique_name(prefix: &str) -> String {
+pub fn unique_name(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
@@ -100,7 +124,7 @@ pub(crate) fn unique_name(prefix: &str) -> String {
 }
 
 /// A Kubernetes client for checking objects behind Terraform's back.
-pub(crate) async fn kube_client() -> kube::Client {
+pub async fn kube_client() -> kube::Client {
     gpufleet::protocol::tls::install_crypto_provider();
     let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
@@ -110,7 +134,7 @@ pub(crate) async fn kube_client() -> kube::Client {
 }
 
 /// Runs an async block from a synchronous acceptance test.
-pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -122,7 +146,7 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
 /// Operator's, to the identities cluster.sh binds it to (user and
 /// ServiceAccount `gpufleet-provider`): what an operator does for the
 /// namespace the provider's `gpu_operator_namespace` names.
-pub(crate) async fn bind_operator_role(namespace: &str) {
+pub async fn bind_operator_role(namespace: &str) {
     use gpufleet::cluster::permissions::{ROLE_NAME, Scope, rules};
     use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
     use kube::api::{Api, Patch, PatchParams};

@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::{kubeconfig, repo_root};
+use crate::{kubeconfig, repo_root};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Loss {
@@ -60,7 +60,7 @@ impl State {
     }
 }
 
-pub(crate) struct LossyNetwork {
+pub struct LossyNetwork {
     state: Arc<State>,
     port: u16,
     kubectl_proxy: Child,
@@ -71,7 +71,7 @@ pub(crate) struct LossyNetwork {
 impl LossyNetwork {
     /// Starts `kubectl proxy` against the cluster under test, and the
     /// network in front of it, healthy.
-    pub(crate) fn start() -> Self {
+    pub fn start() -> Self {
         let mut kubectl_proxy = Command::new(repo_root().join("target/tools/bin/kubectl"))
             .args(["proxy", "--port=0", "--kubeconfig", &kubeconfig()])
             .stdout(Stdio::piped())
@@ -124,11 +124,11 @@ impl LossyNetwork {
     }
 
     /// A kubeconfig that reaches the cluster through this network.
-    pub(crate) fn kubeconfig(&self) -> String {
+    pub fn kubeconfig(&self) -> String {
         self.kubeconfig.path().to_string_lossy().into_owned()
     }
 
-    pub(crate) fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
@@ -143,34 +143,34 @@ impl LossyNetwork {
 
     /// The next `count` (`u32::MAX`: every) `method` requests whose path
     /// contains `path_contains` reach the API server; their answers are lost.
-    pub(crate) fn lose_answers(&self, method: &str, path_contains: &str, count: u32) {
+    pub fn lose_answers(&self, method: &str, path_contains: &str, count: u32) {
         self.set(Loss::Answer, method, path_contains, count);
     }
 
     /// Those requests are lost before they reach the API server.
-    pub(crate) fn lose_requests(&self, method: &str, path_contains: &str, count: u32) {
+    pub fn lose_requests(&self, method: &str, path_contains: &str, count: u32) {
         self.set(Loss::Request, method, path_contains, count);
     }
 
     /// Those requests are held and never answered.
-    pub(crate) fn go_silent(&self, method: &str, path_contains: &str) {
+    pub fn go_silent(&self, method: &str, path_contains: &str) {
         self.set(Loss::Silence, method, path_contains, u32::MAX);
     }
 
     /// No more faults; held requests stay held until their client gives up.
-    pub(crate) fn heal(&self) {
+    pub fn heal(&self) {
         *self.state.fault.lock().unwrap() = None;
     }
 
-    pub(crate) fn answers_lost(&self) -> u32 {
+    pub fn answers_lost(&self) -> u32 {
         self.state.answers_lost.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn requests_lost(&self) -> u32 {
+    pub fn requests_lost(&self) -> u32 {
         self.state.requests_lost.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn requests_held(&self) -> u32 {
+    pub fn requests_held(&self) -> u32 {
         self.state.held.load(Ordering::Relaxed)
     }
 }

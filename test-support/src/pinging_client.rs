@@ -26,7 +26,7 @@ const END_STREAM: u8 = 0x1;
 const ACK: u8 = 0x1;
 const END_HEADERS: u8 = 0x4;
 
-pub(crate) struct PingingClient<S> {
+pub struct PingingClient<S> {
     io: S,
     next_stream: u32,
     pings: u64,
@@ -34,7 +34,7 @@ pub(crate) struct PingingClient<S> {
 
 /// mTLS the way go-plugin's client does it: our certificate, the server's
 /// pinned as the only root, server name `localhost`, ALPN `h2`.
-pub(crate) async fn tls<S: AsyncRead + AsyncWrite + Unpin>(
+pub async fn tls<S: AsyncRead + AsyncWrite + Unpin>(
     io: S,
     server_cert_der: &[u8],
     client_cert_pem: &str,
@@ -64,7 +64,7 @@ pub(crate) async fn tls<S: AsyncRead + AsyncWrite + Unpin>(
 
 impl<S: AsyncRead + AsyncWrite + Unpin> PingingClient<S> {
     /// Connection preface and SETTINGS exchange.
-    pub(crate) async fn handshake(mut io: S) -> Result<Self> {
+    pub async fn handshake(mut io: S) -> Result<Self> {
         let mut hello = PREFACE.to_vec();
         frame(&mut hello, SETTINGS, 0, 0, &[]);
         io.write_all(&hello).await?;
@@ -86,7 +86,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PingingClient<S> {
 
     /// One unary call to `path` (`/package.Service/Method`) with a protobuf
     /// `message`; returns the answer's message bytes.
-    pub(crate) async fn unary(&mut self, path: &str, message: &[u8]) -> Result<Vec<u8>> {
+    pub async fn unary(&mut self, path: &str, message: &[u8]) -> Result<Vec<u8>> {
         let stream = self.next_stream;
         self.next_stream += 2;
         let mut headers = Vec::new();

@@ -8,16 +8,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use super::{provider_kubeconfig, repo_root};
+use crate::{provider_kubeconfig, repo_root};
 
-pub(crate) const PROVIDER_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const PROVIDER_VERSION: &str = gpufleet::VERSION;
 
 #[derive(Clone, Debug)]
-pub(crate) struct Cli {
+pub struct Cli {
     /// `terraform` or `tofu`.
-    pub(crate) name: &'static str,
-    pub(crate) path: PathBuf,
-    pub(crate) version: String,
+    pub name: &'static str,
+    pub path: PathBuf,
+    pub version: String,
 }
 
 /// The CLI `name`: the first of `candidates` that exists, else the one on
@@ -41,7 +41,7 @@ fn find_cli(name: &'static str, candidates: &[PathBuf]) -> Option<Cli> {
 impl Cli {
     /// Whether it knows resource identity: identities in state and
     /// `import { identity = {...} }` (Terraform and OpenTofu 1.12+).
-    pub(crate) fn supports_identity(&self) -> bool {
+    pub fn supports_identity(&self) -> bool {
         let mut parts = self
             .version
             .split('.')
@@ -51,7 +51,7 @@ impl Cli {
 }
 
 /// The CLI at `path`, which must start and say its version.
-pub(crate) fn cli_at(name: &'static str, path: &Path) -> Cli {
+pub fn cli_at(name: &'static str, path: &Path) -> Cli {
     // The user's CLI configuration has nothing to say about the version,
     // and OpenTofu 1.12 prints a missing one's warning on stdout, before the JSON.
     let out = Command::new(path)
@@ -80,9 +80,9 @@ pub(crate) fn cli_at(name: &'static str, path: &Path) -> Cli {
 }
 
 /// Every CLI available here: `terraform` from PATH, `tofu` as built by
-/// `tests/controlplane/build.sh` (or from PATH). A missing one is skipped
+/// `testbed/build.sh` (or from PATH). A missing one is skipped
 /// with a notice, and is a failure under `make test` (GPUFLEET_REQUIRE_ALL).
-pub(crate) fn clis() -> &'static [Cli] {
+pub fn clis() -> &'static [Cli] {
     static CLIS: OnceLock<Vec<Cli>> = OnceLock::new();
     CLIS.get_or_init(|| {
         let tools = repo_root().join("target/tools/bin");
@@ -98,10 +98,10 @@ pub(crate) fn clis() -> &'static [Cli] {
                     );
                     found.push(cli);
                 }
-                None => super::skipped(
+                None => crate::skipped(
                     &format!("every acceptance test with {name}"),
                     &format!(
-                        "{name} is neither in {} nor on PATH (tests/controlplane/build.sh builds tofu; Terraform comes from PATH)",
+                        "{name} is neither in {} nor on PATH (testbed/build.sh builds tofu; Terraform comes from PATH)",
                         tools.display()
                     ),
                 ),
@@ -114,9 +114,9 @@ pub(crate) fn clis() -> &'static [Cli] {
 
 /// The newest Terraform here and every OpenTofu of [`clis`] that know
 /// resource identity: `terraform` when it does, else the Terraform 1.13.3
-/// that tests/controlplane/build.sh builds. A missing Terraform with
+/// that testbed/build.sh builds. A missing Terraform with
 /// identity is skipped with a notice (a failure under GPUFLEET_REQUIRE_ALL).
-pub(crate) fn identity_clis() -> &'static [Cli] {
+pub fn identity_clis() -> &'static [Cli] {
     static CLIS: OnceLock<Vec<Cli>> = OnceLock::new();
     CLIS.get_or_init(|| {
         let mut found: Vec<Cli> = clis()
@@ -135,10 +135,10 @@ pub(crate) fn identity_clis() -> &'static [Cli] {
                 );
                 found.push(cli);
             } else {
-                super::skipped(
+                crate::skipped(
                     "resource identity tests with terraform",
                     &format!(
-                        "the terraform on PATH predates identities (1.12) and {} is missing (tests/controlplane/build.sh builds it)",
+                        "the terraform on PATH predates identities (1.12) and {} is missing (testbed/build.sh builds it)",
                         newer.display()
                     ),
                 );
@@ -154,7 +154,7 @@ pub(crate) fn identity_clis() -> &'static [Cli] {
 fn provider_mirror() -> &'static Path {
     static MIRROR: OnceLock<PathBuf> = OnceLock::new();
     MIRROR.get_or_init(|| {
-        let binary = PathBuf::from(env!("CARGO_BIN_EXE_terraform-provider-gpufleet"));
+        let binary = crate::provider_binary();
         let mirror = repo_root().join(format!("target/test-mirror-{}", std::process::id()));
         for host in ["registry.terraform.io", "registry.opentofu.org"] {
             let dir = mirror.join(format!("{host}/gpufleet/gpufleet/{PROVIDER_VERSION}/linux_amd64"));
@@ -174,18 +174,13 @@ fn provider_mirror() -> &'static Path {
 
 /// `cli` with `args` in `dir`, installing gpufleet from the test mirror and
 /// never prompting.
-pub(crate) fn cli_command(cli: &Cli, dir: &Path, args: &[&str]) -> Command {
+pub fn cli_command(cli: &Cli, dir: &Path, args: &[&str]) -> Command {
     cli_command_with_config(cli, dir, &provider_mirror().join("cli.tfrc"), args)
 }
 
 /// As [`cli_command`], with another CLI configuration file (other
 /// provider installation methods).
-pub(crate) fn cli_command_with_config(
-    cli: &Cli,
-    dir: &Path,
-    config: &Path,
-    args: &[&str],
-) -> Command {
+pub fn cli_command_with_config(cli: &Cli, dir: &Path, config: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(&cli.path);
     command
         .args(args)
@@ -198,11 +193,11 @@ pub(crate) fn cli_command_with_config(
     command
 }
 
-pub(crate) fn run_in(cli: &Cli, dir: &Path, args: &[&str]) -> Run {
+pub fn run_in(cli: &Cli, dir: &Path, args: &[&str]) -> Run {
     run_command(cli, cli_command(cli, dir, args))
 }
 
-pub(crate) fn run_command(cli: &Cli, mut command: Command) -> Run {
+pub fn run_command(cli: &Cli, mut command: Command) -> Run {
     let out = command
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli.path.display()));
@@ -211,19 +206,19 @@ pub(crate) fn run_command(cli: &Cli, mut command: Command) -> Run {
 
 /// The preamble every configuration gets: provider requirement and a
 /// provider block pointing at the cluster under test.
-pub(crate) fn provider_block(extra: &str) -> String {
+pub fn provider_block(extra: &str) -> String {
     provider_block_for(&provider_kubeconfig(), extra)
 }
 
 /// The preamble with the provider reading another kubeconfig (another user).
-pub(crate) fn provider_block_for(kubeconfig: &str, extra: &str) -> String {
+pub fn provider_block_for(kubeconfig: &str, extra: &str) -> String {
     format!(
         "terraform {{\n  required_providers {{\n    gpufleet = {{\n      source  = \"gpufleet/gpufleet\"\n      version = \"{PROVIDER_VERSION}\"\n    }}\n  }}\n}}\n\nprovider \"gpufleet\" {{\n  config_path = \"{kubeconfig}\"\n{extra}}}\n\n"
     )
 }
 
-pub(crate) struct Workspace {
-    pub(crate) cli: Cli,
+pub struct Workspace {
+    pub cli: Cli,
     dir: tempfile::TempDir,
     /// Extra environment for every CLI run (e.g. KUBECONFIG for a
     /// configuration whose provider block reads it).
@@ -233,11 +228,11 @@ pub(crate) struct Workspace {
     applied: bool,
 }
 
-pub(crate) struct Run {
-    pub(crate) success: bool,
-    pub(crate) code: i32,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
+pub struct Run {
+    pub success: bool,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 impl Run {
@@ -256,7 +251,7 @@ const DESTROY: &[&str] = &["destroy", "-auto-approve", "-no-color", "-input=fals
 
 /// How an import reaches the state.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum ImportBy {
+pub enum ImportBy {
     /// `terraform import ADDRESS ID`.
     Command,
     /// An `import {}` block, applied (Terraform 1.5+, OpenTofu 1.5+).
@@ -267,7 +262,7 @@ pub(crate) enum ImportBy {
 }
 
 impl Workspace {
-    pub(crate) fn new(cli: &Cli) -> Self {
+    pub fn new(cli: &Cli) -> Self {
         Self {
             cli: cli.clone(),
             dir: tempfile::Builder::new()
@@ -280,24 +275,24 @@ impl Workspace {
         }
     }
 
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         self.dir.path()
     }
 
     /// Writes `main.tf`: the provider preamble plus `body`.
-    pub(crate) fn config(&mut self, body: &str) -> &mut Self {
+    pub fn config(&mut self, body: &str) -> &mut Self {
         self.config_with_provider("", body)
     }
 
     /// Writes `main.tf` exactly as given (preamble included).
-    pub(crate) fn config_raw(&mut self, content: &str) -> &mut Self {
+    pub fn config_raw(&mut self, content: &str) -> &mut Self {
         std::fs::write(self.dir.path().join("main.tf"), content).unwrap();
         self
     }
 
     /// Copies the `.tf` files of a configuration in the repository (and of
     /// its subdirectories, e.g. a local module), leaving out its tests.
-    pub(crate) fn config_from(&mut self, dir_in_repo: &str) -> &mut Self {
+    pub fn config_from(&mut self, dir_in_repo: &str) -> &mut Self {
         fn copy(from: &Path, to: &Path) {
             std::fs::create_dir_all(to).unwrap();
             for entry in std::fs::read_dir(from).unwrap() {
@@ -315,27 +310,27 @@ impl Workspace {
     }
 
     /// Writes another file into the workspace (e.g. `terraform.tfvars`).
-    pub(crate) fn file(&mut self, name: &str, content: &str) -> &mut Self {
+    pub fn file(&mut self, name: &str, content: &str) -> &mut Self {
         std::fs::write(self.dir.path().join(name), content).unwrap();
         self
     }
 
-    pub(crate) fn env(&mut self, key: &str, value: &str) -> &mut Self {
+    pub fn env(&mut self, key: &str, value: &str) -> &mut Self {
         self.env.push((key.to_string(), value.to_string()));
         self
     }
 
-    pub(crate) fn config_with_provider(&mut self, provider_extra: &str, body: &str) -> &mut Self {
+    pub fn config_with_provider(&mut self, provider_extra: &str, body: &str) -> &mut Self {
         self.config_raw(&(provider_block(provider_extra) + body))
     }
 
     /// The configuration as written, preamble included.
-    pub(crate) fn main_tf(&self) -> String {
+    pub fn main_tf(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("main.tf")).unwrap()
     }
 
     /// The CLI with `args` in this workspace, ready to run or to spawn.
-    pub(crate) fn command(&self, args: &[&str]) -> Command {
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut command = cli_command(&self.cli, self.dir.path(), args);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
         command
@@ -345,14 +340,14 @@ impl Workspace {
         self.command(args).output().map(Run::from)
     }
 
-    pub(crate) fn run(&self, args: &[&str]) -> Run {
+    pub fn run(&self, args: &[&str]) -> Run {
         self.try_run(args)
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.cli.path.display()))
     }
 
     /// Marks the workspace as holding objects (for a run made with
     /// [`Self::command`]), so that dropping it destroys them.
-    pub(crate) fn holds_objects(&mut self) {
+    pub fn holds_objects(&mut self) {
         self.applied = true;
     }
 
@@ -370,7 +365,7 @@ impl Workspace {
         run
     }
 
-    pub(crate) fn init(&mut self) -> &mut Self {
+    pub fn init(&mut self) -> &mut Self {
         if !self.initialized {
             self.ok(&["init", "-no-color", "-input=false"]);
             self.initialized = true;
@@ -380,7 +375,7 @@ impl Workspace {
 
     /// Apply, then the check terraform-plugin-testing makes after every
     /// apply: a second plan is empty.
-    pub(crate) fn apply(&mut self) -> Run {
+    pub fn apply(&mut self) -> Run {
         let run = self.apply_only();
         self.assert_plan_empty();
         run
@@ -388,7 +383,7 @@ impl Workspace {
 
     /// [`Self::apply`] with `measure` around the apply alone, not the
     /// empty-plan check after it: to count what the apply itself costs.
-    pub(crate) fn apply_measured<T>(&mut self, measure: impl FnOnce(&mut dyn FnMut()) -> T) -> T {
+    pub fn apply_measured<T>(&mut self, measure: impl FnOnce(&mut dyn FnMut()) -> T) -> T {
         let measured = measure(&mut || {
             self.apply_only();
         });
@@ -398,7 +393,7 @@ impl Workspace {
 
     /// Apply after which the plan is not expected to be empty, and `reason`
     /// says why; every other successful apply goes through [`Self::apply`].
-    pub(crate) fn apply_expecting_changes(&mut self, reason: &str) -> Run {
+    pub fn apply_expecting_changes(&mut self, reason: &str) -> Run {
         assert!(
             !reason.trim().is_empty(),
             "say why the plan after this apply may not be empty"
@@ -417,7 +412,7 @@ impl Workspace {
     }
 
     /// Apply that must fail; returns what the CLI printed.
-    pub(crate) fn apply_fails(&mut self) -> String {
+    pub fn apply_fails(&mut self) -> String {
         self.init();
         self.applied = true;
         let run = self.run(APPLY);
@@ -431,7 +426,7 @@ impl Workspace {
 
     /// `validate -json` (needs no cluster): whether the configuration is
     /// valid, and its diagnostics.
-    pub(crate) fn validate_json(&mut self) -> serde_json::Value {
+    pub fn validate_json(&mut self) -> serde_json::Value {
         self.init();
         let run = self.run(&["validate", "-json", "-no-color"]);
         serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
@@ -444,7 +439,7 @@ impl Workspace {
 
     /// `validate` that must fail, for configurations with several errors
     /// that a test finds one by one; returns what the CLI printed.
-    pub(crate) fn validate_fails(&mut self) -> String {
+    pub fn validate_fails(&mut self) -> String {
         self.init();
         let run = self.run(&["validate", "-no-color"]);
         assert!(
@@ -456,7 +451,7 @@ impl Workspace {
     }
 
     /// Plans into a saved plan file and reads it back as JSON.
-    pub(crate) fn plan(&mut self) -> Plan {
+    pub fn plan(&mut self) -> Plan {
         self.init();
         let run = self.run(&[
             "plan",
@@ -487,7 +482,7 @@ impl Workspace {
 
     /// The check terraform-plugin-testing makes after every apply. The exit
     /// code says it (no saved plan to read back: this runs after every apply).
-    pub(crate) fn assert_plan_empty(&mut self) {
+    pub fn assert_plan_empty(&mut self) {
         self.init();
         let run = self.run(&["plan", "-detailed-exitcode", "-no-color", "-input=false"]);
         assert!(
@@ -503,7 +498,7 @@ impl Workspace {
 
     /// A plan that must change something; what exactly, the caller checks
     /// on the returned plan.
-    pub(crate) fn assert_plan_changes(&mut self) -> Plan {
+    pub fn assert_plan_changes(&mut self) -> Plan {
         let plan = self.plan();
         assert!(
             plan.has_changes,
@@ -513,7 +508,7 @@ impl Workspace {
         plan
     }
 
-    pub(crate) fn import(&mut self, address: &str, id: &str) {
+    pub fn import(&mut self, address: &str, id: &str) {
         self.init();
         self.applied = true;
         self.ok(&["import", "-no-color", "-input=false", address, id]);
@@ -525,7 +520,7 @@ impl Workspace {
     /// attribute by attribute, except the `not_importable` ones
     /// (`(attribute, why an import cannot know it)`). The objects stay this
     /// workspace's.
-    pub(crate) fn assert_import_verifies(
+    pub fn assert_import_verifies(
         &self,
         imports: &[(&str, &str)],
         by: ImportBy,
@@ -623,7 +618,7 @@ impl Workspace {
         );
     }
 
-    pub(crate) fn destroy(&mut self) {
+    pub fn destroy(&mut self) {
         self.init();
         self.ok(DESTROY);
         self.applied = false;
@@ -631,35 +626,35 @@ impl Workspace {
 
     /// Forgets the state without destroying (for a workspace that imported
     /// objects another workspace owns).
-    pub(crate) fn forget(&mut self) {
+    pub fn forget(&mut self) {
         self.applied = false;
     }
 
     /// The root module's outputs, as `output -json` prints them.
-    pub(crate) fn outputs(&self) -> serde_json::Value {
+    pub fn outputs(&self) -> serde_json::Value {
         let run = self.ok(&["output", "-json", "-no-color"]);
         serde_json::from_str(&run.stdout).unwrap()
     }
 
     /// `show -json` of the state: the values Terraform stored.
-    pub(crate) fn state(&self) -> serde_json::Value {
+    pub fn state(&self) -> serde_json::Value {
         let run = self.ok(&["show", "-json", "-no-color"]);
         serde_json::from_str(&run.stdout).unwrap()
     }
 
     /// Attribute values of one resource in state.
-    pub(crate) fn resource_values(&self, address: &str) -> serde_json::Value {
+    pub fn resource_values(&self, address: &str) -> serde_json::Value {
         values_in(&self.state(), address)
     }
 
     /// One resource as `show -json` gives it (values, `tainted`,
     /// `identity`, ...).
-    pub(crate) fn resource(&self, address: &str) -> serde_json::Value {
+    pub fn resource(&self, address: &str) -> serde_json::Value {
         resource_in(&self.state(), address)
     }
 
     /// `terraform output -json NAME`.
-    pub(crate) fn output(&self, name: &str) -> serde_json::Value {
+    pub fn output(&self, name: &str) -> serde_json::Value {
         let run = self.ok(&["output", "-json", "-no-color", name]);
         serde_json::from_str(&run.stdout).unwrap()
     }
@@ -723,10 +718,10 @@ impl Drop for Workspace {
 }
 
 /// A saved plan, as `show -json` gives it, and as the CLI printed it.
-pub(crate) struct Plan {
-    pub(crate) cli: &'static str,
-    pub(crate) has_changes: bool,
-    pub(crate) text: String,
+pub struct Plan {
+    pub cli: &'static str,
+    pub has_changes: bool,
+    pub text: String,
     json: serde_json::Value,
 }
 
@@ -740,7 +735,7 @@ impl Plan {
 
     /// The planned actions: `["create"]`, `["update"]`, `["delete", "create"]` (a
     /// replacement), `["no-op"]`, ...
-    pub(crate) fn actions(&self, address: &str) -> Vec<String> {
+    pub fn actions(&self, address: &str) -> Vec<String> {
         self.change(address)["change"]["actions"]
             .as_array()
             .unwrap()
@@ -749,7 +744,7 @@ impl Plan {
             .collect()
     }
 
-    pub(crate) fn assert_actions(&self, address: &str, expected: &[&str]) {
+    pub fn assert_actions(&self, address: &str, expected: &[&str]) {
         assert_eq!(
             self.actions(address),
             expected,
@@ -761,7 +756,7 @@ impl Plan {
 
     /// The plan replaces `address` because of the attribute at `path` (and
     /// nothing else), e.g. `&["node_class", "kind"]`.
-    pub(crate) fn assert_replaced_for(&self, address: &str, path: &[&str]) {
+    pub fn assert_replaced_for(&self, address: &str, path: &[&str]) {
         self.assert_actions(address, &["delete", "create"]);
         assert_eq!(
             self.change(address)["change"]["replace_paths"],
@@ -774,18 +769,18 @@ impl Plan {
 
     /// The value at `path` (`taints[1].value`, `labels["team"]`) before the
     /// change (the object as refreshed from the cluster), or None if absent.
-    pub(crate) fn before(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
+    pub fn before(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
         value_at(&self.change(address)["change"]["before"], path)
     }
 
     /// The value at `path` after the change (as configured).
-    pub(crate) fn after(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
+    pub fn after(&self, address: &str, path: &str) -> Option<&serde_json::Value> {
         value_at(&self.change(address)["change"]["after"], path)
     }
 
     /// The plan updates `address` in place, changing the value at `path`
     /// (to a different or a not yet known value); returns the value before.
-    pub(crate) fn assert_updates(&self, address: &str, path: &str) -> serde_json::Value {
+    pub fn assert_updates(&self, address: &str, path: &str) -> serde_json::Value {
         self.assert_actions(address, &["update"]);
         let before = self.before(address, path).cloned().unwrap_or_else(|| {
             panic!(
@@ -805,7 +800,7 @@ impl Plan {
 
     /// The plan changes `path` of `address` from `before` (what the cluster
     /// has now) to `after` (the configuration).
-    pub(crate) fn assert_change(
+    pub fn assert_change(
         &self,
         address: &str,
         path: &str,
@@ -824,10 +819,7 @@ impl Plan {
 
 /// The value at `path` in `value`: attribute names joined by `.`, list
 /// indexes and map keys in brackets (`taints[0].key`, `limits["nvidia.com/gpu"]`).
-pub(crate) fn value_at<'a>(
-    value: &'a serde_json::Value,
-    path: &str,
-) -> Option<&'a serde_json::Value> {
+pub fn value_at<'a>(value: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
     let mut current = value;
     let mut rest = path;
     while !rest.is_empty() {
@@ -856,7 +848,7 @@ pub(crate) fn value_at<'a>(
 
 /// Where a CLI places a diagnostic: the line of main.tf its range starts on.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum At<'a> {
+pub enum At<'a> {
     /// The one line of main.tf that contains this text.
     Line(&'a str),
     /// The header line of the configuration's one resource or data block.
@@ -888,14 +880,14 @@ impl At<'_> {
 /// `validate` of `body` (after the provider preamble) must fail with one
 /// error, whose summary or detail contains `message` (which names the
 /// attribute path), placed by the CLI at the line `at` names.
-pub(crate) fn assert_invalid(cli: &Cli, body: &str, message: &str, at: At) {
+pub fn assert_invalid(cli: &Cli, body: &str, message: &str, at: At) {
     let mut ws = Workspace::new(cli);
     ws.config(body);
     assert_validate_fails(&mut ws, message, at);
 }
 
 /// `validate` of the workspace's configuration must fail that way.
-pub(crate) fn assert_validate_fails(ws: &mut Workspace, message: &str, at: At) {
+pub fn assert_validate_fails(ws: &mut Workspace, message: &str, at: At) {
     let result = ws.validate_json();
     assert!(
         result["valid"] == false,
@@ -907,7 +899,7 @@ pub(crate) fn assert_validate_fails(ws: &mut Workspace, message: &str, at: At) {
 }
 
 /// `plan` of the workspace's configuration must fail the same way.
-pub(crate) fn assert_plan_invalid(ws: &mut Workspace, message: &str, at: At) {
+pub fn assert_plan_invalid(ws: &mut Workspace, message: &str, at: At) {
     ws.init();
     let run = ws.run(&["plan", "-json", "-no-color", "-input=false"]);
     assert!(
@@ -966,7 +958,7 @@ fn assert_one_error(ws: &Workspace, diagnostics: &[serde_json::Value], message: 
 }
 
 /// Runs `test` once per available CLI, naming the CLI in any failure.
-pub(crate) fn each_cli(test: impl Fn(&Cli)) {
+pub fn each_cli(test: impl Fn(&Cli)) {
     for cli in clis() {
         eprintln!("--- with {} {}", cli.name, cli.version);
         test(cli);
@@ -974,7 +966,7 @@ pub(crate) fn each_cli(test: impl Fn(&Cli)) {
 }
 
 /// Runs `test` with each of [`identity_clis`].
-pub(crate) fn each_identity_cli(test: impl Fn(&Cli)) {
+pub fn each_identity_cli(test: impl Fn(&Cli)) {
     for cli in identity_clis() {
         eprintln!("--- with {} {}", cli.name, cli.version);
         test(cli);

@@ -4,7 +4,7 @@
 //! node's key of the device-plugin ConfigMap, reads it as the plugin does,
 //! and writes what the plugin would advertise into the node's status
 //! capacity and allocatable. Each rule names the NVIDIA source it follows;
-//! tests/controlplane/README.md says what it does not do.
+//! testbed/README.md says what it does not do.
 //!
 //!   simulated-device-plugin KUBECONFIG [NAMESPACE [CONFIGMAP]]
 //!

@@ -1,11 +1,9 @@
 //! Extra evidence that the provider works with older clients: Terraform
 //! v1.5.7 (the last MPL-licensed line) and OpenTofu 1.8, as built by
-//! `tests/controlplane/build.sh` into `target/tools/bin/` under their
+//! `testbed/build.sh` into `target/tools/bin/` under their
 //! versioned names. Not the main matrix (that is terraform and tofu in the
 //! acceptance tests): a missing one is skipped with a notice, and is a
 //! failure under `make test` (GPUFLEET_REQUIRE_ALL).
-
-mod common;
 
 use std::sync::OnceLock;
 
@@ -48,10 +46,7 @@ fn extra_clis() -> &'static [Cli] {
             if !found.iter().any(|c| c.name.starts_with(prefix)) {
                 skipped(
                     &format!("compat tests with {prefix}*"),
-                    &format!(
-                        "not in {} (tests/controlplane/build.sh builds it)",
-                        bin.display()
-                    ),
+                    &format!("not in {} (testbed/build.sh builds it)", bin.display()),
                 );
             }
         }

@@ -3,13 +3,11 @@
 //! with its cause and the server, and TLS verification is on unless
 //! `insecure = true`, which warns.
 //!
-//! The certificates come from `tests/controlplane/cluster.sh`: the API
+//! The certificates come from `testbed/cluster.sh`: the API
 //! server also serves an expired certificate for the TLS name
 //! `expired.gpufleet.test` and a not-yet-valid one for
 //! `future.gpufleet.test`, and `expired-client` is an expired client
 //! certificate of the cluster's CA.
-
-mod common;
 
 use std::path::{Path, PathBuf};
 

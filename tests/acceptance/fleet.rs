@@ -1,8 +1,6 @@
 //! `gpufleet_fleet` through the real terraform and tofu CLIs against the
 //! real API server, whose Karpenter CRDs validate the NodePools.
 
-mod common;
-
 use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api};
 use common::terraform::{At, ImportBy, Workspace, assert_invalid, assert_plan_invalid, each_cli};
 use common::{block_on, unique_name};

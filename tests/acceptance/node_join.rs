@@ -2,14 +2,12 @@
 //! real API server and controller-manager (bootstrap-token authentication,
 //! the Node authorizer, NodeRestriction, and the bootstrapsigner,
 //! tokencleaner, csrapproving and csrsigning controllers; see
-//! tests/controlplane/README.md). The test joins a server the way a
+//! testbed/README.md). The test joins a server the way a
 //! kubelet's TLS bootstrap does, with nothing but what the resource outputs:
 //! it finds the cluster through the signed `cluster-info` ConfigMap and the CA
 //! pin, asks for a client certificate with the token, and registers its Node
 //! with the certificate the controller-manager signed; the real scheduler
 //! then keeps pods without the tolerations off it.
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -8,8 +8,6 @@
 //! with an empty plan; and every CRD rule a configuration can break fails
 //! at plan, at its attribute.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -102,7 +100,7 @@ fn kubectl_apply(yaml: &str) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("kubectl (built by tests/controlplane/build.sh)");
+        .expect("kubectl (built by testbed/build.sh)");
     child
         .stdin
         .take()

@@ -3,8 +3,6 @@
 //! node lifecycle controller taints them `unreachable` after a while, one
 //! more foreign writer).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -496,7 +494,7 @@ fn start_writer(
 
 /// How many writes to Node objects (not their status) of `verb` the API
 /// server has refused as conflicts (HTTP 409) since it started, from its
-/// metrics. With the node lifecycle controller off (tests/controlplane),
+/// metrics. With the node lifecycle controller off (testbed),
 /// the conflicts on nodes come from writers racing each other: in the
 /// concurrency test, PUTs are the other writer's and PATCHes the provider's.
 async fn node_write_conflicts(verb: &str) -> u64 {

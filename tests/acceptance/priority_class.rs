@@ -1,8 +1,6 @@
 //! `gpufleet_priority_class` through the real terraform and tofu CLIs
 //! against the real API server.
 
-mod common;
-
 use common::fixtures::{Guard, TRAINING, class, fleet, live_priority_class};
 use common::terraform::{
     At, ImportBy, Workspace, assert_invalid, clis, each_cli, each_identity_cli,
@@ -452,7 +450,7 @@ fn a_user_without_permissions_is_told_what_is_missing() {
         skipped(
             "a_user_without_permissions_is_told_what_is_missing",
             &format!(
-                "no {} (only clusters from tests/controlplane/cluster.sh have it)",
+                "no {} (only clusters from testbed/cluster.sh have it)",
                 limited.display()
             ),
         );

@@ -6,8 +6,6 @@
 //! Apply, read and import use the real cluster of `make cluster` (or any
 //! KUBECONFIG given in GPUFLEET_TEST_KUBECONFIG).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

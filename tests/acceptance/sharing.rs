@@ -6,8 +6,6 @@
 //! Each test writes into a namespace of its own (the provider's
 //! `gpu_operator_namespace`), so tests never share a ConfigMap.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -318,6 +316,7 @@ impl Drop for ClusterPolicy {
 /// else and its owner untouched, and destroy releases them.
 #[test]
 fn cluster_policy_fields_set_and_released() {
+    let _only_policy = common::exclusive::own_cluster_policy();
     each_cli(|cli| {
         let ns = TestNamespace::new("sharing-policy");
         let mut ws = Workspace::new(cli);
@@ -726,7 +725,7 @@ impl Kwok {
             .unwrap_or_else(|| PathBuf::from("/usr/local/go/bin/go"));
         let out = Command::new(go)
             .args(["mod", "download", "-json", "sigs.k8s.io/kwok"])
-            .current_dir(root.join("tests/controlplane/kwok"))
+            .current_dir(root.join("testbed/kwok"))
             .env("GOTOOLCHAIN", "local")
             .env("GOFLAGS", "-mod=mod")
             .output()

@@ -1,11 +1,10 @@
-//! The simulated device plugin (tests/stand-ins/simulated-device-plugin.rs,
+//! The simulated device plugin (testbed/stand-ins/simulated-device-plugin.rs,
 //! started by `cluster.sh up --karpenter`) advertises on nodes what NVIDIA's
 //! device plugin would under their configuration, and nothing where the
 //! plugin refuses to start: each case is a Node object with the labels a
-//! fleet's node carries and a key of the device-plugin ConfigMap. Its own
-//! test binary: it sets a ClusterPolicy, which every node's plugin follows.
-
-mod common;
+//! fleet's node carries and a key of the device-plugin ConfigMap. It sets a
+//! ClusterPolicy, which every node's plugin follows, so it holds the
+//! cluster's one ClusterPolicy to itself (`common::exclusive`).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -169,6 +168,7 @@ impl Drop for Fixture {
 
 #[test]
 fn advertises_what_nvidias_plugin_would() {
+    let _only_policy = common::exclusive::own_cluster_policy();
     if !log_path().exists() {
         skipped(
             "the simulated device plugin tests",

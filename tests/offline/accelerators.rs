@@ -3,8 +3,6 @@
 //! filter values are refused. It reads the built-in catalog and needs no
 //! cluster: the provider here points at an address where nothing listens.
 
-mod common;
-
 use serde_json::{Value, json};
 
 use common::terraform::{At, Cli, Workspace, assert_validate_fails, each_cli, provider_block_for};
@@ -60,7 +58,7 @@ const EVERY_MODEL: [&str; 22] = [
 /// and their instance counts from the MIG user guide's H100 table; layouts
 /// as mig-manager's defaults name and fill them (GPU Operator,
 /// assets/state-mig-manager/0400_configmap.yaml, which
-/// tests/upstream_nvidia.rs reads);
+/// tests/offline/upstream_nvidia.rs reads);
 /// resources as the device plugin advertises them (`nvidia.com/mig-<profile>`,
 /// `.shared` when renamed).
 fn h100() -> Value {

@@ -37,8 +37,6 @@
 //! and a fleet) gets a `plan` of its own, so no other case's resources
 //! take part.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;

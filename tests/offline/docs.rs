@@ -3,8 +3,6 @@
 //! committed pages must be exactly what the generator makes of this tree, and
 //! pass `tfplugindocs validate`, the registry's own checks.
 
-mod common;
-
 use std::process::Command;
 
 use common::repo_root;
@@ -15,10 +13,7 @@ fn committed_docs_are_what_make_docs_generates() {
         .args(["scripts/docs.sh", "--check"])
         .current_dir(repo_root())
         // The binary this test run built: its schema is the one to document.
-        .env(
-            "GPUFLEET_PROVIDER_BINARY",
-            env!("CARGO_BIN_EXE_terraform-provider-gpufleet"),
-        )
+        .env("GPUFLEET_PROVIDER_BINARY", common::provider_binary())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

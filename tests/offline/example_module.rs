@@ -2,8 +2,6 @@
 //! through `terraform test` and `tofu test`. They only plan, so they run
 //! against a kubeconfig naming a server where nothing listens.
 
-mod common;
-
 use common::terraform::{Workspace, each_cli};
 use common::{repo_root, unreachable_kubeconfig};
 

@@ -3,8 +3,6 @@
 //! and pass `validate` (which runs the provider's own checks) with every CLI.
 //! None of them needs a cluster.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use common::repo_root;

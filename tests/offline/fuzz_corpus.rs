@@ -1,13 +1,9 @@
 //! The committed fuzz corpus (fuzz/corpus/<target>/), thousands of inputs
 //! libFuzzer kept because each reached new code, replayed through exactly
-//! the checks the fuzz targets make (fuzz/src/lib.rs): decoding may fail,
+//! the checks the fuzz targets make (fuzz/checks): decoding may fail,
 //! never panic, and what decodes must round-trip. This is `make test`'s
 //! fuzz smoke run; it needs no nightly toolchain. Fuzzing itself, a million
 //! executions per target, is `make test-long` (scripts/fuzz.sh).
-
-#[path = "../fuzz/src/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod gpufleet_fuzz;
 
 use std::path::PathBuf;
 
@@ -31,25 +27,25 @@ fn replay(target: &str, check: fn(&[u8])) {
 
 #[test]
 fn msgpack_decode() {
-    replay("msgpack_decode", gpufleet_fuzz::msgpack_decode);
+    replay("msgpack_decode", gpufleet_fuzz_checks::msgpack_decode);
 }
 
 #[test]
 fn json_decode() {
-    replay("json_decode", gpufleet_fuzz::json_decode);
+    replay("json_decode", gpufleet_fuzz_checks::json_decode);
 }
 
 #[test]
 fn dynamic_value() {
-    replay("dynamic_value", gpufleet_fuzz::dynamic_value);
+    replay("dynamic_value", gpufleet_fuzz_checks::dynamic_value);
 }
 
 #[test]
 fn value_round_trip() {
-    replay("value_round_trip", gpufleet_fuzz::value_round_trip);
+    replay("value_round_trip", gpufleet_fuzz_checks::value_round_trip);
 }
 
 #[test]
 fn handshake_env() {
-    replay("handshake_env", gpufleet_fuzz::handshake_env);
+    replay("handshake_env", gpufleet_fuzz_checks::handshake_env);
 }

@@ -8,8 +8,6 @@
 //! minutes, packaging seconds. `make test-long` points GPUFLEET_RELEASE_DIST
 //! at the real release (target/release/dist) and runs these tests against it.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -92,7 +90,7 @@ fn stripped_binary(into: &Path) -> PathBuf {
     let out = Command::new("strip")
         .arg("-o")
         .arg(&stripped)
-        .arg(env!("CARGO_BIN_EXE_terraform-provider-gpufleet"))
+        .arg(common::provider_binary())
         .output()
         .expect("strip (binutils) is needed");
     assert!(

@@ -1,11 +1,9 @@
 //! The catalog and the device-plugin configuration against files of NVIDIA's
 //! GPU Operator, read at test time from the operator's Go module at the
-//! version tests/controlplane/cluster.sh pins (the snapshot whose
+//! version testbed/cluster.sh pins (the snapshot whose
 //! ClusterPolicy CRD the test cluster installs). Needs Go and the module
 //! cache or proxy, no cluster; without them the tests say they were skipped,
 //! which fails under `make test`.
-
-mod common;
 
 use std::collections::BTreeSet;
 

@@ -2,8 +2,6 @@
 //! `--version`, and in a debug line at the handshake that the CLIs show in
 //! their log (`TF_LOG_PROVIDER=debug`).
 
-mod common;
-
 use std::process::Command;
 
 use common::repo_root;
@@ -22,7 +20,7 @@ fn cargo_toml_version() -> String {
 
 #[test]
 fn version_flag_prints_the_release_without_the_plugin_handshake() {
-    let out = Command::new(env!("CARGO_BIN_EXE_terraform-provider-gpufleet"))
+    let out = Command::new(common::provider_binary())
         .arg("--version")
         .env_remove("TF_PLUGIN_MAGIC_COOKIE")
         .output()

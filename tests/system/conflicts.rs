@@ -10,11 +10,9 @@
 //! configured (and the next plan is empty); every round each writer finds
 //! its previous round intact. Each run prints one `conflict figures:` line.
 //!
-//! One writer per kind, not a second taint race: tests/acceptance_node_taint.rs
-//! races taints alone, and tests/acceptance_sharing.rs edits the ConfigMap
+//! One writer per kind, not a second taint race: tests/acceptance/node_taint.rs
+//! races taints alone, and tests/acceptance/sharing.rs edits the ConfigMap
 //! between applies.
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -421,6 +419,7 @@ impl Drop for StopOnDrop {
 
 #[test]
 fn foreign_writers_and_terraform_both_keep_their_fields() {
+    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let pool = unique_name("conflict-pool");
         let fleet_name = unique_name("conflict-fleet");

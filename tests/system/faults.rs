@@ -10,8 +10,6 @@
 //! runs, and a fault-free apply to compare them with, are `#[ignore]`d and
 //! run by `make test-long`. Each run prints one `fault figures:` line.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output};
@@ -38,7 +36,7 @@ const TAINT_KEY: &str = "fault.example.com/run";
 /// user, meets them; the fault cluster always has them.
 const THROTTLING: &str = "--enable-priority-and-fairness=false --max-requests-inflight=2 --max-mutating-requests-inflight=1";
 
-/// The fault cluster and its controls (tests/controlplane/cluster.sh).
+/// The fault cluster and its controls (testbed/cluster.sh).
 struct FaultCluster {
     dir: PathBuf,
     kubeconfig: String,
@@ -52,7 +50,7 @@ impl FaultCluster {
         let Some(dir) = std::env::var_os("GPUFLEET_FAULT_CLUSTER_DIR").map(PathBuf::from) else {
             common::skipped(
                 "the fault suite",
-                "GPUFLEET_FAULT_CLUSTER_DIR names no cluster of its own (scripts/test.sh starts one with `GPUFLEET_CLUSTER_DIR=target/fault-cluster tests/controlplane/cluster.sh up`)",
+                "GPUFLEET_FAULT_CLUSTER_DIR names no cluster of its own (scripts/test.sh starts one with `GPUFLEET_CLUSTER_DIR=target/fault-cluster testbed/cluster.sh up`)",
             );
             return None;
         };
@@ -76,7 +74,7 @@ impl FaultCluster {
     fn control(&self, args: &[&str], apiserver_flags: Option<&str>) {
         let mut command = Command::new("bash");
         command
-            .arg(repo_root().join("tests/controlplane/cluster.sh"))
+            .arg(repo_root().join("testbed/cluster.sh"))
             .args(args)
             .env("GPUFLEET_CLUSTER_DIR", &self.dir);
         if let Some(flags) = apiserver_flags {
@@ -102,7 +100,7 @@ impl FaultCluster {
     /// throttles (which only the throttled run's user feels).
     fn restore(&self) {
         let status = Command::new("bash")
-            .arg(repo_root().join("tests/controlplane/cluster.sh"))
+            .arg(repo_root().join("testbed/cluster.sh"))
             .arg("status")
             .env("GPUFLEET_CLUSTER_DIR", &self.dir)
             .output()
@@ -738,7 +736,7 @@ fn cli(name: &str) -> &'static Cli {
 }
 
 /// The short runs in `make test`: each fault once, with one CLI each (both
-/// CLIs meet Ctrl-C and lost answers in tests/partial_failure.rs), and
+/// CLIs meet Ctrl-C and lost answers in tests/system/partial_failure.rs), and
 /// outages of 2 s.
 const SHORT: usize = 20;
 const SHORT_OUTAGE: Duration = Duration::from_secs(2);

@@ -8,8 +8,6 @@
 //! key and an exec credential plugin, logged at `TF_LOG=trace`, shows none of
 //! the three.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -273,6 +271,9 @@ impl Drop for TestNode {
 /// with no kubelet there, stays listed while it terminates.
 struct Operator {
     policy: String,
+    /// The cluster's one ClusterPolicy, held until the Drop above has
+    /// deleted it (fields drop after it).
+    _only_policy: std::sync::RwLockWriteGuard<'static, ()>,
 }
 
 const DEVICE_PLUGIN_APP: &str = "gpufleet-lp-device-plugin";
@@ -286,6 +287,7 @@ fn cluster_policies() -> ApiResource {
 
 impl Operator {
     fn new(node: &TestNode) -> Self {
+        let only_policy = common::exclusive::own_cluster_policy();
         let policy = unique_name("lp-policy");
         block_on(async {
             let client = kube_client().await;
@@ -361,7 +363,10 @@ impl Operator {
                 .await
                 .unwrap();
         });
-        Self { policy }
+        Self {
+            policy,
+            _only_policy: only_policy,
+        }
     }
 }
 
@@ -598,6 +603,7 @@ async fn clean_up(tag: &str) {
 
 #[test]
 fn every_rule_is_needed_and_a_missing_one_is_named() {
+    let _requests = common::exclusive::requests_sent();
     let rules = rules(&permissions());
     let every_type: Vec<&str> = workouts("x", "node", "pool")
         .iter()
@@ -677,6 +683,7 @@ fn every_rule_is_needed_and_a_missing_one_is_named() {
 /// What the CLIs print for a missing rule: the rule to add.
 #[test]
 fn the_cli_shows_the_missing_rule() {
+    let _requests = common::exclusive::requests_sent();
     let mut fewer = rules(&permissions());
     let classes = fewer
         .iter_mut()
@@ -747,6 +754,7 @@ fn service_account_token() -> String {
 
 #[test]
 fn trace_logs_hold_no_credentials() {
+    let _requests = common::exclusive::requests_sent();
     let pki = Path::new(&common::kubeconfig()).with_file_name("pki");
     if !pki.join("provider.key").exists() {
         common::skipped(

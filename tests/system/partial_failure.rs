@@ -5,8 +5,6 @@
 //! that RBAC refuses part-way. After each, the next plan proposes a
 //! replacement or an update, never an "already exists" dead end.
 
-mod common;
-
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -78,6 +76,7 @@ fn through(network: &LossyNetwork, body: &str) -> String {
 
 #[test]
 fn a_create_cut_short_by_ctrl_c_is_kept_and_replaced() {
+    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let network = LossyNetwork::start();
         let name = unique_name("pc-interrupted");
@@ -118,6 +117,7 @@ fn a_create_cut_short_by_ctrl_c_is_kept_and_replaced() {
 
 #[test]
 fn a_lost_answer_is_retried() {
+    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let network = LossyNetwork::start();
         let name = unique_name("lost-answer");
@@ -137,6 +137,7 @@ fn a_lost_answer_is_retried() {
 
 #[test]
 fn writes_the_policy_gives_up_on_are_kept_when_they_landed() {
+    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let network = LossyNetwork::start();
         let name = unique_name("pc-given-up");
@@ -327,6 +328,7 @@ impl Drop for Nodes {
 
 #[test]
 fn node_taint_writes_refused_part_way_are_tracked() {
+    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let pool = unique_name("pool");
         let mut names: Vec<String> = (0..3).map(|_| unique_name("taint-partial")).collect();

@@ -17,9 +17,8 @@
 //! its discovery (`GET /api`, `GET /apis`) every 30 s, so that is checked
 //! on a refresh, repeated until one falls between two of its refreshes.
 //!
-//! Its own test binary, so no other test's requests land in the counts.
-
-mod common;
+//! It counts while no other test of its tier sends the cluster requests
+//! (`common::exclusive`), so none of theirs land in the counts.
 
 use std::collections::BTreeMap;
 
@@ -100,6 +99,7 @@ fn config(classes: &[String], pool: &str, node: &str, revision: &str) -> String 
 
 #[test]
 fn each_command_stays_within_its_request_budget() {
+    let _alone = common::exclusive::requests_counted();
     each_cli(|cli| {
         let node = unique_name("budget-node");
         let nodes = || async { Api::<Node>::all(kube_client().await) };

@@ -3,9 +3,7 @@
 //! kwok provider turning its fleets into nodes, kube-scheduler placing the
 //! workloads that examples/training-and-inference/workloads writes from the
 //! configuration's outputs, and kwok playing the kubelet. Needs a cluster
-//! started with `tests/controlplane/cluster.sh up --karpenter`.
-
-mod common;
+//! started with `testbed/cluster.sh up --karpenter`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -26,7 +24,7 @@ const EXAMPLE: &str = "examples/training-and-inference";
 const SERVER: &str = "simulated-8xh100-server";
 const NAMESPACE: &str = "ml";
 /// The scenario's fleets and the one instance type each may get
-/// (tests/controlplane/karpenter/instance-types.json).
+/// (testbed/karpenter/instance-types.json).
 const FLEETS: [(&str, &str); 3] = [
     ("training", "h100-8gpu"),
     ("inference", "l4-1gpu"),
@@ -52,6 +50,8 @@ const FAST_DISRUPTION: &str = "consolidate_after = \"5s\"\ndisruption_budget = \
 /// covers.
 #[test]
 fn training_and_inference_side_by_side() {
+    let _requests = common::exclusive::requests_sent();
+    let _no_policy = common::exclusive::no_cluster_policy();
     let (full, others) = clis().split_first().expect("a CLI");
     block_on(async {
         let client = kube_client().await;
@@ -397,6 +397,8 @@ fn workload_steps(cli: &Cli, cluster: &Workspace) -> BTreeMap<String, String> {
 /// would fit, and a pod that needs an L4 there gets nothing.
 #[test]
 fn gpu_requirements_select_instance_types() {
+    let _requests = common::exclusive::requests_sent();
+    let _no_policy = common::exclusive::no_cluster_policy();
     each_cli(|cli| {
         block_on(async {
             let client = kube_client().await;

@@ -22,7 +22,7 @@ type Backend struct {
 }
 
 func (b Backend) err() error {
-	return fmt.Errorf("the %q state backend is not part of this Terraform build, made for gpufleet's tests (tests/controlplane/terraform-1.13)", b.Name)
+	return fmt.Errorf("the %q state backend is not part of this Terraform build, made for gpufleet's tests (testbed/terraform-1.13)", b.Name)
 }
 
 func (b Backend) diags() tfdiags.Diagnostics {

@@ -238,7 +238,7 @@ pub fn assert_msgpack_round_trip(value: &Value, ty: &Type) {
 }
 
 // ------------------------------------------------------------- the targets
-// Each fuzz target is one of these, so `tests/fuzz_corpus.rs` in the
+// Each fuzz target is one of these, so `tests/offline/fuzz_corpus.rs` in the
 // provider replays the committed corpus through exactly the same checks.
 
 /// Raw bytes as msgpack, the encoding Terraform sends every value in, decoded
