@@ -20,7 +20,7 @@ fn committed_docs_are_what_make_docs_generates() {
         skipped(
             "the docs check",
             &format!(
-                "{} not in {} (testbed/build.sh builds them)",
+                "{} missing (built into {} by testbed/build.sh)",
                 missing.join(" and "),
                 tools.display()
             ),
