@@ -1,10 +1,11 @@
 # gpufleet: two commands on a fresh machine.
 #   make demo   builds the provider, starts a local control plane with Karpenter,
 #               applies examples/training-and-inference and runs its workloads
-#   make test   every test: unit, protocol, acceptance and the scenario (terraform and tofu)
+#   make test   every test: lint, unit and the offline, acceptance and system tiers (terraform and tofu)
+#   make test-fast   unit tests and the offline tier: no cluster, no Go build, no lint
 #   make test-long   the long runs: fuzzing, the reproducible release
 
-.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-long fuzz unit lint bench bench-publish docs rbac release clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-fast test-long fuzz unit lint bench bench-publish docs rbac release clean
 
 all: build
 
@@ -17,17 +18,17 @@ install:
 	bash scripts/install.sh
 
 controlplane:
-	bash tests/controlplane/build.sh
+	bash testbed/build.sh
 
 cluster:
-	bash tests/controlplane/cluster.sh up
+	bash testbed/cluster.sh up
 
 # The same plus Karpenter's kwok provider and kwok: fleets get nodes.
 cluster-karpenter:
-	bash tests/controlplane/cluster.sh up --karpenter
+	bash testbed/cluster.sh up --karpenter
 
 cluster-down:
-	bash tests/controlplane/cluster.sh down
+	bash testbed/cluster.sh down
 
 demo:
 	bash scripts/demo.sh
@@ -37,6 +38,13 @@ demo-down:
 
 test:
 	bash scripts/test.sh
+
+# Minutes, not the quarter hour of make test: the unit tests and the offline
+# tier (tests/offline). A CLI or tool it drives that is not built yet
+# (tofu, tfplugindocs: make controlplane) is skipped with a notice.
+test-fast:
+	cargo test --lib
+	cargo test --test offline -- --test-threads=2
 
 # Longer than make test allows: a million fuzz executions per target, and
 # the release built twice from scratch, byte for byte the same.

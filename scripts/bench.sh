@@ -30,10 +30,10 @@ if [ $publish = 1 ]; then
 fi
 
 cargo build --release --quiet
-bash tests/controlplane/build.sh etcd kube-apiserver kube-scheduler kube-controller-manager kubectl
+bash testbed/build.sh etcd kube-apiserver kube-scheduler kube-controller-manager kubectl
 export GPUFLEET_CLUSTER_DIR=$PWD/target/bench-cluster
-bash tests/controlplane/cluster.sh up
-trap 'bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true' EXIT
+bash testbed/cluster.sh up
+trap 'bash testbed/cluster.sh down >/dev/null 2>&1 || true' EXIT
 export GPUFLEET_BENCH_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"

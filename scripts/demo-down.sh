@@ -11,7 +11,7 @@ kubectl() { "$repo/target/tools/bin/kubectl" "$@"; }
 cli=$(command -v terraform || true)
 [ -n "$cli" ] || cli=$repo/target/tools/bin/tofu
 
-if bash tests/controlplane/cluster.sh status >/dev/null 2>&1; then
+if bash testbed/cluster.sh status >/dev/null 2>&1; then
   kubectl delete namespace ml --ignore-not-found >/dev/null
   if [ -f target/demo/terraform.tfstate ]; then
     echo "==> terraform destroy in target/demo"
@@ -20,4 +20,4 @@ if bash tests/controlplane/cluster.sh status >/dev/null 2>&1; then
   kubectl delete node simulated-8xh100-server --ignore-not-found >/dev/null
 fi
 rm -rf target/demo
-bash tests/controlplane/cluster.sh down
+bash testbed/cluster.sh down

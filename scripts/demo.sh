@@ -14,7 +14,7 @@ fleets=(training inference general)
 t0=$SECONDS
 
 bash scripts/install.sh
-bash tests/controlplane/cluster.sh up --karpenter
+bash testbed/cluster.sh up --karpenter
 echo "==> provider built and control plane up in ${SECONDS}s; the scenario's clock starts now"
 t0=$SECONDS
 
@@ -183,7 +183,7 @@ training_waits || fail "the replacement training pod found GPUs it should not ha
 
 say "SUMMARY"
 echo
-echo "Nodes Karpenter created, by fleet (instance types from tests/controlplane/karpenter/instance-types.json):"
+echo "Nodes Karpenter created, by fleet (instance types from testbed/karpenter/instance-types.json):"
 kubectl get nodes -l karpenter.sh/nodepool --sort-by='.metadata.labels.karpenter\.sh/nodepool' -o custom-columns='NODE:.metadata.name,FLEET:.metadata.labels.karpenter\.sh/nodepool,INSTANCE TYPE:.metadata.labels.node\.kubernetes\.io/instance-type,GPU:.metadata.labels.cfke\.io/accelerator-name,GPUS:.status.capacity.nvidia\.com/gpu,TAINTS:.spec.taints[*].value'
 echo
 echo "What each inference node advertises with sharing (GPUS: its L4s; capacity and allocatable of nvidia.com/gpu as the simulated device plugin wrote them; the fleet's NodeClaims):"

@@ -23,7 +23,7 @@ esac
 
 log() { printf '[docs.sh] %s\n' "$*" >&2; }
 
-bash tests/controlplane/build.sh tfplugindocs terraform-1.13.3
+bash testbed/build.sh tfplugindocs terraform-1.13.3
 tfplugindocs=$repo/target/tools/bin/tfplugindocs
 cli=$repo/target/tools/bin/terraform-1.13.3
 

@@ -3,7 +3,7 @@
 # different lengths, each build from scratch with scripts/release.sh (own
 # target directory, nothing shared but the downloaded crates); their release
 # files must be byte for byte the same. Then the release tests
-# (tests/release.rs) run against those files instead of the packaged debug
+# (tests/offline/release.rs) run against those files instead of the packaged debug
 # binary that `make test` uses.
 #
 #   scripts/release-check.sh [TARGET_TRIPLE]
@@ -42,8 +42,8 @@ else
   exit 1
 fi
 
-bash tests/controlplane/build.sh tofu
+bash testbed/build.sh tofu
 log "release tests against ${dists[0]} with terraform and tofu"
-GPUFLEET_RELEASE_DIST=${dists[0]} GPUFLEET_REQUIRE_ALL=1 cargo test --test release -- --test-threads=2
+GPUFLEET_RELEASE_DIST=${dists[0]} GPUFLEET_REQUIRE_ALL=1 cargo test --test offline release:: -- --test-threads=2
 # Two release target directories are 1.5 GB; after a failure they stay for a look.
 rm -rf "$work"

@@ -15,10 +15,10 @@ bash scripts/fuzz.sh long "${FUZZ_RUNS:-1000000}"
 step "the release, built twice from scratch, must be the same (scripts/release-check.sh)"
 bash scripts/release-check.sh
 
-step "the fault suite with 200 resources, on a control plane of its own (tests/faults.rs)"
+step "the fault suite with 200 resources, on a control plane of its own (tests/system/faults.rs)"
 export GPUFLEET_FAULT_CLUSTER_DIR=$PWD/target/fault-cluster
-GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh up
-trap 'GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true' EXIT
-GPUFLEET_REQUIRE_ALL=1 cargo test --test faults -- --ignored --test-threads=1 --nocapture 2>&1 | grep -E '^(fault figures|test |test result)'
+GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh up
+trap 'GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh down >/dev/null 2>&1 || true' EXIT
+GPUFLEET_REQUIRE_ALL=1 cargo test --test system faults:: -- --ignored --test-threads=1 --nocapture 2>&1 | grep -E '^(fault figures|test |test result)'
 
 step "all long runs passed in $(( $(date +%s) - start ))s"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Every test: lint, unit tests, then the control plane (built once per
-# machine, cached in ~/.cache/gpufleet) and the protocol, fuzz-corpus,
-# bad-input, acceptance and scenario tests with terraform and tofu, on a
-# cluster of their own, where Karpenter's kwok provider turns fleets into
-# nodes. The fuzzing itself (nightly, a million executions per target) is
-# make test-long; make test replays the committed corpus (tests/fuzz_corpus.rs).
+# Every test: lint, unit tests, then the testbed (built once per machine,
+# cached in ~/.cache/gpufleet) and the three tiers with terraform and tofu:
+# offline (no cluster), acceptance and system, on a cluster of their own
+# where Karpenter's kwok provider turns fleets into nodes. The fuzzing
+# itself (nightly, a million executions per target) is make test-long;
+# the offline tier replays the committed corpus (tests/offline/fuzz_corpus.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -17,8 +17,8 @@ cargo fmt --check --manifest-path fuzz/Cargo.toml
 step "unit tests"
 cargo test --lib
 
-step "control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
-bash tests/controlplane/build.sh
+step "testbed: control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
+bash testbed/build.sh
 
 # A cluster of its own, so a `make demo` cluster (with the seed's fixed
 # names) never meets the tests. Stopped again at the end.
@@ -30,20 +30,20 @@ export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
 # about 5.5 minutes for nothing the least-privilege run does not cover.
 export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig-provider
 step "starting the test control plane with Karpenter in target/test-cluster"
-bash tests/controlplane/cluster.sh up --karpenter
-# The fault suite (tests/faults.rs) kills and restarts the components of a
+bash testbed/cluster.sh up --karpenter
+# The fault suite (tests/system/faults.rs) kills and restarts the components of a
 # control plane of its own, so the shared one never sees a fault: started in
 # the background while the other tests build and run (the suite waits for
 # it), and stopped at the end.
 export GPUFLEET_FAULT_CLUSTER_DIR=$PWD/target/fault-cluster
 step "starting the fault suite's control plane in target/fault-cluster, in the background"
-GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true
-GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh up >target/fault-cluster.log 2>&1 &
+GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh down >/dev/null 2>&1 || true
+GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh up >target/fault-cluster.log 2>&1 &
 fault_cluster=$!
 cleanup() {
   wait "$fault_cluster" 2>/dev/null || true
-  GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true
-  bash tests/controlplane/cluster.sh down >/dev/null 2>&1 || true
+  GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh down >/dev/null 2>&1 || true
+  bash testbed/cluster.sh down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -52,14 +52,25 @@ command -v terraform >/dev/null || {
   echo "make test needs terraform on PATH (OpenTofu is built for you; Terraform is not)" >&2
   exit 1
 }
-step "protocol, acceptance, scenario, docs, examples and release tests with terraform and tofu (terraform 1.13.3 for identity tests while terraform predates identities; terraform 1.5.7, tofu 1.8.11 in tests/compat.rs)"
+step "the CLIs and components the tiers run with (terraform 1.13.3 for identity tests while terraform predates identities; terraform 1.5.7, tofu 1.8.11 in tests/acceptance/compat.rs)"
 # sed reads all of it: `head` would close the pipe early (SIGPIPE under pipefail).
 first_line() { "$@" 2>/dev/null | sed -n 1p; }
 first_line terraform version
 for cli in tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
 first_line target/tools/bin/tfplugindocs --version
-echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p'), kwok $(target/tools/bin/kwok --version | awk 'NR == 1 { print $3 }'), Karpenter $(sed -n 's/^\tsigs.k8s.io\/karpenter \(v[^ ]*\).*/\1/p' tests/controlplane/karpenter/go.mod)"
+echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p'), kwok $(target/tools/bin/kwok --version | awk 'NR == 1 { print $3 }'), Karpenter $(sed -n 's/^\tsigs.k8s.io\/karpenter \(v[^ ]*\).*/\1/p' testbed/karpenter/go.mod)"
 # Every CLI and every cluster extra present; a test that would skip fails.
-GPUFLEET_REQUIRE_ALL=1 cargo test --test '*' -- --test-threads=2
+export GPUFLEET_REQUIRE_ALL=1
+# Threads per tier, on 2 cores: the offline tier keeps both busy with the
+# CLIs and the plugin; acceptance tests mostly wait on the API server and
+# Karpenter, so a third runs while two wait; the system tier's tests each
+# drive many objects at once (the request budget and the ClusterPolicy
+# take turns, tests/system/main.rs).
+step "offline tier: bad input, docs, examples, fuzz corpus, release, version (no cluster)"
+cargo test --test offline -- --test-threads=2
+step "acceptance tier: every resource and data source, protocol, connection, older CLIs"
+cargo test --test acceptance -- --test-threads=3
+step "system tier: the scenario, faults, partial failures, conflicts, least privilege, request budget"
+cargo test --test system -- --test-threads=2
 
 step "all tests passed in $(( $(date +%s) - start ))s"

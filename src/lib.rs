@@ -14,6 +14,9 @@
 //! - [`resources`] and [`data_sources`]: one module per type.
 //! - [`provider`]: the provider block and the list of what it registers.
 
+/// The release, from Cargo.toml.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub mod catalog;
 pub mod cluster;
 pub mod data_sources;

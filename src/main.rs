@@ -3,13 +3,11 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use gpufleet::VERSION;
 use gpufleet::framework::FrameworkProvider;
 use gpufleet::protocol::handshake::{Environment, PROTOCOL_VERSION};
 use gpufleet::protocol::server::PluginServer;
 use gpufleet::provider::Gpufleet;
-
-/// The release, from Cargo.toml.
-const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn main() -> ExitCode {
     // Answered before the plugin contract is checked, so a person or a

@@ -16,10 +16,10 @@ use kube::Api;
 use kube::api::DeleteParams;
 use serde::Serialize;
 
-use crate::apiserver_metrics::scrape;
 use crate::config::{self, Provider, Versions, Workload};
 use crate::load::{self, Load};
 use crate::{Bench, provider_mirror, spread};
+use common::apiserver_metrics::scrape;
 
 const PARALLELISMS: [usize; 2] = [10, 50];
 const PHASES: [&str; 2] = ["apply", "plan"];

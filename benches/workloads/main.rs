@@ -13,13 +13,9 @@
 //! GPUFLEET_BENCH_KUBECONFIG. Writes target/bench/{results.json,
 //! benchmarks.md, wall-time.svg}.
 
-#[path = "../../tests/common/apiserver_metrics.rs"]
-mod apiserver_metrics;
 mod builds;
 mod config;
 mod load;
-#[path = "../../tests/common/pinging_client.rs"]
-mod pinging_client;
 mod report;
 mod run;
 mod transport;
@@ -27,7 +23,7 @@ mod transport;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use apiserver_metrics::{Counts, scrape};
+use common::apiserver_metrics::{Counts, scrape};
 use config::{NODE_PREFIX, Provider, Versions, Workload};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;

@@ -12,7 +12,7 @@ use gpufleet::protocol::server::PluginServer;
 use gpufleet::provider::Gpufleet;
 use serde::Serialize;
 
-use crate::pinging_client::{self, PingingClient};
+use common::pinging_client::{self, PingingClient};
 
 #[derive(Serialize, Clone)]
 pub(crate) struct Latency {

@@ -7,4 +7,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|input: &[u8]| gpufleet_fuzz::dynamic_value(input));
+fuzz_target!(|input: &[u8]| gpufleet_fuzz_checks::dynamic_value(input));

@@ -6,4 +6,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|input: &[u8]| gpufleet_fuzz::handshake_env(input));
+fuzz_target!(|input: &[u8]| gpufleet_fuzz_checks::handshake_env(input));

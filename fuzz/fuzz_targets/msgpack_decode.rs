@@ -6,4 +6,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|input: &[u8]| gpufleet_fuzz::msgpack_decode(input));
+fuzz_target!(|input: &[u8]| gpufleet_fuzz_checks::msgpack_decode(input));

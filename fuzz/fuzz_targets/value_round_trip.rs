@@ -6,4 +6,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|input: &[u8]| gpufleet_fuzz::value_round_trip(input));
+fuzz_target!(|input: &[u8]| gpufleet_fuzz_checks::value_round_trip(input));

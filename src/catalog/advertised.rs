@@ -170,7 +170,7 @@ mod tests {
 
     /// Every layout of a few models, in order, with what one GPU
     /// advertises in it (MIG user guide; mig-manager's own defaults are
-    /// compared in tests/upstream_nvidia.rs).
+    /// compared in tests/offline/upstream_nvidia.rs).
     #[test]
     fn every_layout_of_a_few_models() {
         let expected: [(&str, &[Written]); 4] = [

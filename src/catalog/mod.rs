@@ -623,7 +623,7 @@ mod tests {
     }
 
     /// The MIG user guide's "Supported MIG Profiles" table for A100 40GB;
-    /// mig-manager's defaults are compared in tests/upstream_nvidia.rs.
+    /// mig-manager's defaults are compared in tests/offline/upstream_nvidia.rs.
     #[test]
     fn mig_profiles_of_a100_40gb() {
         assert_eq!(

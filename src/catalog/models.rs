@@ -7,7 +7,7 @@
 //! * compute capability: NVIDIA's table of CUDA GPUs;
 //! * architecture: the family names GPU Feature Discovery derives from the compute capability;
 //! * MIG profiles: NVIDIA's MIG user guide, checked against the default layouts NVIDIA's
-//!   mig-manager ships (tests/upstream_nvidia.rs);
+//!   mig-manager ships (tests/offline/upstream_nvidia.rs);
 //! * AWS label values and MiB figures: the GPU name and memory EC2 reports for each instance
 //!   type, as Karpenter's AWS provider labels nodes with them (name lower-cased, spaces turned
 //!   into dashes);

@@ -2,7 +2,7 @@
 # outputs (read from its state, as an application team would): every manifest
 # below takes its node selector, tolerations, priority class and GPU resource
 # from there. Each output is one step of the scenario, a Kubernetes List as
-# JSON for `kubectl apply -f -`; `make demo` and tests/scenario.rs apply them
+# JSON for `kubectl apply -f -`; `make demo` and tests/system/scenario.rs apply them
 # in order.
 #
 # Under kwok nothing runs: kwok marks a pod Running once it is bound, and

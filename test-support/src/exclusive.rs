@@ -1,0 +1,40 @@
+//! The tests of one tier run side by side in one process (libtest's
+//! threads) against one cluster. The few that need something of it to
+//! themselves hold one of these guards while they run, and the tests that
+//! would disturb them hold the other side. A test that panics while holding
+//! a guard does not poison it for the tests after.
+
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+static CLUSTER_POLICY: RwLock<()> = RwLock::new(());
+static REQUESTS: RwLock<()> = RwLock::new(());
+
+/// A ClusterPolicy of the test's own, the only one on the cluster while it
+/// runs: `gpufleet_gpu_sharing` points the one it finds, and the simulated
+/// device plugin follows it on every node.
+pub fn own_cluster_policy() -> RwLockWriteGuard<'static, ()> {
+    CLUSTER_POLICY
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// No other test's ClusterPolicy while this one runs, so that what the
+/// simulated device plugin advertises on its nodes comes from the
+/// device-plugin ConfigMap alone, as on a cluster without the GPU Operator.
+pub fn no_cluster_policy() -> RwLockReadGuard<'static, ()> {
+    CLUSTER_POLICY
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The API server's request counters to the test alone: no other test of
+/// the process sends the shared cluster requests while it counts them.
+pub fn requests_counted() -> RwLockWriteGuard<'static, ()> {
+    REQUESTS.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// This test sends the shared cluster requests, which a test counting them
+/// ([`requests_counted`]) must not see.
+pub fn requests_sent() -> RwLockReadGuard<'static, ()> {
+    REQUESTS.read().unwrap_or_else(PoisonError::into_inner)
+}

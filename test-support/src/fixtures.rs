@@ -1,0 +1,137 @@
+//! Configuration snippets and live-object lookups the acceptance tests share.
+
+use std::io::Write;
+
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::Api;
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind};
+
+use crate::{block_on, kube_client};
+
+pub fn class(resource: &str, name: &str, value: i64, extra: &str) -> String {
+    format!(
+        "resource \"gpufleet_priority_class\" \"{resource}\" {{\n  name  = \"{name}\"\n  value = {value}\n{extra}}}\n"
+    )
+}
+
+/// A fleet on kwok's node class, as the test cluster has it.
+pub fn fleet(resource: &str, name: &str, body: &str) -> String {
+    format!(
+        "resource \"gpufleet_fleet\" \"{resource}\" {{\n  name       = \"{name}\"\n  node_class = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n{body}}}\n"
+    )
+}
+
+/// The seed's training fleet: 8×H100 nodes, tainted for training, 64 GPUs.
+pub const TRAINING: &str = r#"  accelerators      = ["H100"]
+  accelerator_count = { min = 8, max = 8 }
+  taints            = [{ key = "workload", value = "training", effect = "NoSchedule" }]
+  limits            = { gpus = 64 }
+"#;
+
+/// The seed's inference fleet: L4 nodes, tainted for inference.
+pub const INFERENCE: &str = r#"  accelerators = ["L4"]
+  taints       = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
+"#;
+
+pub fn live_priority_class(name: &str) -> Option<PriorityClass> {
+    block_on(async {
+        Api::<PriorityClass>::all(kube_client().await)
+            .get_opt(name)
+            .await
+            .unwrap()
+    })
+}
+
+/// NodePools of an API group (`karpenter.sh`, or a missing one in tests of that case).
+pub fn node_pools(group: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", "NodePool"), "nodepools")
+}
+
+pub async fn node_pool_api() -> Api<DynamicObject> {
+    Api::all_with(kube_client().await, &node_pools("karpenter.sh"))
+}
+
+pub fn live_node_pool(name: &str) -> Option<DynamicObject> {
+    block_on(async { node_pool_api().await.get_opt(name).await.unwrap() })
+}
+
+/// Cluster-scoped objects a test made or may leave behind, deleted when the
+/// guard goes however the test ends. A deletion that fails says what is left
+/// and how to remove it, and fails a test that passed so far.
+pub struct Guard {
+    resource: ApiResource,
+    names: Vec<String>,
+}
+
+impl Guard {
+    pub fn of<K: kube::Resource<DynamicType = ()>>(names: &[&str]) -> Self {
+        Self {
+            resource: ApiResource::erase::<K>(&()),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    /// NodePools (a custom resource, so not a [`kube::Resource`] of its own).
+    pub fn node_pools(names: &[&str]) -> Self {
+        Self {
+            resource: node_pools("karpenter.sh"),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    pub fn add(&mut self, name: &str) {
+        self.names.push(name.to_string());
+    }
+
+    /// Deletes `name` now (a missing object is fine); the guard keeps
+    /// watching nothing else for it.
+    pub fn delete(&mut self, name: &str) {
+        self.names.retain(|n| n != name);
+        if let Err(e) = self.try_delete(name) {
+            panic!("{e}");
+        }
+    }
+
+    /// On a thread of its own, so that it works from async tests too.
+    fn try_delete(&self, name: &str) -> Result<(), String> {
+        let resource = &self.resource;
+        let delete = || {
+            block_on(async move {
+                let api: Api<DynamicObject> = Api::all_with(kube_client().await, resource);
+                match api.delete(name, &DeleteParams::default()).await {
+                    Ok(_) => Ok(()),
+                    Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+                    Err(e) => Err(format!(
+                        "cleanup: could not delete {} {name}: {e}; remove it with `kubectl delete {} {name}`",
+                        resource.kind, resource.plural
+                    )),
+                }
+            })
+        };
+        std::thread::scope(|scope| scope.spawn(delete).join()).unwrap_or_else(|_| {
+            Err(format!(
+                "cleanup: deleting {} {name} panicked",
+                resource.kind
+            ))
+        })
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let failures: Vec<String> = self
+            .names
+            .iter()
+            .filter_map(|name| self.try_delete(name).err())
+            .collect();
+        if failures.is_empty() {
+            return;
+        }
+        let message = failures.join("\n");
+        if std::thread::panicking() {
+            let _ = writeln!(std::io::stderr(), "{message}");
+        } else {
+            panic!("{message}");
+        }
+    }
+}

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
+# kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
+# the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
+# `make docs`) from Go modules, with no container images or release tarballs.
+#
+#   testbed/build.sh [name...]   # default: all of them
+#
+# Each binary is cached as $GPUFLEET_BIN_CACHE/<name>-<version> (default
+# ~/.cache/gpufleet/bin), so only the first run on a machine pays the long cold
+# build; later runs just refresh the symlinks in <repo>/target/tools/bin/.
+# Versions come from the require lines of the wrapper modules' go.mod files,
+# so bumping a version there is all it takes to get a fresh build.
+# GPUFLEET_REBUILD=1 ignores the cache.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
+bindir=$repo/target/tools/bin
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs)
+
+log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+[ -x "$GO" ] || die "no Go toolchain found (put go on PATH or set GO=/path/to/go)"
+# Never let go fetch a different toolchain behind our back; a too-old Go
+# should fail here with a clear message instead. The one exception is pinned
+# per wrapper module below (toolchain).
+export GOTOOLCHAIN=local CGO_ENABLED=0
+goversion=$("$GO" env GOVERSION)
+case $goversion in
+  go1.2[6-9]* | go1.[3-9][0-9]*) ;;
+  *) die "Go >= 1.26 is needed (etcd and kwok declare go 1.26.0); found $goversion at $GO" ;;
+esac
+
+# name -> wrapper module dir, module whose version keys the cache, package.
+module_dir() {
+  case $1 in
+    etcd) echo etcd ;;
+    kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo k8s ;;
+    kwok) echo kwok ;;
+    karpenter-kwok) echo karpenter ;;
+    tofu) echo tofu ;;
+    # Newer than the terraform on PATH: resource identity (test-support/src/terraform.rs).
+    terraform-1.13.*) echo terraform-1.13 ;;
+    # Older CLIs, extra compatibility evidence (tests/acceptance/compat.rs); the version
+    # is part of the name so they sit next to terraform and tofu in bin/.
+    terraform-1.5.*) echo terraform-1.5 ;;
+    tofu-1.8.*) echo tofu-1.8 ;;
+    tfplugindocs) echo tfplugindocs ;;
+    *) return 1 ;;
+  esac
+}
+version_module() {
+  case $(module_dir "$1") in
+    etcd) echo go.etcd.io/etcd/server/v3 ;;
+    k8s) echo k8s.io/kubernetes ;;
+    kwok) echo sigs.k8s.io/kwok ;;
+    karpenter) echo sigs.k8s.io/karpenter ;;
+    tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
+    terraform-1.13 | terraform-1.5) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
+  esac
+}
+package() {
+  case $1 in
+    etcd) echo go.etcd.io/etcd/server/v3 ;;
+    kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
+    karpenter-kwok) echo sigs.k8s.io/karpenter/kwok ;;
+    tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
+    terraform-1.13.* | terraform-1.5.*) echo github.com/hashicorp/terraform ;;
+    tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
+    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+  esac
+}
+# The version pinned in the wrapper's go.mod (read as text: cheap, no network).
+version() {
+  local dir mod
+  dir=$(module_dir "$1") mod=$(version_module "$1")
+  awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m && $(i + 1) ~ /^v[0-9]/) { print $(i + 1); exit } }' \
+    "$here/$dir/go.mod"
+}
+
+ldflags() {
+  local dir=$1 v=$2 flags="-s -w"
+  case $dir in
+    k8s)
+      # What upstream's hack/lib/version.sh stamps. Without it the binaries
+      # report v0.0.0-master, which breaks tools that parse --version (kwokctl,
+      # kubectl's skew warning). The build date is the release's publication
+      # time, so the output does not depend on when it was built.
+      local date minor=${v#v1.}
+      minor=${minor%%.*}
+      date=$(cd "$here/k8s" && "$GO" list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
+      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+        flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date -X $pkg.gitCommit="
+      done
+      ;;
+    tofu | tofu-1.8) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
+    # What Karpenter's release build stamps; it shows in its logs and user agent.
+    karpenter) flags+=" -X sigs.k8s.io/karpenter/pkg/operator.Version=$v" ;;
+    # Else terraform v1.13.3 says "1.13.3-dev"; v1.5.7's version package has
+    # no dev flag (Prerelease is "").
+    terraform-1.13) flags+=" -X github.com/hashicorp/terraform/version.dev=no" ;;
+    # What upstream's release build stamps; otherwise --version says "dev".
+    tfplugindocs) flags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=${v#v}" ;;
+  esac
+  echo "$flags"
+}
+
+# The Go toolchain a wrapper module builds with: the `toolchain` line of its
+# go.mod, else the local Go. Karpenter v1.15.0 declares go 1.26.9, above the
+# machine's Go; the module proxy serves Go 1.27.3 as a module, and `go`
+# fetches it (about 76 MB, once) for that module only.
+toolchain() {
+  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$here/$1/go.mod"
+}
+
+# Prints a line every minute while a long build runs, so CI logs show life.
+# When killed it also kills its sleep: an orphaned sleep would hold the
+# caller's pipe (make | tee) and our lock open for up to a minute.
+ticker() {
+  local what=$1 start=$2
+  trap 'kill $! 2>/dev/null; exit 0' TERM
+  while :; do
+    sleep 60 &
+    wait $!
+    log "  ... still building $what ($(($(date +%s) - start))s)"
+  done
+}
+tick=
+trap '[ -z "$tick" ] || kill "$tick" 2>/dev/null || true' EXIT
+
+# build <module dir> <name...>: one `go build` for all names of one wrapper
+# module, so packages they share (most of the Kubernetes tree) compile once.
+build() {
+  local dir=$1 v start tmp pkgs=() name
+  shift
+  v=$(version "$1")
+  for name in "$@"; do pkgs+=("$(package "$name")"); done
+  start=$(date +%s)
+  log "building $* ($dir $v) ..."
+  tmp=$(mktemp -d "$cache/.build.XXXXXX")
+  ticker "$*" "$start" 9>&- &
+  tick=$!
+  local ok=0
+  # nice: a developer machine has other compilers running; keep them responsive.
+  if (cd "$here/$dir" && GOTOOLCHAIN=$(toolchain "$dir") nice -n 10 "$GO" build -trimpath -buildvcs=false \
+    -ldflags "$(ldflags "$dir" "$v")" -o "$tmp/" "${pkgs[@]}"); then ok=1; fi
+  kill "$tick" 2>/dev/null || true
+  wait "$tick" 2>/dev/null || true
+  tick=
+  if [ $ok = 0 ]; then
+    rm -rf "$tmp"
+    die "go build failed for $* ($dir $v); see the compiler output above"
+  fi
+  for name in "$@"; do
+    # go build names an executable after the package's last path element
+    # (etcd's is go.etcd.io/etcd/server/v3, hence "server").
+    local out
+    out=$(basename "$(package "$name")")
+    [ "$out" = v3 ] && out=server
+    mv -f "$tmp/$out" "$cache/$name-$v"
+  done
+  rm -rf "$tmp"
+  log "built $* in $(($(date +%s) - start))s"
+}
+
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=("${all[@]}")
+for name in "${names[@]}"; do
+  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]})"
+done
+
+mkdir -p "$cache" "$bindir"
+link_all() {
+  for name in "${names[@]}"; do
+    ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
+  done
+  log "ready in $bindir: ${names[*]}"
+}
+# Everything cached: no need to wait for the lock while another checkout
+# builds (a binary enters the cache whole, by rename).
+cached=0
+if [ "${GPUFLEET_REBUILD:-0}" != 1 ]; then
+  cached=1
+  for name in "${names[@]}"; do
+    v=$(version "$name")
+    [ -n "$v" ] && [ -x "$cache/$name-$v" ] || cached=0
+  done
+fi
+if [ $cached = 1 ]; then
+  link_all
+  exit 0
+fi
+
+# Serialise concurrent callers (parallel make targets) on one machine.
+exec 9>"$cache/.lock"
+flock 9
+
+# Group what is missing by wrapper module, keeping a stable order.
+for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs; do
+  todo=()
+  for name in "${names[@]}"; do
+    [ "$(module_dir "$name")" = "$dir" ] || continue
+    v=$(version "$name")
+    [ -n "$v" ] || die "cannot read the pinned version of $name from $dir/go.mod"
+    if [ "${GPUFLEET_REBUILD:-0}" = 1 ] || [ ! -x "$cache/$name-$v" ]; then
+      todo+=("$name")
+    else
+      log "$name $v: cached"
+    fi
+  done
+  [ ${#todo[@]} -eq 0 ] || build "$dir" "${todo[@]}"
+done
+
+link_all

@@ -1,0 +1,742 @@
+//! `gpufleet_node_join` through the real terraform and tofu CLIs against the
+//! real API server and controller-manager (bootstrap-token authentication,
+//! the Node authorizer, NodeRestriction, and the bootstrapsigner,
+//! tokencleaner, csrapproving and csrsigning controllers; see
+//! testbed/README.md). The test joins a server the way a
+//! kubelet's TLS bootstrap does, with nothing but what the resource outputs:
+//! it finds the cluster through the signed `cluster-info` ConfigMap and the CA
+//! pin, asks for a client certificate with the token, and registers its Node
+//! with the certificate the controller-manager signed; the real scheduler
+//! then keeps pods without the tolerations off it.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use common::terraform::{ImportBy, Workspace, each_cli};
+use common::{block_on, kube_client, kubeconfig, unique_name};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::ByteString;
+use k8s_openapi::api::certificates::v1::{
+    CertificateSigningRequest, CertificateSigningRequestSpec,
+};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeSpec, Pod, Secret, Taint};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use serde_json::json;
+
+const RESOURCE: &str = "gpufleet_node_join.gpu";
+const GROUP: &str = "system:bootstrappers:gpufleet";
+/// What `kubeadm init` sets up for node bootstrap (kubernetes
+/// cmd/kubeadm/app/phases/bootstraptoken/node and clusterinfo), done here as
+/// the cluster's administrator: the group may ask for node client
+/// certificates and have them approved, and anyone may read `cluster-info`.
+const MANAGER: &str = "gpufleet-tests-node-join";
+const BINDINGS: &[(&str, &str)] = &[
+    (
+        "gpufleet-tests-node-bootstrapper",
+        "system:node-bootstrapper",
+    ),
+    (
+        "gpufleet-tests-node-autoapprove",
+        "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+    ),
+];
+
+fn body(extra: &str) -> String {
+    format!(
+        "resource \"gpufleet_node_join\" \"gpu\" {{\n  ttl = \"2h\"\n  taints = [\n    {{ key = \"nvidia.com/gpu\", value = \"training\", effect = \"NoSchedule\" }},\n    {{ key = \"workload\", value = \"training\", effect = \"NoExecute\" }},\n  ]\n  labels = {{ \"example.com/pool\" = \"h100\" }}\n  sharing_config = \"h100-mps\"\n{extra}}}\n\noutput \"join\" {{\n  sensitive = true\n  value = {{\n    token = gpufleet_node_join.gpu.token\n    endpoint = gpufleet_node_join.gpu.api_server_endpoint\n    ca_cert_hash = gpufleet_node_join.gpu.ca_cert_hash\n    kubelet_config = gpufleet_node_join.gpu.kubelet_config\n    node_labels_flag = gpufleet_node_join.gpu.kubelet_node_labels_flag\n    kubeadm_join_command = gpufleet_node_join.gpu.kubeadm_join_command\n  }}\n}}\n"
+    )
+}
+
+/// What the server is given: the outputs, as `terraform output -json` prints them.
+struct JoinMaterial {
+    token: String,
+    endpoint: String,
+    ca_cert_hash: String,
+    kubelet_config: String,
+    node_labels_flag: String,
+}
+
+impl JoinMaterial {
+    fn of(ws: &Workspace) -> Self {
+        let join = ws.output("join");
+        let text = |k: &str| {
+            join[k]
+                .as_str()
+                .unwrap_or_else(|| panic!("{k} in {join}"))
+                .to_string()
+        };
+        let command = text("kubeadm_join_command");
+        assert!(
+            command.contains(&format!("--token {}", text("token")))
+                && command.contains(&text("ca_cert_hash")),
+            "{command}"
+        );
+        Self {
+            token: text("token"),
+            endpoint: text("endpoint"),
+            ca_cert_hash: text("ca_cert_hash"),
+            kubelet_config: text("kubelet_config"),
+            node_labels_flag: text("node_labels_flag"),
+        }
+    }
+
+    fn id_and_secret(&self) -> (&str, &str) {
+        self.token.split_once('.').expect("token is id.secret")
+    }
+}
+
+fn pem_to_der(pem: &str) -> Vec<u8> {
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap()
+}
+
+/// kubeadm's pin: SHA-256 of the certificate's SubjectPublicKeyInfo.
+fn pin(der: &[u8]) -> String {
+    use x509_parser::prelude::{FromDer, X509Certificate};
+    let (_, certificate) = X509Certificate::from_der(der).unwrap();
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        certificate.tbs_certificate.subject_pki.raw,
+    );
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// A client from a kubeconfig written on the spot.
+async fn client_from(kubeconfig: &str) -> kube::Client {
+    gpufleet::protocol::tls::install_crypto_provider();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+fn kubeconfig_yaml(server: &str, ca: Option<&[u8]>, user: serde_json::Value) -> String {
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let cluster = match ca {
+        Some(ca) => json!({"server": server, "certificate-authority-data": b64(ca)}),
+        None => json!({"server": server, "insecure-skip-tls-verify": true}),
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "c",
+    })
+    .to_string()
+}
+
+fn ca_pem_of_admin() -> (String, String) {
+    let admin: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(kubeconfig()).unwrap()).unwrap();
+    let cluster = &admin["clusters"][0]["cluster"];
+    let ca = cluster["certificate-authority-data"].as_str().map_or_else(
+        || std::fs::read(cluster["certificate-authority"].as_str().unwrap()).unwrap(),
+        |d| base64::engine::general_purpose::STANDARD.decode(d).unwrap(),
+    );
+    (
+        cluster["server"].as_str().unwrap().to_string(),
+        String::from_utf8(ca).unwrap(),
+    )
+}
+
+/// What `kubeadm init` leaves for node bootstrap, made by the test as the
+/// administrator and removed after it.
+struct BootstrapSetup;
+
+impl BootstrapSetup {
+    fn new() -> Self {
+        block_on(async {
+            let client = kube_client().await;
+            let params = PatchParams::apply(MANAGER).force();
+            for (name, role) in BINDINGS {
+                let binding: ClusterRoleBinding = serde_json::from_value(json!({
+                    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": name},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": GROUP}],
+                }))
+                .unwrap();
+                Api::<ClusterRoleBinding>::all(client.clone())
+                    .patch(name, &params, &Patch::Apply(&binding))
+                    .await
+                    .unwrap();
+            }
+            let (server, ca) = ca_pem_of_admin();
+            let info = kubeconfig_yaml(&server, Some(ca.as_bytes()), json!({}));
+            let config_map: ConfigMap = serde_json::from_value(json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "cluster-info", "namespace": "kube-public"},
+                "data": {"kubeconfig": info},
+            }))
+            .unwrap();
+            Api::<ConfigMap>::namespaced(client.clone(), "kube-public")
+                .patch("cluster-info", &params, &Patch::Apply(&config_map))
+                .await
+                .unwrap();
+            let role: Role = serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": MANAGER, "namespace": "kube-public"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cluster-info"], "verbs": ["get"]}],
+            }))
+            .unwrap();
+            Api::<Role>::namespaced(client.clone(), "kube-public")
+                .patch(MANAGER, &params, &Patch::Apply(&role))
+                .await
+                .unwrap();
+            let binding: RoleBinding = serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": MANAGER, "namespace": "kube-public"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": MANAGER},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:anonymous"}],
+            }))
+            .unwrap();
+            Api::<RoleBinding>::namespaced(client, "kube-public")
+                .patch(MANAGER, &params, &Patch::Apply(&binding))
+                .await
+                .unwrap();
+        });
+        Self
+    }
+}
+
+impl Drop for BootstrapSetup {
+    fn drop(&mut self) {
+        let cleanup = || {
+            block_on(async {
+                let client = kube_client().await;
+                let dp = DeleteParams::default();
+                for (name, _) in BINDINGS {
+                    let _ = Api::<ClusterRoleBinding>::all(client.clone())
+                        .delete(name, &dp)
+                        .await;
+                }
+                let _ = Api::<ConfigMap>::namespaced(client.clone(), "kube-public")
+                    .delete("cluster-info", &dp)
+                    .await;
+                let _ = Api::<Role>::namespaced(client.clone(), "kube-public")
+                    .delete(MANAGER, &dp)
+                    .await;
+                let _ = Api::<RoleBinding>::namespaced(client, "kube-public")
+                    .delete(MANAGER, &dp)
+                    .await;
+            })
+        };
+        let _ = std::thread::scope(|s| s.spawn(cleanup).join());
+    }
+}
+
+fn wait_for<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(start.elapsed() < limit, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// kubeadm's token discovery: read `cluster-info` without credentials and
+/// without trusting the server, check the bootstrapsigner's detached JWS
+/// (HS256 with the token secret, kid the token id) over its kubeconfig, and
+/// check the CA in it against the pin. Returns the trusted CA (DER).
+fn discover(material: &JoinMaterial) -> Vec<u8> {
+    let (id, secret) = material.id_and_secret();
+    let untrusted = kubeconfig_yaml(&material.endpoint, None, json!({}));
+    let (kubeconfig, jws) = wait_for(
+        "the bootstrapsigner's signature",
+        Duration::from_secs(60),
+        || {
+            let info = block_on(async {
+                Api::<ConfigMap>::namespaced(client_from(&untrusted).await, "kube-public")
+                    .get("cluster-info")
+                    .await
+                    .unwrap()
+            });
+            let data = info.data.unwrap_or_default();
+            let jws = data.get(&format!("jws-kubeconfig-{id}"))?.clone();
+            Some((data["kubeconfig"].clone(), jws))
+        },
+    );
+    let (header, signature) = jws
+        .split_once("..")
+        .unwrap_or_else(|| panic!("not a detached JWS: {jws}"));
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header_json: serde_json::Value =
+        serde_json::from_slice(&b64.decode(header).unwrap()).unwrap();
+    assert_eq!(header_json["alg"], "HS256", "{header_json}");
+    assert_eq!(header_json["kid"], id, "{header_json}");
+    let signing_input = format!("{header}.{}", b64.encode(kubeconfig.as_bytes()));
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+    ring::hmac::verify(
+        &key,
+        signing_input.as_bytes(),
+        &b64.decode(signature).unwrap(),
+    )
+    .expect("cluster-info is signed with the token");
+    let parsed: serde_json::Value = serde_saphyr::from_str(&kubeconfig).unwrap();
+    let ca = base64::engine::general_purpose::STANDARD
+        .decode(
+            parsed["clusters"][0]["cluster"]["certificate-authority-data"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+    let ca = pem_to_der(std::str::from_utf8(&ca).unwrap());
+    assert_eq!(pin(&ca), material.ca_cert_hash, "the CA matches the pin");
+    ca
+}
+
+/// The kubeconfig of a client that authenticates with the token and trusts
+/// only `ca` (clients live in one runtime, so tests pass kubeconfigs around).
+fn token_kubeconfig(material: &JoinMaterial, ca: &[u8]) -> String {
+    kubeconfig_yaml(
+        &material.endpoint,
+        Some(ca_pem(ca).as_bytes()),
+        json!({"token": material.token}),
+    )
+}
+
+fn ca_pem(der: &[u8]) -> String {
+    format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        base64::engine::general_purpose::STANDARD.encode(der)
+    )
+}
+
+/// A node client certificate request, as a kubelet makes it.
+fn request_certificate(kubeconfig: &str, node: &str) -> Result<(String, String), kube::Error> {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, format!("system:node:{node}"));
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "system:nodes");
+    let csr = params.serialize_request(&key).unwrap().pem().unwrap();
+    let name = unique_name("node-csr");
+    let request = CertificateSigningRequest {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            ..Default::default()
+        },
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(csr.into_bytes()),
+            signer_name: "kubernetes.io/kube-apiserver-client-kubelet".into(),
+            usages: Some(vec!["digital signature".into(), "client auth".into()]),
+            ..Default::default()
+        },
+        status: None,
+    };
+    block_on(async {
+        Api::<CertificateSigningRequest>::all(client_from(kubeconfig).await)
+            .create(&PostParams::default(), &request)
+            .await
+    })?;
+    Ok((name, key.serialize_pem()))
+}
+
+/// Waits for the controller-manager to approve and sign CSR `name`, reading
+/// it with the token as a kubelet does.
+fn signed_certificate(kubeconfig: &str, name: &str) -> String {
+    wait_for(
+        "the CSR approved and signed",
+        Duration::from_secs(60),
+        || {
+            let csr = block_on(async {
+                Api::<CertificateSigningRequest>::all(client_from(kubeconfig).await)
+                    .get(name)
+                    .await
+                    .unwrap()
+            });
+            let status = csr.status?;
+            let approved = status
+                .conditions
+                .iter()
+                .flatten()
+                .any(|c| c.type_ == "Approved" && c.status == "True");
+            assert!(
+                !status
+                    .conditions
+                    .iter()
+                    .flatten()
+                    .any(|c| c.type_ == "Denied" || c.type_ == "Failed"),
+                "{status:?}"
+            );
+            let certificate = status.certificate?;
+            assert!(approved);
+            Some(String::from_utf8(certificate.0).unwrap())
+        },
+    )
+}
+
+/// The taints and labels a kubelet registers with, from the fragment and the flag.
+fn registration(material: &JoinMaterial) -> (Vec<Taint>, BTreeMap<String, String>) {
+    let fragment: serde_json::Value = serde_saphyr::from_str(&material.kubelet_config).unwrap();
+    assert_eq!(fragment["kind"], "KubeletConfiguration");
+    let taints: Vec<Taint> =
+        serde_json::from_value(fragment["registerWithTaints"].clone()).unwrap();
+    let labels = material
+        .node_labels_flag
+        .strip_prefix("--node-labels=")
+        .unwrap()
+        .split(',')
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    (taints, labels)
+}
+
+fn delete_node_and_csrs(node: &str, csrs: &[String]) {
+    block_on(async {
+        let client = kube_client().await;
+        let _ = Api::<Node>::all(client.clone())
+            .delete(node, &DeleteParams::default())
+            .await;
+        for csr in csrs {
+            let _ = Api::<CertificateSigningRequest>::all(client.clone())
+                .delete(csr, &DeleteParams::default())
+                .await;
+        }
+    });
+}
+
+/// The TLS bootstrap, end to end; returns the Node as a watch started
+/// before it showed it first.
+fn join(material: &JoinMaterial, node: &str, csrs: &mut Vec<String>) -> Node {
+    let ca = discover(material);
+    let bootstrap = token_kubeconfig(material, &ca);
+    let (csr, key_pem) = request_certificate(&bootstrap, node).unwrap();
+    csrs.push(csr.clone());
+    let certificate = signed_certificate(&bootstrap, &csr);
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let kubelet = kubeconfig_yaml(
+        &material.endpoint,
+        Some(ca_pem(&ca).as_bytes()),
+        json!({"client-certificate-data": b64(&certificate), "client-key-data": b64(&key_pem)}),
+    );
+    let (taints, labels) = registration(material);
+    block_on(async {
+        let admin = Api::<Node>::all(kube_client().await);
+        let watch = WatchParams::default().fields(&format!("metadata.name={node}"));
+        let mut events = admin.watch(&watch, "0").await.unwrap().boxed();
+        let registered = Node {
+            metadata: ObjectMeta {
+                name: Some(node.to_string()),
+                labels: Some(labels),
+                ..Default::default()
+            },
+            spec: Some(NodeSpec {
+                taints: Some(taints),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let own = Api::<Node>::all(client_from(&kubelet).await);
+        own.create(&PostParams::default(), &registered)
+            .await
+            .expect("the node registers itself with its certificate");
+        // Then reports itself ready with room for pods, as a kubelet does.
+        let status = json!({"status": {
+            "capacity": {"cpu": "8", "memory": "64Gi", "pods": "110"},
+            "allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ready"}],
+        }});
+        own.patch_status(node, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .expect("the node reports its own status");
+        loop {
+            match events.try_next().await.unwrap() {
+                Some(WatchEvent::Added(first)) => return first,
+                Some(WatchEvent::Bookmark(_)) => continue,
+                other => panic!("unexpected first event {other:?}"),
+            }
+        }
+    })
+}
+
+/// A pod for the joined node's pool, tolerating its taints or not.
+fn pod_for_pool(name: &str, tolerating: bool) -> Pod {
+    let tolerations = if tolerating {
+        json!([
+            {"key": "nvidia.com/gpu", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
+            {"key": "workload", "operator": "Equal", "value": "training", "effect": "NoExecute"},
+        ])
+    } else {
+        json!([])
+    };
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"example.com/pool": "h100"},
+            "tolerations": tolerations,
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+        },
+    }))
+    .unwrap()
+}
+
+/// The real scheduler keeps a pod without the tolerations off the joined
+/// node (naming the taint) and places a training pod there.
+fn scheduling_respects_the_taints(node: &str) {
+    let (plain, training) = (unique_name("untolerating"), unique_name("training"));
+    block_on(async {
+        let pods = Api::<Pod>::namespaced(kube_client().await, "default");
+        for (name, tolerating) in [(&plain, false), (&training, true)] {
+            pods.create(&PostParams::default(), &pod_for_pool(name, tolerating))
+                .await
+                .unwrap();
+        }
+    });
+    let get = |name: &str| {
+        block_on(async {
+            Api::<Pod>::namespaced(kube_client().await, "default")
+                .get(name)
+                .await
+                .unwrap()
+        })
+    };
+    let bound = wait_for(
+        "the training pod scheduled",
+        Duration::from_secs(60),
+        || get(&training).spec.and_then(|s| s.node_name),
+    );
+    assert_eq!(bound, node);
+    let refusal = wait_for("the scheduler's verdict", Duration::from_secs(60), || {
+        let pod = get(&plain);
+        assert_eq!(pod.spec.as_ref().and_then(|s| s.node_name.clone()), None);
+        pod.status?
+            .conditions?
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"))?
+            .message
+    });
+    assert!(refusal.contains("untolerated taint"), "{refusal}");
+    block_on(async {
+        let pods = Api::<Pod>::namespaced(kube_client().await, "default");
+        for name in [&plain, &training] {
+            let _ = pods.delete(name, &DeleteParams::default()).await;
+        }
+    });
+}
+
+fn taints_text(node: &Node) -> Vec<String> {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default()
+        .iter()
+        .map(|t| {
+            format!(
+                "{}={}:{}",
+                t.key,
+                t.value.clone().unwrap_or_default(),
+                t.effect
+            )
+        })
+        .collect()
+}
+
+fn secret_of(id: &str) -> Option<Secret> {
+    block_on(async {
+        Api::<Secret>::namespaced(kube_client().await, "kube-system")
+            .get_opt(&format!("bootstrap-token-{id}"))
+            .await
+            .unwrap()
+    })
+}
+
+fn patch_secret(id: &str, data: serde_json::Value) {
+    block_on(async {
+        Api::<Secret>::namespaced(kube_client().await, "kube-system")
+            .patch(
+                &format!("bootstrap-token-{id}"),
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"stringData": data})),
+            )
+            .await
+            .unwrap()
+    });
+}
+
+/// Whether the API server takes the token: a CSR list as the token's user.
+fn token_accepted(material: &JoinMaterial, ca: &[u8]) -> bool {
+    let kubeconfig = token_kubeconfig(material, ca);
+    match block_on(async {
+        Api::<CertificateSigningRequest>::all(client_from(&kubeconfig).await)
+            .list(&Default::default())
+            .await
+    }) {
+        Ok(_) => true,
+        Err(kube::Error::Api(status)) if status.code == 401 => false,
+        Err(e) => panic!("neither accepted nor refused: {e}"),
+    }
+}
+
+#[test]
+fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
+    let _setup = BootstrapSetup::new();
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(&body(""));
+        ws.apply();
+        let state = ws.resource_values(RESOURCE);
+        let id = state["token_id"].as_str().unwrap().to_string();
+        let live = secret_of(&id).expect("the token Secret");
+        assert_eq!(live.type_.as_deref(), Some("bootstrap.kubernetes.io/token"));
+
+        // Import by token id into an empty state: an empty plan, the same state.
+        for by in [ImportBy::Command, ImportBy::Block] {
+            ws.assert_import_verifies(&[(RESOURCE, &id)], by, &[]);
+        }
+
+        // A server joins with nothing but the outputs, tainted from its first
+        // appearance.
+        let material = JoinMaterial::of(&ws);
+        let node = unique_name("joined");
+        let mut csrs = Vec::new();
+        let first = join(&material, &node, &mut csrs);
+        assert_eq!(
+            taints_text(&first),
+            [
+                "nvidia.com/gpu=training:NoSchedule",
+                "workload=training:NoExecute"
+            ]
+        );
+        let labels = first.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(
+            labels.get("example.com/pool").map(String::as_str),
+            Some("h100")
+        );
+        assert_eq!(
+            labels
+                .get("nvidia.com/device-plugin.config")
+                .map(String::as_str),
+            Some("h100-mps")
+        );
+        scheduling_respects_the_taints(&node);
+        delete_node_and_csrs(&node, &csrs);
+
+        // Drift: an edited Secret shows, and so does a deleted one.
+        patch_secret(
+            &id,
+            json!({"auth-extra-groups": "system:bootstrappers:other"}),
+        );
+        ws.assert_plan_changes().assert_change(
+            RESOURCE,
+            "auth_extra_groups[0]",
+            json!("system:bootstrappers:other"),
+            json!(GROUP),
+        );
+        ws.apply();
+
+        // An expired token is refused and the token cleaner removes it; the
+        // next plan issues a new one.
+        let ca = discover(&material);
+        assert!(token_accepted(&material, &ca));
+        patch_secret(&id, json!({"expiration": "2020-01-01T00:00:00Z"}));
+        // The authenticator reads Secrets from its informer: a moment later.
+        wait_for("the expired token refused", Duration::from_secs(10), || {
+            (!token_accepted(&material, &ca)).then_some(())
+        });
+        wait_for("the token cleaner", Duration::from_secs(60), || {
+            secret_of(&id).is_none().then_some(())
+        });
+        ws.assert_plan_changes()
+            .assert_actions(RESOURCE, &["create"]);
+        ws.apply();
+
+        // A token that expires within `rotate_when_expires_within` (1h) is
+        // replaced by the next plan, and the one it replaces is revoked.
+        let renewed = JoinMaterial::of(&ws);
+        assert_ne!(renewed.token, material.token);
+        let soon = jiff::Timestamp::now()
+            .checked_add(jiff::SignedDuration::from_mins(30))
+            .unwrap()
+            .round(jiff::Unit::Second)
+            .unwrap();
+        patch_secret(
+            renewed.id_and_secret().0,
+            json!({"expiration": soon.to_string()}),
+        );
+        ws.assert_plan_changes()
+            .assert_replaced_for(RESOURCE, &["expiration"]);
+        ws.apply();
+        let rotated = JoinMaterial::of(&ws);
+        assert_ne!(rotated.token, renewed.token);
+        // The replaced token is gone (ids are random: 36^6 of them).
+        assert!(secret_of(renewed.id_and_secret().0).is_none());
+
+        // Destroy revokes the token: a second bootstrap fails.
+        let renewed = rotated;
+        let ca = discover(&renewed);
+        ws.destroy();
+        wait_for("the revoked token refused", Duration::from_secs(10), || {
+            (!token_accepted(&renewed, &ca)).then_some(())
+        });
+        let refused = request_certificate(&token_kubeconfig(&renewed, &ca), &unique_name("late"));
+        assert!(
+            matches!(&refused, Err(kube::Error::Api(s)) if s.code == 401),
+            "{refused:?}"
+        );
+    });
+}
+
+#[test]
+fn the_token_secret_shows_only_as_a_sensitive_attribute() {
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.env("TF_LOG", "trace");
+        ws.config(&body(""));
+        let applied = ws.apply();
+        let state = ws.resource_values(RESOURCE);
+        let secret = state["token_secret"].as_str().unwrap().to_string();
+        assert_eq!(secret.len(), 16);
+        let plan = ws.plan();
+        // Sensitive attributes for the three that carry it.
+        let raw: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(ws.path().join("terraform.tfstate")).unwrap(),
+        )
+        .unwrap();
+        let instance = &raw["resources"][0]["instances"][0];
+        let mut values = instance["attributes"].clone();
+        for sensitive in ["token_secret", "token", "kubeadm_join_command"] {
+            assert!(
+                instance["sensitive_attributes"]
+                    .to_string()
+                    .contains(sensitive),
+                "{sensitive} is not sensitive: {}",
+                instance["sensitive_attributes"]
+            );
+            values.as_object_mut().unwrap().remove(sensitive);
+        }
+        let outside = values.to_string() + &instance["private"].to_string();
+        for (what, text) in [
+            ("the apply's trace log", applied.stderr.as_str()),
+            ("the apply's output", applied.stdout.as_str()),
+            ("the plan", plan.text.as_str()),
+            (
+                "the state outside the sensitive attributes",
+                outside.as_str(),
+            ),
+        ] {
+            assert!(!text.contains(&secret), "the token secret is in {what}");
+        }
+        assert!(applied.stderr.contains("[TRACE]"), "no trace log captured");
+        ws.destroy();
+    });
+}

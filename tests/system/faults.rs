@@ -1,0 +1,818 @@
+//! The fault suite, on a control plane of its own (GPUFLEET_FAULT_CLUSTER_DIR,
+//! which scripts/test.sh starts beside the test cluster), since it kills
+//! and restarts its components: kube-apiserver SIGKILLed in the middle of an
+//! apply, etcd stopped and started again, Ctrl-C while the API server is
+//! down, and an API server that throttles (429) an apply run with
+//! `-parallelism=50`. After each: no object lost, duplicated or left
+//! unmanaged, state equal to the cluster, and a second plan empty.
+//!
+//! The short runs (20 resources) are part of `make test`; the 200-resource
+//! runs, and a fault-free apply to compare them with, are `#[ignore]`d and
+//! run by `make test-long`. Each run prints one `fault figures:` line.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::fixtures::{class, fleet, node_pools};
+use common::terraform::{Cli, Workspace, clis, provider_block_for};
+use common::{block_on, repo_root, unique_name};
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::Api;
+use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams};
+
+/// The runs take turns: each may kill a component the others use.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const RUN_LABEL: &str = "example.com/fault-run";
+const TAINT_KEY: &str = "fault.example.com/run";
+/// Flags that make kube-apiserver answer 429 as soon as more than one
+/// mutating (two read) requests are in flight. The limits spare
+/// system:masters, so only the throttled run, whose provider acts as another
+/// user, meets them; the fault cluster always has them.
+const THROTTLING: &str = "--enable-priority-and-fairness=false --max-requests-inflight=2 --max-mutating-requests-inflight=1";
+
+/// The fault cluster and its controls (testbed/cluster.sh).
+struct FaultCluster {
+    dir: PathBuf,
+    kubeconfig: String,
+}
+
+impl FaultCluster {
+    /// The fault cluster, once `cluster.sh up` has finished starting it
+    /// (scripts/test.sh starts it while the other tests run); `None` (a
+    /// skip) when there is none.
+    fn get() -> Option<Self> {
+        let Some(dir) = std::env::var_os("GPUFLEET_FAULT_CLUSTER_DIR").map(PathBuf::from) else {
+            common::skipped(
+                "the fault suite",
+                "GPUFLEET_FAULT_CLUSTER_DIR names no cluster of its own (scripts/test.sh starts one with `GPUFLEET_CLUSTER_DIR=target/fault-cluster testbed/cluster.sh up`)",
+            );
+            return None;
+        };
+        let started = Instant::now();
+        while !dir.join("env").exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(180),
+                "no fault cluster at {} after 3 minutes (`up` writes its env file when ready)",
+                dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        Some(Self {
+            kubeconfig: dir.join("kubeconfig").to_string_lossy().into_owned(),
+            dir,
+        })
+    }
+
+    /// Runs `cluster.sh args`; `apiserver_flags` replaces kube-apiserver's
+    /// extra flags when it (re)starts.
+    fn control(&self, args: &[&str], apiserver_flags: Option<&str>) {
+        let mut command = Command::new("bash");
+        command
+            .arg(repo_root().join("testbed/cluster.sh"))
+            .args(args)
+            .env("GPUFLEET_CLUSTER_DIR", &self.dir);
+        if let Some(flags) = apiserver_flags {
+            command.env("GPUFLEET_APISERVER_FLAGS", flags);
+        }
+        let out = command.output().unwrap();
+        assert!(
+            out.status.success(),
+            "cluster.sh {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn kill(&self, component: &str, signal: &str) {
+        self.control(&["kill", component, signal], None);
+    }
+
+    fn start(&self, component: &str) {
+        self.control(&["start", component], None);
+    }
+
+    /// Whatever an earlier run left stopped runs again, and kube-apiserver
+    /// throttles (which only the throttled run's user feels).
+    fn restore(&self) {
+        let status = Command::new("bash")
+            .arg(repo_root().join("testbed/cluster.sh"))
+            .arg("status")
+            .env("GPUFLEET_CLUSTER_DIR", &self.dir)
+            .output()
+            .unwrap();
+        let status = String::from_utf8_lossy(&status.stdout).into_owned();
+        for component in [
+            "etcd",
+            "kube-apiserver",
+            "kube-scheduler",
+            "kube-controller-manager",
+        ] {
+            if status.contains(&format!("{component}: stopped")) {
+                self.start(component);
+            }
+        }
+        let env = std::fs::read_to_string(self.dir.join("env")).unwrap();
+        if !env.contains(&format!("apiserver_flags='{THROTTLING}'")) {
+            self.control(&["restart", "kube-apiserver"], Some(THROTTLING));
+        }
+    }
+
+    async fn client(&self) -> kube::Client {
+        gpufleet::protocol::tls::install_crypto_provider();
+        let kubeconfig = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    }
+
+    /// Requests the API server has answered with `code` since it started,
+    /// from its metrics.
+    fn requests_answered(&self, code: u16) -> u64 {
+        block_on(async {
+            let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
+            let metrics = self.client().await.request_text(request).await.unwrap();
+            metrics
+                .lines()
+                .filter(|l| {
+                    l.starts_with("apiserver_request_total{")
+                        && l.contains(&format!("code=\"{code}\""))
+                })
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum::<f64>() as u64
+        })
+    }
+}
+
+/// A configuration of `total` resources of one run: half priority classes,
+/// three tenths fleets, the rest taints, each on a node of its own.
+struct Fleetwide {
+    run: String,
+    classes: usize,
+    fleets: usize,
+    nodes: Vec<String>,
+}
+
+impl Fleetwide {
+    fn new(cluster: &FaultCluster, total: usize) -> Self {
+        let run = unique_name("fault");
+        let classes = total / 2;
+        let fleets = total * 3 / 10;
+        let nodes: Vec<String> = (0..total - classes - fleets)
+            .map(|i| format!("{run}-node-{i}"))
+            .collect();
+        block_on(async {
+            let api = Api::<Node>::all(cluster.client().await);
+            for name in &nodes {
+                let node: Node = serde_json::from_value(serde_json::json!({
+                    "metadata": { "name": name, "labels": { RUN_LABEL: run } },
+                }))
+                .unwrap();
+                api.create(&PostParams::default(), &node).await.unwrap();
+            }
+        });
+        Self {
+            run,
+            classes,
+            fleets,
+            nodes,
+        }
+    }
+
+    fn names(&self, kind: &str, count: usize) -> BTreeSet<String> {
+        (0..count)
+            .map(|i| format!("{}-{kind}-{i}", self.run))
+            .collect()
+    }
+
+    fn configured(&self) -> Objects {
+        Objects {
+            classes: self.names("pc", self.classes),
+            pools: self.names("fleet", self.fleets),
+            tainted_nodes: self.nodes.iter().cloned().collect(),
+        }
+    }
+
+    /// The configuration: the first third of the objects (priority classes,
+    /// which are half of them) at once, the rest only once `gate` exists, so that a fault injected between the two
+    /// surely falls in the middle of the apply however fast the machine is.
+    fn config(&self, kubeconfig: &str, gate: &std::path::Path) -> String {
+        let labels = format!("{{ \"{RUN_LABEL}\" = \"{}\" }}", self.run);
+        let ungated = (self.classes + self.fleets + self.nodes.len()) / 3;
+        let gated = |i: usize| {
+            if i < ungated {
+                ""
+            } else {
+                "  depends_on = [terraform_data.gate]\n"
+            }
+        };
+        // The gate waits for the ungated objects, so that even at
+        // -parallelism=1 it never holds up what must come before it.
+        let before_gate: Vec<String> = (0..ungated)
+            .map(|i| format!("gpufleet_priority_class.pc{i}"))
+            .collect();
+        let mut body = provider_block_for(kubeconfig, "");
+        body += &format!(
+            "resource \"terraform_data\" \"gate\" {{\n  depends_on = [{}]\n  provisioner \"local-exec\" {{\n    command = \"i=0; while [ ! -e '{}' ]; do i=$((i+1)); [ $i -lt 9000 ] || exit 1; sleep 0.1; done\"\n  }}\n}}\n",
+            before_gate.join(", "),
+            gate.display()
+        );
+        for (i, name) in self.names("pc", self.classes).iter().enumerate() {
+            body += &class(
+                &format!("pc{i}"),
+                name,
+                i as i64,
+                &format!("  labels = {labels}\n{}", gated(i)),
+            );
+        }
+        for (i, name) in self.names("fleet", self.fleets).iter().enumerate() {
+            body += &fleet(
+                &format!("fleet{i}"),
+                name,
+                &format!(
+                    "  accelerators = [\"L4\"]\n  node_pool_labels = {labels}\n{}",
+                    gated(self.classes + i)
+                ),
+            );
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            body += &format!(
+                "resource \"gpufleet_node_taint\" \"taint{i}\" {{\n  node_name = \"{node}\"\n  taints = [{{ key = \"{TAINT_KEY}\", value = \"{}\", effect = \"NoSchedule\" }}]\n{}}}\n",
+                self.run,
+                gated(self.classes + self.fleets + i)
+            );
+        }
+        body
+    }
+
+    /// The run's objects on the cluster.
+    fn live(&self, cluster: &FaultCluster) -> Objects {
+        block_on(async {
+            let client = cluster.client().await;
+            let selector = ListParams::default().labels(&format!("{RUN_LABEL}={}", self.run));
+            let names = |items: Vec<_>| -> BTreeSet<String> {
+                items
+                    .into_iter()
+                    .filter_map(|m: kube::api::ObjectMeta| m.name)
+                    .collect()
+            };
+            let classes = Api::<PriorityClass>::all(client.clone())
+                .list(&selector)
+                .await
+                .unwrap();
+            let pools = Api::<DynamicObject>::all_with(client.clone(), &node_pools("karpenter.sh"))
+                .list(&selector)
+                .await
+                .unwrap();
+            let nodes = Api::<Node>::all(client).list(&selector).await.unwrap();
+            Objects {
+                classes: names(classes.items.into_iter().map(|c| c.metadata).collect()),
+                pools: names(pools.items.into_iter().map(|p| p.metadata).collect()),
+                tainted_nodes: nodes
+                    .items
+                    .into_iter()
+                    .filter(|n| {
+                        n.spec
+                            .as_ref()
+                            .and_then(|s| s.taints.as_ref())
+                            .is_some_and(|t| t.iter().any(|t| t.key == TAINT_KEY))
+                    })
+                    .filter_map(|n| n.metadata.name)
+                    .collect(),
+            }
+        })
+    }
+
+    fn remove_nodes(&self, cluster: &FaultCluster) {
+        block_on(async {
+            let api = Api::<Node>::all(cluster.client().await);
+            for name in &self.nodes {
+                let _ = api.delete(name, &DeleteParams::default()).await;
+            }
+        });
+    }
+}
+
+/// Objects by kind, from the cluster or from state.
+#[derive(Debug, Default, PartialEq)]
+struct Objects {
+    classes: BTreeSet<String>,
+    pools: BTreeSet<String>,
+    tainted_nodes: BTreeSet<String>,
+}
+
+impl Objects {
+    fn len(&self) -> usize {
+        self.classes.len() + self.pools.len() + self.tainted_nodes.len()
+    }
+
+    /// The objects of a resource type.
+    fn of(&mut self, resource_type: &str) -> &mut BTreeSet<String> {
+        match resource_type {
+            "gpufleet_priority_class" => &mut self.classes,
+            "gpufleet_fleet" => &mut self.pools,
+            "gpufleet_node_taint" => &mut self.tainted_nodes,
+            other => panic!("unexpected {other} in state"),
+        }
+    }
+
+    /// What `self` has that `other` lacks, as `kind name` lines.
+    fn beyond(&self, other: &Objects) -> Vec<String> {
+        let diff = |kind: &str, a: &BTreeSet<String>, b: &BTreeSet<String>| {
+            a.difference(b)
+                .map(|n| format!("{kind} {n}"))
+                .collect::<Vec<_>>()
+        };
+        [
+            diff("PriorityClass", &self.classes, &other.classes),
+            diff("NodePool", &self.pools, &other.pools),
+            diff("tainted Node", &self.tainted_nodes, &other.tainted_nodes),
+        ]
+        .concat()
+    }
+}
+
+/// What state holds: every object, and the ones Terraform marked tainted
+/// (a failed create it keeps to replace). Each address appears once and
+/// each object under one address.
+fn in_state(ws: &Workspace) -> (Objects, Objects) {
+    let state = ws.state();
+    let resources = state["values"]["root_module"]["resources"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let (mut all, mut tainted) = (Objects::default(), Objects::default());
+    let mut seen = 0;
+    for r in &resources {
+        let values = &r["values"];
+        let kind = r["type"].as_str().unwrap();
+        if kind == "terraform_data" {
+            continue;
+        }
+        let name = match kind {
+            "gpufleet_node_taint" => &values["node_name"],
+            _ => &values["name"],
+        };
+        let name = name.as_str().unwrap().to_string();
+        all.of(kind).insert(name.clone());
+        if r["tainted"] == true {
+            tainted.of(kind).insert(name);
+        }
+        seen += 1;
+    }
+    assert_eq!(
+        seen,
+        all.len(),
+        "an object appears under two addresses in state"
+    );
+    (all, tainted)
+}
+
+/// How many calls the provider retried, by cause, from its log.
+#[derive(Debug, Default)]
+struct Retries {
+    total: usize,
+    by_cause: std::collections::BTreeMap<String, usize>,
+}
+
+fn retries(log: &std::path::Path) -> Retries {
+    let mut counted = Retries::default();
+    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
+        let Some(rest) = line.split_once("gpufleet: retry: ").map(|(_, r)| r) else {
+            continue;
+        };
+        let cause = rest
+            .split(" failed: ")
+            .nth(1)
+            .and_then(|c| c.split(';').next())
+            .unwrap_or("?");
+        counted.total += 1;
+        *counted.by_cause.entry(cause.to_string()).or_default() += 1;
+    }
+    counted
+}
+
+fn apply_command(ws: &mut Workspace, parallelism: u32, log: &std::path::Path) -> Command {
+    ws.init();
+    ws.holds_objects();
+    let parallelism = format!("-parallelism={parallelism}");
+    let mut command = ws.command(&[
+        "apply",
+        "-auto-approve",
+        "-no-color",
+        "-input=false",
+        &parallelism,
+    ]);
+    // To files, not pipes: nobody reads a pipe while the test waits for
+    // objects, and 200 resources print enough to fill one and stall the CLI.
+    let output = |name: &str| std::fs::File::create(ws.path().join(name)).unwrap();
+    command
+        .env("TF_LOG_PROVIDER", "WARN")
+        .env("TF_LOG_PATH", log)
+        .stdout(output("apply.stdout"))
+        .stderr(output("apply.stderr"));
+    command
+}
+
+/// Waits for the apply started by [`apply_command`] in `ws` and returns what
+/// it printed.
+fn finish(mut child: Child, ws: &Workspace, limit: Duration) -> Output {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "the CLI did not finish within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let printed = |name: &str| std::fs::read(ws.path().join(name)).unwrap();
+    Output {
+        status,
+        stdout: printed("apply.stdout"),
+        stderr: printed("apply.stderr"),
+    }
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    /// SIGKILL kube-apiserver mid-apply, start it again 2 s later.
+    KillApiServer,
+    /// Stop etcd (SIGTERM) mid-apply, start it again 2 s later.
+    StopEtcd,
+    /// SIGKILL kube-apiserver mid-apply, then Ctrl-C the CLI while the
+    /// provider waits for it; start it again once the CLI has stopped.
+    InterruptDuringOutage,
+    /// kube-apiserver with tight in-flight limits for the whole apply.
+    Throttle,
+}
+
+/// Applies a fresh configuration of `total` resources with `cli`, injects
+/// `fault` (none for the comparison run), converges, checks and prints the
+/// figures.
+fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cluster) = FaultCluster::get() else {
+        return;
+    };
+    cluster.restore();
+    let fleetwide = Fleetwide::new(&cluster, total);
+    let configured = fleetwide.configured();
+    assert_eq!(configured.len(), total);
+
+    // Throttling applies to users outside system:masters: the provider runs
+    // as one, bound to cluster-admin.
+    let acting = unique_name("fault-throttled");
+    let impersonating = common::impersonating(&cluster.kubeconfig, &acting);
+    let kubeconfig = if fault == Some(Fault::Throttle) {
+        bind_cluster_admin(&cluster, &acting);
+        impersonating.path().to_string_lossy().into_owned()
+    } else {
+        cluster.kubeconfig.clone()
+    };
+    let throttled_before = cluster.requests_answered(429);
+
+    let mut ws = Workspace::new(cli);
+    let gate = ws.path().join("gate-open");
+    ws.config_raw(&fleetwide.config(&kubeconfig, &gate));
+    let log = ws.path().join("provider.log");
+    let open_gate = || std::fs::write(&gate, "").unwrap();
+    if matches!(fault, None | Some(Fault::Throttle)) {
+        open_gate();
+    }
+    // The throttled run as the issue asks; the interrupted one a write at a
+    // time, so that Ctrl-C finds writes still queued behind the one waiting.
+    let parallelism = match fault {
+        Some(Fault::Throttle) => 50,
+        Some(Fault::InterruptDuringOutage) => 1,
+        _ => 10,
+    };
+    let started = Instant::now();
+    let mut apply = apply_command(&mut ws, parallelism, &log).spawn().unwrap();
+    let mut stopped_in = None;
+    let mut injected = 0;
+    let mut written_before_fault = None;
+    let output = match fault {
+        None | Some(Fault::Throttle) => finish(apply, &ws, Duration::from_secs(900)),
+        Some(fault) => {
+            written_before_fault = Some(wait_for_objects(
+                &fleetwide,
+                &cluster,
+                total / 3,
+                &mut apply,
+            ));
+            injected += 1;
+            match fault {
+                Fault::KillApiServer => {
+                    cluster.kill("kube-apiserver", "KILL");
+                    open_gate();
+                    std::thread::sleep(outage);
+                    cluster.start("kube-apiserver");
+                    finish(apply, &ws, Duration::from_secs(900))
+                }
+                Fault::StopEtcd => {
+                    cluster.kill("etcd", "TERM");
+                    open_gate();
+                    std::thread::sleep(outage);
+                    cluster.start("etcd");
+                    finish(apply, &ws, Duration::from_secs(900))
+                }
+                Fault::InterruptDuringOutage => {
+                    cluster.kill("kube-apiserver", "KILL");
+                    open_gate();
+                    std::thread::sleep(outage);
+                    let sent = Instant::now();
+                    assert!(
+                        Command::new("kill")
+                            .args(["-INT", &apply.id().to_string()])
+                            .status()
+                            .unwrap()
+                            .success()
+                    );
+                    let output = finish(apply, &ws, Duration::from_secs(60));
+                    stopped_in = Some(sent.elapsed());
+                    cluster.start("kube-apiserver");
+                    output
+                }
+                Fault::Throttle => unreachable!(),
+            }
+        }
+    };
+    let apply_time = started.elapsed();
+    let first_apply_ok = output.status.success();
+    if fault.is_none() || fault == Some(Fault::Throttle) {
+        assert!(
+            first_apply_ok,
+            "{}: apply failed:\n{}",
+            cli.name,
+            text(&output)
+        );
+    }
+    if fault == Some(Fault::InterruptDuringOutage) {
+        assert!(
+            !first_apply_ok,
+            "the interrupted apply succeeded:\n{}",
+            text(&output)
+        );
+    }
+    let retried = retries(&log);
+
+    // Nothing on the cluster that state does not hold; nothing in state
+    // (other than a tainted create kept to be replaced) that the cluster
+    // does not hold.
+    let (held, tainted) = in_state(&ws);
+    let live = fleetwide.live(&cluster);
+    let unmanaged = live.beyond(&held);
+    assert!(
+        unmanaged.is_empty(),
+        "{}: objects on the cluster that state does not track after the {fault:?} apply: {unmanaged:?}\n{}",
+        cli.name,
+        text(&output)
+    );
+    let kept_to_replace = tainted.beyond(&Objects::default());
+    let missing: Vec<String> = held
+        .beyond(&live)
+        .into_iter()
+        .filter(|o| !kept_to_replace.contains(o))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{}: state holds objects the cluster lacks: {missing:?}",
+        cli.name
+    );
+
+    // The next apply converges: everything configured exists once, state
+    // equals the cluster, and the plan after it is empty.
+    let converge_started = Instant::now();
+    if !(first_apply_ok && fault.is_none()) {
+        ws.apply();
+    }
+    let converge_time = converge_started.elapsed();
+    let (held, _) = in_state(&ws);
+    let live = fleetwide.live(&cluster);
+    let lost = configured.beyond(&live);
+    assert!(lost.is_empty(), "{}: lost: {lost:?}", cli.name);
+    assert_eq!(
+        live, configured,
+        "{}: the cluster is not what was configured",
+        cli.name
+    );
+    assert_eq!(held, live, "{}: state is not the cluster", cli.name);
+    ws.assert_plan_empty();
+    // The counter starts again with the API server, so it only counts
+    // across a run that does not restart it.
+    let throttled = (fault == Some(Fault::Throttle)).then(|| {
+        cluster
+            .requests_answered(429)
+            .saturating_sub(throttled_before)
+    });
+
+    ws.destroy();
+    let left = fleetwide.live(&cluster);
+    fleetwide.remove_nodes(&cluster);
+    if fault == Some(Fault::Throttle) {
+        unbind(&cluster, &acting);
+    }
+    assert_eq!(left.len(), 0, "destroy left {left:?}");
+
+    let figures = serde_json::json!({
+        "cli": cli.name,
+        "fault": fault.map_or("none".to_string(), |f| format!("{f:?}")),
+        "objects": total,
+        "faults_injected": injected,
+        "outage_seconds": (injected > 0).then(|| round(outage)),
+        "objects_written_before_fault": written_before_fault,
+        "first_apply_succeeded": first_apply_ok,
+        "first_apply_seconds": round(apply_time),
+        "stopped_after_sigint_seconds": stopped_in.map(round),
+        "tainted_after_first_apply": tainted.len(),
+        "converge_apply_seconds": round(converge_time),
+        "retries": retried.total,
+        "retries_by_cause": retried.by_cause,
+        "answered_429": throttled,
+        "lost": lost.len(),
+        "unmanaged": unmanaged.len(),
+        "parallelism": parallelism,
+    });
+    eprintln!("fault figures: {figures}");
+    if fault == Some(Fault::Throttle) {
+        assert!(
+            throttled > Some(0),
+            "the API server never throttled the apply"
+        );
+        assert!(
+            retried
+                .by_cause
+                .get("throttled (429)")
+                .copied()
+                .unwrap_or(0)
+                > 0,
+            "no 429 was retried: {retried:?}"
+        );
+    }
+    if let Some(written) = written_before_fault {
+        assert!(
+            written < total,
+            "{fault:?} came after the apply had written everything"
+        );
+    }
+    // A killed API server refuses connections; a stopped etcd may only
+    // slow the API server's answers down.
+    if matches!(
+        fault,
+        Some(Fault::KillApiServer | Fault::InterruptDuringOutage)
+    ) {
+        assert!(retried.total > 0, "{fault:?}: the provider retried nothing");
+    }
+}
+
+fn round(d: Duration) -> f64 {
+    (d.as_secs_f64() * 10.0).round() / 10.0
+}
+
+/// Waits until the apply has written `count` objects; returns how many it has.
+fn wait_for_objects(
+    fleetwide: &Fleetwide,
+    cluster: &FaultCluster,
+    count: usize,
+    apply: &mut Child,
+) -> usize {
+    let started = Instant::now();
+    loop {
+        let written = fleetwide.live(cluster).len();
+        if written >= count {
+            return written;
+        }
+        if let Some(status) = apply.try_wait().unwrap() {
+            panic!("the apply ended ({status}) with {written} of {count} objects written");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the apply did not write {count} objects in 5 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn bind_cluster_admin(cluster: &FaultCluster, user: &str) {
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": user },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin" },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user }],
+    }))
+    .unwrap();
+    block_on(async {
+        Api::<ClusterRoleBinding>::all(cluster.client().await)
+            .create(&PostParams::default(), &binding)
+            .await
+            .unwrap();
+    });
+}
+
+fn unbind(cluster: &FaultCluster, user: &str) {
+    block_on(async {
+        let _ = Api::<ClusterRoleBinding>::all(cluster.client().await)
+            .delete(user, &DeleteParams::default())
+            .await;
+    });
+}
+
+fn cli(name: &str) -> &'static Cli {
+    clis()
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| &clis()[0])
+}
+
+/// The short runs in `make test`: each fault once, with one CLI each (both
+/// CLIs meet Ctrl-C and lost answers in tests/system/partial_failure.rs), and
+/// outages of 2 s.
+const SHORT: usize = 20;
+const SHORT_OUTAGE: Duration = Duration::from_secs(2);
+
+#[test]
+fn api_server_killed_mid_apply() {
+    run(
+        cli("terraform"),
+        SHORT,
+        Some(Fault::KillApiServer),
+        SHORT_OUTAGE,
+    );
+}
+
+#[test]
+fn etcd_stopped_mid_apply() {
+    run(cli("tofu"), SHORT, Some(Fault::StopEtcd), SHORT_OUTAGE);
+}
+
+#[test]
+fn ctrl_c_while_the_api_server_is_down() {
+    run(
+        cli("tofu"),
+        SHORT,
+        Some(Fault::InterruptDuringOutage),
+        SHORT_OUTAGE,
+    );
+}
+
+#[test]
+fn throttled_apply_with_parallelism_50() {
+    run(cli("terraform"), SHORT, Some(Fault::Throttle), SHORT_OUTAGE);
+}
+
+/// The long runs (`make test-long`): 200 resources, outages of 20 s, with
+/// terraform, one test per fault and a fault-free apply to compare with
+/// (the short runs above meet both CLIs).
+const LONG: usize = 200;
+const LONG_OUTAGE: Duration = Duration::from_secs(20);
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_no_fault_200() {
+    run(cli("terraform"), LONG, None, LONG_OUTAGE);
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_api_server_killed_200() {
+    run(
+        cli("terraform"),
+        LONG,
+        Some(Fault::KillApiServer),
+        LONG_OUTAGE,
+    );
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_etcd_stopped_200() {
+    run(cli("terraform"), LONG, Some(Fault::StopEtcd), LONG_OUTAGE);
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_ctrl_c_while_the_api_server_is_down_200() {
+    run(
+        cli("terraform"),
+        LONG,
+        Some(Fault::InterruptDuringOutage),
+        LONG_OUTAGE,
+    );
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn long_throttled_with_parallelism_50_200() {
+    run(cli("terraform"), LONG, Some(Fault::Throttle), LONG_OUTAGE);
+}
