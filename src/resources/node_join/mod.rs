@@ -36,6 +36,16 @@ use crate::kit::Cluster;
 use crate::kit::object::{AppliedObject, ObjectResource};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use join_material::{kubelet_config, node_labels};
+use token::{
+    ID_LENGTH, SECRET_LENGTH, check_group, kubelet_labels, parse_duration, random_token_part,
+    token_part, ttl_validator, window_validator,
+};
+
+mod join_material;
+mod token;
+
+pub use join_material::ca_cert_hash;
 
 /// Where bootstrap tokens live (k8s.io/cluster-bootstrap token/api).
 pub const NAMESPACE: &str = "kube-system";
@@ -43,21 +53,9 @@ const SECRET_PREFIX: &str = "bootstrap-token-";
 const SECRET_TYPE: &str = "bootstrap.kubernetes.io/token";
 /// k8s.io/cluster-bootstrap token/api `KnownTokenUsages`.
 const USAGES: &[&str] = &["authentication", "signing"];
-/// k8s.io/cluster-bootstrap token/util `validBootstrapTokenChars`.
-const TOKEN_CHARS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-/// k8s.io/cluster-bootstrap token/api `BootstrapTokenIDBytes`, `BootstrapTokenSecretBytes`.
-const ID_LENGTH: usize = 6;
-const SECRET_LENGTH: usize = 16;
 const DEFAULT_GROUP: &str = "system:bootstrappers:gpufleet";
 /// The annotation holding what the Secret's own keys cannot say.
 const SETTINGS_ANNOTATION: &str = "gpufleet/node-join";
-/// The label the NVIDIA device plugin reads a node's sharing configuration
-/// key from (NVIDIA k8s-device-plugin, cmd/nvidia-device-plugin `--config-label`'s default).
-const SHARING_LABEL: &str = "nvidia.com/device-plugin.config";
-/// A join credential is short-lived: at least long enough to boot a server,
-/// at most a week; longer needs are what rotation is for.
-const MIN_TTL: SignedDuration = SignedDuration::from_mins(5);
-const MAX_TTL: SignedDuration = SignedDuration::from_hours(7 * 24);
 
 /// The `gpufleet_node_join` resource.
 pub struct NodeJoin(ObjectResource<BootstrapToken>);
@@ -132,226 +130,6 @@ struct Settings {
     sharing_config: Option<String>,
 }
 
-/// `24h`, `90m`: a duration.
-fn parse_duration(text: &str) -> Result<SignedDuration, String> {
-    text.parse::<SignedDuration>()
-        .map_err(|_| format!("{text:?} is not a duration such as `24h` or `90m`"))
-}
-
-fn ttl_validator() -> Validator {
-    Validator::string_with(
-        "A duration such as `24h` or `90m`, from 5m to 168h.",
-        |text| {
-            let ttl = parse_duration(text)?;
-            if (MIN_TTL..=MAX_TTL).contains(&ttl) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{text:?} is outside 5m..=168h: a join token is short-lived (a token that never expires, kubeadm's ttl 0, is refused); rotate it with `rotate_when_expires_within` instead of making it long-lived"
-                ))
-            }
-        },
-    )
-}
-
-fn window_validator() -> Validator {
-    Validator::string_with(
-        "A duration such as `2h`, not negative.",
-        |text| match parse_duration(text)? {
-            d if d.is_negative() => Err(format!("{text:?} is negative")),
-            _ => Ok(()),
-        },
-    )
-}
-
-/// k8s.io/cluster-bootstrap token/api `BootstrapTokenIDPattern`
-/// (`[a-z0-9]{6}`) and the secret's `[a-z0-9]{16}`.
-fn token_part(length: usize) -> impl Fn(&str) -> Result<(), String> {
-    move |text| {
-        if text.len() == length && text.bytes().all(|b| TOKEN_CHARS.contains(&b)) {
-            Ok(())
-        } else {
-            Err(format!(
-                "is not {length} characters of lower-case letters and digits ([a-z0-9]{{{length}}}, as k8s.io/cluster-bootstrap token/api requires)"
-            ))
-        }
-    }
-}
-
-/// k8s.io/cluster-bootstrap token/api `BootstrapGroupPattern`:
-/// `system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]`.
-fn check_group(group: &str) -> Result<(), String> {
-    let rest = group.strip_prefix("system:bootstrappers:");
-    let valid = rest.is_some_and(|rest| {
-        (1..=256).contains(&rest.len())
-            && rest
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b':' || b == b'-')
-            && rest
-                .bytes()
-                .last()
-                .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    });
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "{group:?} is not a bootstrap group: it must match system:bootstrappers:[a-z0-9:-]{{0,255}}[a-z0-9] (k8s.io/cluster-bootstrap token/api)"
-        ))
-    }
-}
-
-/// Labels a kubelet refuses to set on its own node with `--node-labels`
-/// (k8s.io/kubernetes cmd/kubelet/app/options `ValidateKubeletFlags`, with
-/// the allowed ones from k8s.io/kubelet pkg/apis `IsKubeletLabel`): keys in
-/// the `kubernetes.io` or `k8s.io` namespaces (or their subdomains), except
-/// the listed well-known labels and those under `kubelet.kubernetes.io` and
-/// `node.kubernetes.io`.
-fn check_kubelet_label(key: &str) -> Result<(), String> {
-    const KUBELET_LABELS: &[&str] = &[
-        "kubernetes.io/hostname",
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "failure-domain.beta.kubernetes.io/zone",
-        "failure-domain.beta.kubernetes.io/region",
-        "beta.kubernetes.io/instance-type",
-        "node.kubernetes.io/instance-type",
-        "kubernetes.io/os",
-        "kubernetes.io/arch",
-        "beta.kubernetes.io/os",
-        "beta.kubernetes.io/arch",
-    ];
-    const KUBELET_NAMESPACES: &[&str] = &["kubelet.kubernetes.io", "node.kubernetes.io"];
-    let in_domain = |namespace: &str, domain: &str| {
-        namespace == domain || namespace.ends_with(&format!(".{domain}"))
-    };
-    let namespace = key.split_once('/').map_or("", |(prefix, _)| prefix);
-    let kubernetes = in_domain(namespace, "kubernetes.io") || in_domain(namespace, "k8s.io");
-    let allowed = KUBELET_LABELS.contains(&key)
-        || KUBELET_NAMESPACES.iter().any(|ns| in_domain(namespace, ns));
-    if kubernetes && !allowed {
-        Err(format!(
-            "{key:?}: a kubelet refuses to set labels in the 'kubernetes.io' or 'k8s.io' namespace with --node-labels unless they begin with an allowed prefix ({}) or are in the allowed set ({}); set such a label after the node joins",
-            KUBELET_NAMESPACES.join(", "),
-            KUBELET_LABELS.join(", ")
-        ))
-    } else {
-        Ok(())
-    }
-}
-
-fn kubelet_labels() -> Validator {
-    let labels = crate::cluster::names::labels();
-    Validator::new(
-        format!(
-            "{} Keys a kubelet may set on its own node: none in the `kubernetes.io` or `k8s.io` namespaces but the kubelet's own (`kubernetes.io/arch`, `node.kubernetes.io/...`, ...).",
-            labels.description()
-        ),
-        move |value| {
-            labels.check(value)?;
-            value
-                .entries()
-                .into_iter()
-                .flatten()
-                .try_for_each(|(key, _)| check_kubelet_label(key))
-        },
-    )
-}
-
-/// `count` characters drawn uniformly from [`TOKEN_CHARS`] by the operating
-/// system's CSPRNG (k8s.io/cluster-bootstrap token/util `randBytes` draws
-/// from crypto/rand the same way).
-fn random_token_part(count: usize) -> Result<String, Diagnostic> {
-    use ring::rand::{SecureRandom, SystemRandom};
-    let random = SystemRandom::new();
-    let mut out = String::with_capacity(count);
-    // Rejection sampling: 252 is the largest multiple of 36 below 256, so
-    // every character is equally likely.
-    let limit = 256 - 256 % TOKEN_CHARS.len();
-    while out.len() < count {
-        let mut byte = [0u8; 1];
-        random.fill(&mut byte).map_err(|_| {
-            Diagnostic::error(
-                "Cannot generate a bootstrap token",
-                "The operating system's random number generator failed.",
-            )
-        })?;
-        if usize::from(byte[0]) < limit {
-            out.push(char::from(
-                TOKEN_CHARS[usize::from(byte[0]) % TOKEN_CHARS.len()],
-            ));
-        }
-    }
-    Ok(out)
-}
-
-/// The node labels the kubelet registers with: `labels`, and the sharing
-/// configuration key's label.
-fn node_labels(model: &Model) -> BTreeMap<String, String> {
-    let mut labels = model.labels.clone().unwrap_or_default();
-    if let Some(key) = &model.sharing_config {
-        labels.insert(SHARING_LABEL.to_string(), key.clone());
-    }
-    labels
-}
-
-/// The KubeletConfiguration fragment: the taints the node registers with.
-fn kubelet_config(taints: &[TaintSpec]) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Fragment<'a> {
-        api_version: &'static str,
-        kind: &'static str,
-        register_with_taints: Vec<BTreeMap<&'static str, &'a str>>,
-    }
-    let register_with_taints = taints
-        .iter()
-        .map(|t| {
-            let mut taint =
-                BTreeMap::from([("key", t.key.as_str()), ("effect", t.effect.as_str())]);
-            if let Some(value) = &t.value {
-                taint.insert("value", value.as_str());
-            }
-            taint
-        })
-        .collect();
-    serde_saphyr::to_string(&Fragment {
-        api_version: "kubelet.config.k8s.io/v1beta1",
-        kind: "KubeletConfiguration",
-        register_with_taints,
-    })
-    .expect("a KubeletConfiguration fragment serializes")
-}
-
-/// `sha256:<hex>` of the certificate's DER SubjectPublicKeyInfo, the pin
-/// `kubeadm join --discovery-token-ca-cert-hash` takes (kubernetes
-/// cmd/kubeadm/app/util/pubkeypin `Hash`).
-pub fn ca_cert_hash(der: &[u8]) -> Result<String, String> {
-    use x509_parser::prelude::{FromDer, X509Certificate};
-    let (_, certificate) = X509Certificate::from_der(der)
-        .map_err(|e| format!("the cluster CA certificate cannot be parsed: {e}"))?;
-    let digest = ring::digest::digest(
-        &ring::digest::SHA256,
-        certificate.tbs_certificate.subject_pki.raw,
-    );
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
-}
-
-fn pem(der: &[u8]) -> String {
-    use base64::Engine;
-    let body = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = body
-        .as_bytes()
-        .chunks(64)
-        .map(|c| std::str::from_utf8(c).expect("base64 is ASCII"))
-        .collect();
-    format!(
-        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
-        lines.join("\n")
-    )
-}
-
 impl Model {
     fn settings(&self) -> Settings {
         Settings {
@@ -362,44 +140,6 @@ impl Model {
             sharing_config: self.sharing_config.clone(),
         }
     }
-
-    /// Fills in what the cluster connection decides: the API server, its CA
-    /// and pin, and the join command.
-    async fn join_material(&mut self, cluster: &Cluster) -> Result<(), Diagnostics> {
-        let endpoint = cluster.kubernetes.connected_endpoint().await?;
-        let (Some(server), Some(authority)) = (&endpoint.server, &endpoint.authority) else {
-            return Err(
-                no_join_material(&cluster.kubernetes.describe(), "no API server URL").into(),
-            );
-        };
-        let Some(ca) = endpoint.ca_certificates.first() else {
-            return Err(no_join_material(
-                &endpoint.describe(),
-                "no CA certificate (the kubeconfig's certificate-authority-data, or the provider's `cluster_ca_certificate`)",
-            )
-            .into());
-        };
-        let hash = ca_cert_hash(ca).map_err(|e| no_join_material(&endpoint.describe(), &e))?;
-        self.api_server_endpoint = Some(server.clone());
-        self.cluster_ca_certificate =
-            Some(endpoint.ca_certificates.iter().map(|c| pem(c)).collect());
-        self.kubeadm_join_command = self.token.as_ref().map(|token| {
-            format!(
-                "kubeadm join {authority} --token {token} --discovery-token-ca-cert-hash {hash}"
-            )
-        });
-        self.ca_cert_hash = Some(hash);
-        Ok(())
-    }
-}
-
-fn no_join_material(cluster: &str, what: &str) -> Diagnostic {
-    Diagnostic::error(
-        "No join material",
-        format!(
-            "A server joining {cluster} needs its URL and CA to verify it, but the provider's connection has {what}."
-        ),
-    )
 }
 
 fn bytes(text: &str) -> ByteString {
@@ -905,70 +645,6 @@ mod tests {
             not_a_duration[0].1.contains("not a duration"),
             "{not_a_duration:?}"
         );
-    }
-
-    #[test]
-    fn the_kubelets_own_labels_are_allowed() {
-        for key in [
-            "kubernetes.io/arch",
-            "node.kubernetes.io/instance-type",
-            "gpu.node.kubernetes.io/model",
-            "kubelet.kubernetes.io/x",
-            "nvidia.com/gpu.product",
-            "team",
-        ] {
-            assert_eq!(check_kubelet_label(key), Ok(()), "{key}");
-        }
-        for key in [
-            "node-role.kubernetes.io/gpu",
-            "kubernetes.io/role",
-            "example.k8s.io/x",
-            "node-restriction.kubernetes.io/pool",
-        ] {
-            assert!(check_kubelet_label(key).is_err(), "{key}");
-        }
-    }
-
-    #[test]
-    fn groups_follow_the_bootstrap_group_pattern() {
-        assert!(check_group("system:bootstrappers:gpufleet").is_ok());
-        assert!(check_group("system:bootstrappers:a:b-c1").is_ok());
-        assert!(check_group("system:bootstrappers:").is_err());
-        assert!(check_group("system:bootstrappers:x-").is_err());
-        assert!(check_group("system:bootstrappers:X").is_err());
-        assert!(check_group("system:bootstrappers").is_err());
-    }
-
-    #[test]
-    fn generated_parts_are_random_and_of_the_token_alphabet() {
-        let a = random_token_part(SECRET_LENGTH).unwrap();
-        let b = random_token_part(SECRET_LENGTH).unwrap();
-        assert_eq!(token_part(SECRET_LENGTH)(&a), Ok(()));
-        assert_eq!(
-            token_part(ID_LENGTH)(&random_token_part(ID_LENGTH).unwrap()),
-            Ok(())
-        );
-        assert_ne!(a, b);
-    }
-
-    #[test]
-    fn the_pin_is_the_sha256_of_the_public_key_info() {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let ca = rcgen::CertificateParams::new(vec!["kubernetes".into()])
-            .unwrap()
-            .self_signed(&key)
-            .unwrap();
-        let expected = ring::digest::digest(
-            &ring::digest::SHA256,
-            &rcgen::PublicKeyData::subject_public_key_info(&key),
-        );
-        let hex: String = expected
-            .as_ref()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(ca_cert_hash(ca.der()).unwrap(), format!("sha256:{hex}"));
-        assert!(ca_cert_hash(b"not a certificate").is_err());
     }
 
     #[test]
