@@ -25,7 +25,7 @@ use super::taint::{check_unique, taint_attributes};
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::check_import_name;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
-use crate::cluster::retry::GaveUp;
+use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{Validator, each, no_null_elements, not_empty, one_of};
@@ -42,9 +42,11 @@ use token::{
     token_part, ttl_validator, window_validator,
 };
 
+mod cluster_side;
 mod join_material;
 mod token;
 
+pub use cluster_side::PERMISSIONS as BOOTSTRAP_RBAC_PERMISSIONS;
 pub use join_material::ca_cert_hash;
 
 /// Where bootstrap tokens live (k8s.io/cluster-bootstrap token/api).
@@ -109,6 +111,7 @@ pub struct Model {
     taints: Option<Vec<TaintSpec>>,
     labels: Option<BTreeMap<String, String>>,
     sharing_config: Option<String>,
+    manage_bootstrap_rbac: Option<bool>,
     node_labels: Option<BTreeMap<String, String>>,
     kubelet_config: Option<String>,
     kubelet_node_labels_flag: Option<String>,
@@ -128,6 +131,7 @@ struct Settings {
     taints: Option<Vec<TaintSpec>>,
     labels: Option<BTreeMap<String, String>>,
     sharing_config: Option<String>,
+    manage_bootstrap_rbac: Option<bool>,
 }
 
 impl Model {
@@ -138,6 +142,7 @@ impl Model {
             taints: self.taints.clone(),
             labels: self.labels.clone(),
             sharing_config: self.sharing_config.clone(),
+            manage_bootstrap_rbac: self.manage_bootstrap_rbac,
         }
     }
 }
@@ -221,6 +226,9 @@ impl AppliedObject for BootstrapToken {
                     .optional()
                     .validate(crate::cluster::names::label_value())
                     .describe("A device-plugin configuration key (a `gpufleet_node_sharing` or `gpufleet_gpu_sharing` key): the node registers with the label `nvidia.com/device-plugin.config` set to it."),
+                Attr::bool("manage_bootstrap_rbac")
+                    .default(Value::Bool(false))
+                    .describe("Also set up what `kubeadm init` does for node bootstrap, under gpufleet's names: ClusterRoleBindings letting each of `auth_extra_groups` post node CSRs (`system:node-bootstrapper`) and have node client certificates approved (`...:nodeclient`), one letting nodes have their renewals approved (`...:selfnodeclient`, group `system:nodes`), read access for anyone to `kube-public/cluster-info`, and that ConfigMap (the API server and CA) if absent. Objects of those names gpufleet did not create are left alone; those it created are shared by the tokens that ask for them and deleted with the last. Needs the `bind` and `kube-public` rules of docs/rbac.yaml."),
                 Attr::string_map("node_labels")
                     .derived_from(&["labels", "sharing_config"])
                     .exact()
@@ -326,6 +334,30 @@ impl AppliedObject for BootstrapToken {
             .push(AttributePath::attr("expiration"));
     }
 
+    /// After the token is written: the API server must take it, and the
+    /// cluster side it asks for is set up.
+    async fn write_companions(
+        &self,
+        cluster: &Cluster,
+        prior: Option<&Model>,
+        state: &mut Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        cluster_side::check_authentication(cluster, prior, state, deadline).await?;
+        cluster_side::write(cluster, prior, state, deadline).await?;
+        Ok(Warnings::default())
+    }
+
+    async fn delete_companions(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        cluster_side::delete(cluster, prior, deadline).await?;
+        Ok(Warnings::default())
+    }
+
     async fn objects<'c>(&self, cluster: &'c Cluster) -> Result<Objects<'c, Secret>, GaveUp> {
         cluster.kubernetes.namespaced(Self::KIND, NAMESPACE).await
     }
@@ -418,6 +450,7 @@ impl AppliedObject for BootstrapToken {
             taints: settings.taints,
             labels: settings.labels,
             sharing_config: settings.sharing_config,
+            manage_bootstrap_rbac: settings.manage_bootstrap_rbac,
             api_server_endpoint: prior.api_server_endpoint.clone(),
             cluster_ca_certificate: prior.cluster_ca_certificate.clone(),
             ca_cert_hash: prior.ca_cert_hash.clone(),
@@ -720,6 +753,7 @@ mod tests {
             "expiration": expiration.to_string(),
             "usages": ["authentication", "signing"],
             "auth_extra_groups": [DEFAULT_GROUP],
+            "manage_bootstrap_rbac": false,
             "kubelet_config": kubelet_config(&[]),
             "api_server_endpoint": "https://10.0.0.1:6443",
             "cluster_ca_certificate": "pem",
