@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use kube::Resource as _;
 use serde_json::json;
@@ -28,6 +28,7 @@ use crate::cluster::api::{Change, Edit, Kind, Object, Objects};
 use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::kit::Cluster;
+use crate::kit::object::AppliedObject;
 use crate::protocol::{Diagnostic, Diagnostics};
 
 /// The API server's bootstrap token authenticator reads token Secrets from
@@ -471,17 +472,34 @@ impl Share {
     ) -> Result<(), GaveUp> {
         let objects = K::objects(cluster).await?;
         let named = objects.named(name);
+        let Some(live) = named.get(deadline).await? else {
+            return Ok(());
+        };
+        // A token that expired was deleted by the token cleaner, not by
+        // Terraform: its claim counts for nothing.
+        let mut dead = Vec::new();
+        for claim in claims(&live) {
+            let id = claim.strip_prefix(CLAIM_PREFIX).unwrap_or_default();
+            if claim != self.claim && !token_exists(cluster, id, deadline).await? {
+                dead.push(claim);
+            }
+        }
+        let unclaim = Unclaim::<K> {
+            share: self,
+            dead: &dead,
+            kind: PhantomData,
+        };
         // A delete that meets another claimer's change meanwhile is refused
         // (its resourceVersion moved): a few rounds settle it.
         for _ in 0..5 {
-            named
-                .update(&Unclaim::<K>(self, PhantomData), deadline)
-                .await?;
+            named.update(&unclaim, deadline).await?;
             let Some(live) = named.get(deadline).await? else {
                 return Ok(());
             };
-            let last = claims(&live) == [self.claim.clone()];
-            if !created_by_us(&live) || !last || live.relied_on_without(&self.token_id) {
+            if !created_by_us(&live)
+                || !unclaim.others(&live).is_empty()
+                || live.relied_on_without(&self.token_id)
+            {
                 return Ok(());
             }
             if named.delete_if_unchanged(&live, deadline).await? {
@@ -492,21 +510,46 @@ impl Share {
     }
 }
 
+/// Whether token `id`'s Secret exists.
+async fn token_exists(cluster: &Cluster, id: &str, deadline: Deadline) -> Result<bool, GaveUp> {
+    let secrets = cluster
+        .kubernetes
+        .namespaced::<Secret>(super::BootstrapToken::KIND, super::NAMESPACE)
+        .await?;
+    let name = format!("{}{id}", super::SECRET_PREFIX);
+    Ok(secrets.named(&name).get(deadline).await?.is_some())
+}
+
 /// Dropping one token's share while other tokens hold claims: its manager
 /// applies nothing, so it owns nothing (its claim goes), and the content
 /// stays, owned by the other claimers, who applied the same. The last
 /// claim is not dropped but deleted with the object.
-struct Unclaim<'a, K>(&'a Share, PhantomData<K>);
+struct Unclaim<'a, K> {
+    share: &'a Share,
+    /// Claims of tokens that no longer exist.
+    dead: &'a [String],
+    kind: PhantomData<K>,
+}
+
+impl<K: Shared> Unclaim<'_, K> {
+    /// The claims of other tokens that still exist (or came after the
+    /// check).
+    fn others(&self, live: &K) -> Vec<String> {
+        claims(live)
+            .into_iter()
+            .filter(|c| *c != self.share.claim && !self.dead.contains(c))
+            .collect()
+    }
+}
 
 impl<K: Shared> Change<K> for Unclaim<'_, K> {
     fn describe(&self) -> String {
-        format!("metadata.annotations[{:?}]", self.0.claim)
+        format!("metadata.annotations[{:?}]", self.share.claim)
     }
 
     fn patch(&self, live: &K) -> Option<Edit> {
-        let claims = claims(live);
-        let held = claims.contains(&self.0.claim);
-        if !created_by_us(live) || !held || claims.len() == 1 {
+        let held = claims(live).contains(&self.share.claim);
+        if !created_by_us(live) || !held || self.others(live).is_empty() {
             return None;
         }
         let mut metadata = json!({});
@@ -514,7 +557,7 @@ impl<K: Shared> Change<K> for Unclaim<'_, K> {
             metadata["namespace"] = json!(namespace);
         }
         Some(Edit::Apply {
-            manager: self.0.manager.clone(),
+            manager: self.share.manager.clone(),
             fields: json!({
                 "apiVersion": K::KIND.api_version,
                 "kind": K::KIND.kind,
