@@ -22,6 +22,7 @@ use common::terraform::{ImportBy, Workspace, each_cli};
 use common::{block_on, kube_client, kubeconfig, unique_name};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::ByteString;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::certificates::v1::{
     CertificateSigningRequest, CertificateSigningRequestSpec,
 };
@@ -606,15 +607,22 @@ fn patch_secret(id: &str, data: serde_json::Value) {
     });
 }
 
-/// Whether the API server takes the token: a CSR list as the token's user.
+/// Whether the API server takes the token: a SelfSubjectReview as the
+/// token's user, which any authenticated user may make (so the answer does
+/// not depend on RBAC, which destroy removes too).
 fn token_accepted(material: &JoinMaterial, ca: &[u8]) -> bool {
     let kubeconfig = token_kubeconfig(material, ca);
     match block_on(async {
-        Api::<CertificateSigningRequest>::all(client_from(&kubeconfig).await)
-            .list(&Default::default())
+        Api::<SelfSubjectReview>::all(client_from(&kubeconfig).await)
+            .create(&PostParams::default(), &SelfSubjectReview::default())
             .await
     }) {
-        Ok(_) => true,
+        Ok(review) => {
+            let user = review.status.and_then(|s| s.user_info?.username);
+            let id = material.id_and_secret().0;
+            assert_eq!(user, Some(format!("system:bootstrap:{id}")));
+            true
+        }
         Err(kube::Error::Api(status)) if status.code == 401 => false,
         Err(e) => panic!("neither accepted nor refused: {e}"),
     }
