@@ -144,7 +144,8 @@ fn kubeconfig_yaml(server: &str, ca: Option<&[u8]>, user: serde_json::Value) -> 
 }
 
 /// The annotations of a node bootstrap object (kind, name) the provider
-/// may create; `None` when it does not exist.
+/// may create, with its field managers under the key `managers`; `None`
+/// when it does not exist.
 fn bootstrap_object(kind: &str, name: &str) -> Option<BTreeMap<String, String>> {
     block_on(async {
         let client = kube_client().await;
@@ -170,7 +171,20 @@ fn bootstrap_object(kind: &str, name: &str) -> Option<BTreeMap<String, String>> 
                 .unwrap()
                 .map(|o| o.metadata),
         };
-        meta.map(|m| m.annotations.unwrap_or_default())
+        meta.map(|m| {
+            let mut annotations = m.annotations.unwrap_or_default();
+            let managers: Vec<String> = m
+                .managed_fields
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|f| f.manager)
+                .filter(|m| m.starts_with("gpufleet-node-join-"))
+                .collect();
+            if !managers.is_empty() {
+                annotations.insert("managers".into(), managers.join(","));
+            }
+            annotations
+        })
     })
 }
 
@@ -656,6 +670,11 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
             assert!(
                 annotations.contains_key(&format!("gpufleet/node-join.{id}")),
                 "{kind} {name}: {annotations:?}"
+            );
+            assert_eq!(
+                annotations.get("managers"),
+                Some(&format!("gpufleet-node-join-{id}")),
+                "{kind} {name}: applied by the token's own field manager"
             );
         }
         assert_eq!(

@@ -302,11 +302,13 @@ impl Denied {
     /// in; limited to the objects the `declared` permission it matches
     /// names, if it names any.
     pub fn missing_rule(&self, declared: &[(&str, &[Permission])]) -> String {
-        let scope_matches = |scope: Scope| match (scope, &self.namespace) {
-            (Scope::Cluster, None) => true,
-            (Scope::Namespace(ns), Some(denied)) => ns == denied,
-            (Scope::OperatorNamespace, Some(_)) => true,
-            _ => false,
+        // How closely a declared scope matches where the denial was: a
+        // fixed namespace names it, the operator's may be any.
+        let closeness = |scope: Scope| match (scope, &self.namespace) {
+            (Scope::Cluster, None) => Some(0),
+            (Scope::Namespace(ns), Some(denied)) if ns == denied => Some(0),
+            (Scope::OperatorNamespace, Some(_)) => Some(1),
+            _ => None,
         };
         let resource_names = declared
             .iter()
@@ -315,10 +317,10 @@ impl Denied {
                 p.group == self.group
                     && p.resource == self.resource
                     && p.verbs.contains(&self.verb.as_str())
-                    && scope_matches(p.scope)
             })
-            .map(|p| p.resource_names)
-            .next()
+            .filter_map(|p| Some((closeness(p.scope)?, p.resource_names)))
+            .min_by_key(|(closeness, _)| *closeness)
+            .map(|(_, names)| names)
             .unwrap_or_default();
         let rule = Rule {
             scope: Scope::Cluster,
@@ -455,6 +457,29 @@ mod tests {
         assert!(
             rule.ends_with("    resourceNames: [\"a\", \"b\"]\n    verbs: [\"bind\"]\n"),
             "{rule}"
+        );
+        // A fixed namespace's named rule wins over the operator's.
+        const MAPS: &[Permission] = &[
+            Permission::in_operator_namespace("", "configmaps", &["get"]),
+            Permission::in_namespace("kube-public", "", "configmaps", &["get"]).named(&["c"]),
+        ];
+        let public = Denied::parse(
+            "configmaps \"c\" is forbidden: User \"u\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"kube-public\"",
+        )
+        .unwrap();
+        assert!(
+            public
+                .missing_rule(&[("x", MAPS)])
+                .contains("resourceNames: [\"c\"]")
+        );
+        let operator = Denied {
+            namespace: Some("gpu-operator".into()),
+            ..public
+        };
+        assert!(
+            !operator
+                .missing_rule(&[("x", MAPS)])
+                .contains("resourceNames")
         );
     }
 }
