@@ -864,3 +864,61 @@ fn an_api_server_without_bootstrap_token_authentication_is_named() {
         assert!(secret_of(&id).is_none(), "destroy revokes it");
     });
 }
+
+/// Two tokens of one group share what `manage_bootstrap_rbac` creates: each
+/// claims it, the first destroyed gives up only its share (its claim and
+/// field manager go, the objects stay), the last one deletes them.
+#[test]
+fn tokens_share_the_bootstrap_objects() {
+    let _cluster = SHARED.write().unwrap_or_else(|e| e.into_inner());
+    let token = |name: &str| {
+        format!(
+            "resource \"gpufleet_node_join\" \"{name}\" {{\n  ttl = \"1h\"\n  rotate_when_expires_within = \"10m\"\n  manage_bootstrap_rbac = true\n}}\n"
+        )
+    };
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(&(token("a") + &token("b")));
+        ws.apply();
+        let id = |name: &str| {
+            ws.resource_values(&format!("gpufleet_node_join.{name}"))["token_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let (a, b) = (id("a"), id("b"));
+        for (kind, name) in CREATED {
+            let annotations = bootstrap_object(kind, name).unwrap();
+            for id in [&a, &b] {
+                assert!(
+                    annotations.contains_key(&format!("gpufleet/node-join.{id}")),
+                    "{kind} {name}: {annotations:?}"
+                );
+            }
+        }
+        ws.config(&token("b"));
+        ws.apply();
+        for (kind, name) in CREATED {
+            let annotations = bootstrap_object(kind, name)
+                .unwrap_or_else(|| panic!("{kind} {name} went with the first token"));
+            assert!(
+                !annotations.contains_key(&format!("gpufleet/node-join.{a}")),
+                "{kind} {name}: {annotations:?}"
+            );
+            assert_eq!(
+                annotations.get("managers"),
+                Some(&format!("gpufleet-node-join-{b}")),
+                "{kind} {name}"
+            );
+        }
+        ws.assert_plan_empty();
+        ws.destroy();
+        for (kind, name) in CREATED {
+            assert_eq!(
+                bootstrap_object(kind, name),
+                None,
+                "{kind} {name} left behind"
+            );
+        }
+    });
+}
