@@ -120,7 +120,7 @@ fn missing_permission(message: &str) -> String {
     let rule = match Denied::parse(message) {
         Some(denied) => format!(
             "To the user the provider runs as, {}\n",
-            denied.missing_rule()
+            denied.missing_rule(&crate::provider::permissions())
         ),
         None => String::new(),
     };

@@ -33,7 +33,8 @@ pub enum Scope {
 }
 
 /// One permission: `verbs` on `resource` of API `group` (`""` for the core
-/// group), in `scope`.
+/// group), in `scope`, on the objects `resource_names` names (all when
+/// empty).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Permission {
     /// The API group; `""` for the core group.
@@ -44,6 +45,8 @@ pub struct Permission {
     pub verbs: &'static [&'static str],
     /// Cluster-wide, or in the GPU Operator's namespace.
     pub scope: Scope,
+    /// Only these objects; every one when empty.
+    pub resource_names: &'static [&'static str],
 }
 
 impl Permission {
@@ -58,6 +61,7 @@ impl Permission {
             resource,
             verbs,
             scope: Scope::Cluster,
+            resource_names: &[],
         }
     }
 
@@ -72,6 +76,7 @@ impl Permission {
             resource,
             verbs,
             scope: Scope::OperatorNamespace,
+            resource_names: &[],
         }
     }
 
@@ -87,6 +92,15 @@ impl Permission {
             resource,
             verbs,
             scope: Scope::Namespace(namespace),
+            resource_names: &[],
+        }
+    }
+
+    /// The same permission on the objects `names` only.
+    pub const fn named(self, names: &'static [&'static str]) -> Self {
+        Self {
+            resource_names: names,
+            ..self
         }
     }
 }
@@ -101,6 +115,8 @@ pub struct Rule {
     pub group: String,
     /// The resource, plural and lower case.
     pub resource: String,
+    /// Only these objects; every one when empty.
+    pub resource_names: Vec<String>,
     /// The verbs, sorted.
     pub verbs: Vec<String>,
     /// The Terraform types whose calls need them.
@@ -117,8 +133,16 @@ impl Rule {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let names = if self.resource_names.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{indent}  resourceNames: [{}]\n",
+                list(&self.resource_names)
+            )
+        };
         format!(
-            "{indent}- apiGroups: [{:?}]\n{indent}  resources: [{:?}]\n{indent}  verbs: [{}]\n",
+            "{indent}- apiGroups: [{:?}]\n{indent}  resources: [{:?}]\n{names}{indent}  verbs: [{}]\n",
             self.group,
             self.resource,
             list(&self.verbs)
@@ -127,17 +151,19 @@ impl Rule {
 }
 
 /// The rules that grant `declared` (Terraform type name, its permissions):
-/// one per scope, group and resource, with the union of the verbs, sorted.
+/// one per scope, group, resource and set of names, with the union of the
+/// verbs, sorted.
 pub fn rules(declared: &[(&str, &[Permission])]) -> Vec<Rule> {
-    let mut merged: BTreeMap<(Scope, &str, &str), Rule> = BTreeMap::new();
+    let mut merged: BTreeMap<(Scope, &str, &str, &[&str]), Rule> = BTreeMap::new();
     for (type_name, permissions) in declared {
         for p in *permissions {
             let rule = merged
-                .entry((p.scope, p.group, p.resource))
+                .entry((p.scope, p.group, p.resource, p.resource_names))
                 .or_insert_with(|| Rule {
                     scope: p.scope,
                     group: p.group.to_string(),
                     resource: p.resource.to_string(),
+                    resource_names: p.resource_names.iter().map(|n| n.to_string()).collect(),
                     verbs: Vec::new(),
                     needed_by: Vec::new(),
                 });
@@ -239,13 +265,31 @@ pub struct Denied {
 
 impl Denied {
     /// Reads a denial from a 403 message; `None` when the message is not an
-    /// RBAC denial (an admission plugin's, say).
+    /// RBAC denial (an admission plugin's, say). A binding refused because
+    /// its writer may not grant the role it names (kubernetes
+    /// pkg/registry/rbac/validation `ConfirmNoEscalation`) lacks `bind` on
+    /// that kind of role.
     pub fn parse(message: &str) -> Option<Self> {
         let quoted = |after: &str| -> Option<String> {
             let start = message.find(after)? + after.len();
             let rest = &message[start..];
             Some(rest[..rest.find('"')?].to_string())
         };
+        if message.contains("is attempting to grant RBAC permissions not currently held") {
+            let role = if message.starts_with("clusterrolebindings.") {
+                "clusterroles"
+            } else if message.starts_with("rolebindings.") {
+                "roles"
+            } else {
+                return None;
+            };
+            return Some(Self {
+                verb: "bind".into(),
+                resource: role.into(),
+                group: "rbac.authorization.k8s.io".into(),
+                namespace: None,
+            });
+        }
         let verb_start = message.find(" cannot ")? + " cannot ".len();
         let verb = message[verb_start..].split(' ').next()?.to_string();
         Some(Self {
@@ -256,12 +300,35 @@ impl Denied {
         })
     }
 
-    /// The rule that grants what was denied, and the kind of role it goes in.
-    pub fn missing_rule(&self) -> String {
+    /// The rule that grants what was denied, and the kind of role it goes
+    /// in; limited to the objects the `declared` permission it matches
+    /// names, if it names any.
+    pub fn missing_rule(&self, declared: &[(&str, &[Permission])]) -> String {
+        // How closely a declared scope matches where the denial was: a
+        // fixed namespace names it, the operator's may be any.
+        let closeness = |scope: Scope| match (scope, &self.namespace) {
+            (Scope::Cluster, None) => Some(0),
+            (Scope::Namespace(ns), Some(denied)) if ns == denied => Some(0),
+            (Scope::OperatorNamespace, Some(_)) => Some(1),
+            _ => None,
+        };
+        let resource_names = declared
+            .iter()
+            .flat_map(|(_, permissions)| permissions.iter())
+            .filter(|p| {
+                p.group == self.group
+                    && p.resource == self.resource
+                    && p.verbs.contains(&self.verb.as_str())
+            })
+            .filter_map(|p| Some((closeness(p.scope)?, p.resource_names)))
+            .min_by_key(|(closeness, _)| *closeness)
+            .map(|(_, names)| names)
+            .unwrap_or_default();
         let rule = Rule {
             scope: Scope::Cluster,
             group: self.group.clone(),
             resource: self.resource.clone(),
+            resource_names: resource_names.iter().map(|n| n.to_string()).collect(),
             verbs: vec![self.verb.clone()],
             needed_by: Vec::new(),
         };
@@ -269,7 +336,15 @@ impl Denied {
             None => "a ClusterRole".to_string(),
             Some(ns) => format!("a Role in namespace {ns:?}"),
         };
-        format!("{role} needs the rule\n\n{}", rule.yaml("  "))
+        let bind = if self.verb == "bind" {
+            format!(
+                "The user the provider runs as cannot bind resource {:?} in API group {:?}: a binding may grant only a role its writer may bind (or holds every permission of). ",
+                self.resource, self.group
+            )
+        } else {
+            String::new()
+        };
+        format!("{bind}{role} needs the rule\n\n{}", rule.yaml("  "))
     }
 }
 
@@ -348,7 +423,7 @@ mod tests {
             }
         );
         assert_eq!(
-            cluster.missing_rule(),
+            cluster.missing_rule(&[]),
             "a ClusterRole needs the rule\n\n  - apiGroups: [\"scheduling.k8s.io\"]\n    resources: [\"priorityclasses\"]\n    verbs: [\"patch\"]\n"
         );
         let namespaced = Denied::parse(
@@ -358,12 +433,55 @@ mod tests {
         assert_eq!(namespaced.group, "");
         assert!(
             namespaced
-                .missing_rule()
+                .missing_rule(&[])
                 .starts_with("a Role in namespace \"gpu-operator\"")
         );
         assert_eq!(
             Denied::parse("pods \"p\" is forbidden: violates PodSecurity"),
             None
+        );
+        let escalation = Denied::parse(
+            "clusterrolebindings.rbac.authorization.k8s.io \"b\" is forbidden: user \"u\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"certificates.k8s.io\"], Resources:[\"certificatesigningrequests\"], Verbs:[\"create\"]}",
+        )
+        .unwrap();
+        const BIND: &[Permission] =
+            &[
+                Permission::cluster("rbac.authorization.k8s.io", "clusterroles", &["bind"])
+                    .named(&["a", "b"]),
+            ];
+        let rule = escalation.missing_rule(&[("node_join", BIND)]);
+        assert!(
+            rule.contains(
+                "cannot bind resource \"clusterroles\" in API group \"rbac.authorization.k8s.io\""
+            ),
+            "{rule}"
+        );
+        assert!(
+            rule.ends_with("    resourceNames: [\"a\", \"b\"]\n    verbs: [\"bind\"]\n"),
+            "{rule}"
+        );
+        // A fixed namespace's named rule wins over the operator's.
+        const MAPS: &[Permission] = &[
+            Permission::in_operator_namespace("", "configmaps", &["get"]),
+            Permission::in_namespace("kube-public", "", "configmaps", &["get"]).named(&["c"]),
+        ];
+        let public = Denied::parse(
+            "configmaps \"c\" is forbidden: User \"u\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"kube-public\"",
+        )
+        .unwrap();
+        assert!(
+            public
+                .missing_rule(&[("x", MAPS)])
+                .contains("resourceNames: [\"c\"]")
+        );
+        let operator = Denied {
+            namespace: Some("gpu-operator".into()),
+            ..public
+        };
+        assert!(
+            !operator
+                .missing_rule(&[("x", MAPS)])
+                .contains("resourceNames")
         );
     }
 }

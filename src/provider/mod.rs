@@ -204,6 +204,10 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
         ("gpufleet_node_sharing", SHARING_KEY),
         ("gpufleet_node_join", resources::node_join::PERMISSIONS),
         (
+            "gpufleet_node_join",
+            resources::node_join::BOOTSTRAP_RBAC_PERMISSIONS,
+        ),
+        (
             "gpufleet_accelerators",
             data_sources::accelerators::PERMISSIONS,
         ),

@@ -10,6 +10,9 @@
 //! then keeps pods without the tolerations off it.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -17,6 +20,7 @@ use common::terraform::{ImportBy, Workspace, each_cli};
 use common::{block_on, kube_client, kubeconfig, unique_name};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::ByteString;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::certificates::v1::{
     CertificateSigningRequest, CertificateSigningRequestSpec,
 };
@@ -29,20 +33,23 @@ use serde_json::json;
 
 const RESOURCE: &str = "gpufleet_node_join.gpu";
 const GROUP: &str = "system:bootstrappers:gpufleet";
-/// What `kubeadm init` sets up for node bootstrap (kubernetes
-/// cmd/kubeadm/app/phases/bootstraptoken/node and clusterinfo), done here as
-/// the cluster's administrator: the group may ask for node client
-/// certificates and have them approved, and anyone may read `cluster-info`.
-const MANAGER: &str = "gpufleet-tests-node-join";
-const BINDINGS: &[(&str, &str)] = &[
+/// The binding kubeadm names `kubeadm:node-autoapprove-certificate-rotation`,
+/// under gpufleet's name: made by the test beforehand, so the provider must
+/// leave it alone.
+const FOREIGN_BINDING: &str = "gpufleet:node-autoapprove-certificate-rotation";
+/// What `manage_bootstrap_rbac` creates for the default group.
+const CREATED: &[(&str, &str)] = &[
     (
-        "gpufleet-tests-node-bootstrapper",
-        "system:node-bootstrapper",
+        "ClusterRoleBinding",
+        "gpufleet:kubelet-bootstrap:system:bootstrappers:gpufleet",
     ),
     (
-        "gpufleet-tests-node-autoapprove",
-        "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+        "ClusterRoleBinding",
+        "gpufleet:node-autoapprove-bootstrap:system:bootstrappers:gpufleet",
     ),
+    ("Role", "gpufleet:bootstrap-signer-clusterinfo"),
+    ("RoleBinding", "gpufleet:bootstrap-signer-clusterinfo"),
+    ("ConfigMap", "cluster-info"),
 ];
 
 fn body(extra: &str) -> String {
@@ -134,73 +141,71 @@ fn kubeconfig_yaml(server: &str, ca: Option<&[u8]>, user: serde_json::Value) -> 
     .to_string()
 }
 
-fn ca_pem_of_admin() -> (String, String) {
-    let admin: serde_json::Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(kubeconfig()).unwrap()).unwrap();
-    let cluster = &admin["clusters"][0]["cluster"];
-    let ca = cluster["certificate-authority-data"].as_str().map_or_else(
-        || std::fs::read(cluster["certificate-authority"].as_str().unwrap()).unwrap(),
-        |d| base64::engine::general_purpose::STANDARD.decode(d).unwrap(),
-    );
-    (
-        cluster["server"].as_str().unwrap().to_string(),
-        String::from_utf8(ca).unwrap(),
-    )
+/// The annotations of a node bootstrap object (kind, name) the provider
+/// may create, with its field managers under the key `managers`; `None`
+/// when it does not exist.
+fn bootstrap_object(kind: &str, name: &str) -> Option<BTreeMap<String, String>> {
+    block_on(async {
+        let client = kube_client().await;
+        let meta = match kind {
+            "ClusterRoleBinding" => Api::<ClusterRoleBinding>::all(client)
+                .get_opt(name)
+                .await
+                .unwrap()
+                .map(|o| o.metadata),
+            "Role" => Api::<Role>::namespaced(client, "kube-public")
+                .get_opt(name)
+                .await
+                .unwrap()
+                .map(|o| o.metadata),
+            "RoleBinding" => Api::<RoleBinding>::namespaced(client, "kube-public")
+                .get_opt(name)
+                .await
+                .unwrap()
+                .map(|o| o.metadata),
+            _ => Api::<ConfigMap>::namespaced(client, "kube-public")
+                .get_opt(name)
+                .await
+                .unwrap()
+                .map(|o| o.metadata),
+        };
+        meta.map(|m| {
+            let mut annotations = m.annotations.unwrap_or_default();
+            let managers: Vec<String> = m
+                .managed_fields
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|f| f.manager)
+                .filter(|m| m.starts_with("gpufleet-node-join-"))
+                .collect();
+            if !managers.is_empty() {
+                annotations.insert("managers".into(), managers.join(","));
+            }
+            annotations
+        })
+    })
 }
 
-/// What `kubeadm init` leaves for node bootstrap, made by the test as the
-/// administrator and removed after it.
-struct BootstrapSetup;
+/// A binding of the test's own, of a name the provider would use, removed
+/// when dropped.
+struct ForeignBinding;
 
-impl BootstrapSetup {
+impl ForeignBinding {
     fn new() -> Self {
         block_on(async {
-            let client = kube_client().await;
-            let params = PatchParams::apply(MANAGER).force();
-            for (name, role) in BINDINGS {
-                let binding: ClusterRoleBinding = serde_json::from_value(json!({
-                    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                    "metadata": {"name": name},
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": GROUP}],
-                }))
-                .unwrap();
-                Api::<ClusterRoleBinding>::all(client.clone())
-                    .patch(name, &params, &Patch::Apply(&binding))
-                    .await
-                    .unwrap();
-            }
-            let (server, ca) = ca_pem_of_admin();
-            let info = kubeconfig_yaml(&server, Some(ca.as_bytes()), json!({}));
-            let config_map: ConfigMap = serde_json::from_value(json!({
-                "apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": "cluster-info", "namespace": "kube-public"},
-                "data": {"kubeconfig": info},
+            let binding: ClusterRoleBinding = serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": FOREIGN_BINDING},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:nodes"}],
             }))
             .unwrap();
-            Api::<ConfigMap>::namespaced(client.clone(), "kube-public")
-                .patch("cluster-info", &params, &Patch::Apply(&config_map))
-                .await
-                .unwrap();
-            let role: Role = serde_json::from_value(json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                "metadata": {"name": MANAGER, "namespace": "kube-public"},
-                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cluster-info"], "verbs": ["get"]}],
-            }))
-            .unwrap();
-            Api::<Role>::namespaced(client.clone(), "kube-public")
-                .patch(MANAGER, &params, &Patch::Apply(&role))
-                .await
-                .unwrap();
-            let binding: RoleBinding = serde_json::from_value(json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                "metadata": {"name": MANAGER, "namespace": "kube-public"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": MANAGER},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:anonymous"}],
-            }))
-            .unwrap();
-            Api::<RoleBinding>::namespaced(client, "kube-public")
-                .patch(MANAGER, &params, &Patch::Apply(&binding))
+            Api::<ClusterRoleBinding>::all(kube_client().await)
+                .patch(
+                    FOREIGN_BINDING,
+                    &PatchParams::apply("gpufleet-tests").force(),
+                    &Patch::Apply(&binding),
+                )
                 .await
                 .unwrap();
         });
@@ -208,29 +213,70 @@ impl BootstrapSetup {
     }
 }
 
-impl Drop for BootstrapSetup {
+impl Drop for ForeignBinding {
     fn drop(&mut self) {
         let cleanup = || {
             block_on(async {
-                let client = kube_client().await;
-                let dp = DeleteParams::default();
-                for (name, _) in BINDINGS {
-                    let _ = Api::<ClusterRoleBinding>::all(client.clone())
-                        .delete(name, &dp)
-                        .await;
-                }
-                let _ = Api::<ConfigMap>::namespaced(client.clone(), "kube-public")
-                    .delete("cluster-info", &dp)
-                    .await;
-                let _ = Api::<Role>::namespaced(client.clone(), "kube-public")
-                    .delete(MANAGER, &dp)
-                    .await;
-                let _ = Api::<RoleBinding>::namespaced(client, "kube-public")
-                    .delete(MANAGER, &dp)
+                let _ = Api::<ClusterRoleBinding>::all(kube_client().await)
+                    .delete(FOREIGN_BINDING, &DeleteParams::default())
                     .await;
             })
         };
         let _ = std::thread::scope(|s| s.spawn(cleanup).join());
+    }
+}
+
+/// The tests here share the test cluster's API server; the one that
+/// restarts it with other flags has it to itself.
+static SHARED: RwLock<()> = RwLock::new(());
+
+/// kube-apiserver of the test cluster restarted with `flags` added
+/// (testbed/cluster.sh restart), and restarted as it was when
+/// dropped; `None` (a skip) when the cluster is not one cluster.sh runs.
+struct RestartedApiServer {
+    dir: PathBuf,
+    previous: String,
+}
+
+impl RestartedApiServer {
+    fn with(flags: &str) -> Option<Self> {
+        let dir = Path::new(&kubeconfig()).parent().unwrap().to_path_buf();
+        let Ok(env) = std::fs::read_to_string(dir.join("env")) else {
+            common::skipped(
+                "restarting kube-apiserver",
+                "the test cluster is not one testbed/cluster.sh runs",
+            );
+            return None;
+        };
+        let previous = env
+            .lines()
+            .find_map(|l| l.strip_prefix("apiserver_flags='")?.strip_suffix('\''))
+            .unwrap_or_default()
+            .to_string();
+        let server = Self { dir, previous };
+        server.restart(&format!("{} {flags}", server.previous));
+        Some(server)
+    }
+
+    fn restart(&self, flags: &str) {
+        let out = Command::new("bash")
+            .arg(common::repo_root().join("testbed/cluster.sh"))
+            .args(["restart", "kube-apiserver"])
+            .env("GPUFLEET_CLUSTER_DIR", &self.dir)
+            .env("GPUFLEET_APISERVER_FLAGS", flags.trim())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "cluster.sh restart kube-apiserver failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for RestartedApiServer {
+    fn drop(&mut self) {
+        self.restart(&self.previous);
     }
 }
 
@@ -573,15 +619,22 @@ fn patch_secret(id: &str, data: serde_json::Value) {
     });
 }
 
-/// Whether the API server takes the token: a CSR list as the token's user.
+/// Whether the API server takes the token: a SelfSubjectReview as the
+/// token's user, which any authenticated user may make (so the answer does
+/// not depend on RBAC, which destroy removes too).
 fn token_accepted(material: &JoinMaterial, ca: &[u8]) -> bool {
     let kubeconfig = token_kubeconfig(material, ca);
     match block_on(async {
-        Api::<CertificateSigningRequest>::all(client_from(&kubeconfig).await)
-            .list(&Default::default())
+        Api::<SelfSubjectReview>::all(client_from(&kubeconfig).await)
+            .create(&PostParams::default(), &SelfSubjectReview::default())
             .await
     }) {
-        Ok(_) => true,
+        Ok(review) => {
+            let user = review.status.and_then(|s| s.user_info?.username);
+            let id = material.id_and_secret().0;
+            assert_eq!(user, Some(format!("system:bootstrap:{id}")));
+            true
+        }
         Err(kube::Error::Api(status)) if status.code == 401 => false,
         Err(e) => panic!("neither accepted nor refused: {e}"),
     }
@@ -589,15 +642,44 @@ fn token_accepted(material: &JoinMaterial, ca: &[u8]) -> bool {
 
 #[test]
 fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
-    let _setup = BootstrapSetup::new();
+    let _cluster = SHARED.read().unwrap_or_else(|e| e.into_inner());
+    // Nothing but the provider sets up node bootstrap (manage_bootstrap_rbac);
+    // an object of one of its names made by someone else stays theirs.
+    for (kind, name) in CREATED {
+        assert_eq!(bootstrap_object(kind, name), None, "{kind} {name} exists");
+    }
+    let _foreign = ForeignBinding::new();
     each_cli(|cli| {
         let mut ws = Workspace::new(cli);
-        ws.config(&body(""));
+        ws.config(&body("  manage_bootstrap_rbac = true\n"));
         ws.apply();
         let state = ws.resource_values(RESOURCE);
         let id = state["token_id"].as_str().unwrap().to_string();
         let live = secret_of(&id).expect("the token Secret");
         assert_eq!(live.type_.as_deref(), Some("bootstrap.kubernetes.io/token"));
+        for (kind, name) in CREATED {
+            let annotations =
+                bootstrap_object(kind, name).unwrap_or_else(|| panic!("{kind} {name} not created"));
+            assert_eq!(
+                annotations.get("gpufleet/created-by").map(String::as_str),
+                Some("gpufleet_node_join"),
+                "{kind} {name}"
+            );
+            assert!(
+                annotations.contains_key(&format!("gpufleet/node-join.{id}")),
+                "{kind} {name}: {annotations:?}"
+            );
+            assert_eq!(
+                annotations.get("managers"),
+                Some(&format!("gpufleet-node-join-{id}")),
+                "{kind} {name}: applied by the token's own field manager"
+            );
+        }
+        assert_eq!(
+            bootstrap_object("ClusterRoleBinding", FOREIGN_BINDING),
+            Some(BTreeMap::new()),
+            "the test's own binding is left alone"
+        );
 
         // Import by token id into an empty state: an empty plan, the same state.
         for by in [ImportBy::Command, ImportBy::Block] {
@@ -681,10 +763,20 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
         // The replaced token is gone (ids are random: 36^6 of them).
         assert!(secret_of(renewed.id_and_secret().0).is_none());
 
-        // Destroy revokes the token: a second bootstrap fails.
+        // Destroy revokes the token: a second bootstrap fails. What the
+        // provider created for node bootstrap goes with it (the expired
+        // token's claims count for nothing); the test's own binding stays.
         let renewed = rotated;
         let ca = discover(&renewed);
         ws.destroy();
+        for (kind, name) in CREATED {
+            assert_eq!(
+                bootstrap_object(kind, name),
+                None,
+                "{kind} {name} left behind"
+            );
+        }
+        assert!(bootstrap_object("ClusterRoleBinding", FOREIGN_BINDING).is_some());
         wait_for("the revoked token refused", Duration::from_secs(10), || {
             (!token_accepted(&renewed, &ca)).then_some(())
         });
@@ -698,10 +790,13 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
 
 #[test]
 fn the_token_secret_shows_only_as_a_sensitive_attribute() {
+    let _cluster = SHARED.read().unwrap_or_else(|e| e.into_inner());
     each_cli(|cli| {
         let mut ws = Workspace::new(cli);
         ws.env("TF_LOG", "trace");
-        ws.config(&body(""));
+        // No signing: the bootstrapsigner would sign cluster-info for this
+        // token too, which keeps it while the join test destroys its own.
+        ws.config(&body("  usages = [\"authentication\"]\n"));
         let applied = ws.apply();
         let state = ws.resource_values(RESOURCE);
         let secret = state["token_secret"].as_str().unwrap().to_string();
@@ -738,5 +833,90 @@ fn the_token_secret_shows_only_as_a_sensitive_attribute() {
         }
         assert!(applied.stderr.contains("[TRACE]"), "no trace log captured");
         ws.destroy();
+    });
+}
+
+/// An API server started without `--enable-bootstrap-token-auth`: the apply
+/// that creates the token fails, naming the flag, and keeps the token in
+/// state, tainted, so that destroy still revokes it.
+#[test]
+fn an_api_server_without_bootstrap_token_authentication_is_named() {
+    let _cluster = SHARED.write().unwrap_or_else(|e| e.into_inner());
+    let Some(_server) = RestartedApiServer::with("--enable-bootstrap-token-auth=false") else {
+        return;
+    };
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(&body(""));
+        let failed = ws.apply_fails();
+        assert!(
+            failed.contains("Bootstrap token not accepted")
+                && failed.contains("--enable-bootstrap-token-auth=true"),
+            "{failed}"
+        );
+        assert_eq!(ws.resource(RESOURCE)["tainted"], json!(true));
+        let state = ws.resource_values(RESOURCE);
+        let id = state["token_id"].as_str().unwrap().to_string();
+        assert!(secret_of(&id).is_some(), "the token is kept");
+        ws.destroy();
+        assert!(secret_of(&id).is_none(), "destroy revokes it");
+    });
+}
+
+/// Two tokens of one group share what `manage_bootstrap_rbac` creates: each
+/// claims it, the first destroyed gives up only its share (its claim and
+/// field manager go, the objects stay), the last one deletes them.
+#[test]
+fn tokens_share_the_bootstrap_objects() {
+    let _cluster = SHARED.write().unwrap_or_else(|e| e.into_inner());
+    let token = |name: &str| {
+        format!(
+            "resource \"gpufleet_node_join\" \"{name}\" {{\n  ttl = \"1h\"\n  rotate_when_expires_within = \"10m\"\n  manage_bootstrap_rbac = true\n}}\n"
+        )
+    };
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(&(token("a") + &token("b")));
+        ws.apply();
+        let id = |name: &str| {
+            ws.resource_values(&format!("gpufleet_node_join.{name}"))["token_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let (a, b) = (id("a"), id("b"));
+        for (kind, name) in CREATED {
+            let annotations = bootstrap_object(kind, name).unwrap();
+            for id in [&a, &b] {
+                assert!(
+                    annotations.contains_key(&format!("gpufleet/node-join.{id}")),
+                    "{kind} {name}: {annotations:?}"
+                );
+            }
+        }
+        ws.config(&token("b"));
+        ws.apply();
+        for (kind, name) in CREATED {
+            let annotations = bootstrap_object(kind, name)
+                .unwrap_or_else(|| panic!("{kind} {name} went with the first token"));
+            assert!(
+                !annotations.contains_key(&format!("gpufleet/node-join.{a}")),
+                "{kind} {name}: {annotations:?}"
+            );
+            assert_eq!(
+                annotations.get("managers"),
+                Some(&format!("gpufleet-node-join-{b}")),
+                "{kind} {name}"
+            );
+        }
+        ws.assert_plan_empty();
+        ws.destroy();
+        for (kind, name) in CREATED {
+            assert_eq!(
+                bootstrap_object(kind, name),
+                None,
+                "{kind} {name} left behind"
+            );
+        }
     });
 }

@@ -61,6 +61,7 @@ impl Grant {
                 .map(|r| PolicyRule {
                     api_groups: Some(vec![r.group.clone()]),
                     resources: Some(vec![r.resource.clone()]),
+                    resource_names: Some(r.resource_names.clone()).filter(|n| !n.is_empty()),
                     verbs: r.verbs.clone(),
                     ..Default::default()
                 })
@@ -156,6 +157,7 @@ impl Grant {
                     resource: Some(rule.resource.clone()),
                     verb: Some(rule.verbs[0].clone()),
                     namespace: namespace_of(rule.scope).map(str::to_string),
+                    name: rule.resource_names.first().cloned(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -441,8 +443,8 @@ fn workouts(tag: &str, node: &str, pool: &str) -> Vec<Workout> {
         },
         Workout {
             type_name: "gpufleet_node_join",
-            create: json!({"token_id": token_id(tag), "ttl": "1h", "rotate_when_expires_within": "10m"}),
-            update: json!({"token_id": token_id(tag), "ttl": "1h", "rotate_when_expires_within": "10m", "labels": {"team": "ml"}}),
+            create: json!({"token_id": token_id(tag), "ttl": "1h", "rotate_when_expires_within": "10m", "manage_bootstrap_rbac": true}),
+            update: json!({"token_id": token_id(tag), "ttl": "1h", "rotate_when_expires_within": "10m", "manage_bootstrap_rbac": true, "labels": {"team": "ml"}}),
         },
         Workout {
             type_name: "gpufleet_node_taint",
@@ -595,6 +597,37 @@ async fn clean_up(tag: &str) {
             &DeleteParams::default(),
         )
         .await;
+    // What a half-done node join workout set up for its token's group.
+    let group = "system:bootstrappers:gpufleet";
+    for name in [
+        format!("gpufleet:kubelet-bootstrap:{group}"),
+        format!("gpufleet:node-autoapprove-bootstrap:{group}"),
+        "gpufleet:node-autoapprove-certificate-rotation".to_string(),
+    ] {
+        let _ = Api::<ClusterRoleBinding>::all(client.clone())
+            .delete(&name, &DeleteParams::default())
+            .await;
+    }
+    let reader = "gpufleet:bootstrap-signer-clusterinfo";
+    let _ = Api::<Role>::namespaced(client.clone(), "kube-public")
+        .delete(reader, &DeleteParams::default())
+        .await;
+    let _ = Api::<RoleBinding>::namespaced(client.clone(), "kube-public")
+        .delete(reader, &DeleteParams::default())
+        .await;
+    let public = Api::<ConfigMap>::namespaced(client.clone(), "kube-public");
+    if let Ok(Some(info)) = public.get_opt("cluster-info").await
+        && info
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .get("gpufleet/created-by")
+            == Some(&"gpufleet_node_join".to_string())
+    {
+        let _ = public
+            .delete("cluster-info", &DeleteParams::default())
+            .await;
+    }
     // A half-done sharing workout's keys (the ConfigMap holds only those).
     let _ = Api::<ConfigMap>::namespaced(client, RBAC_OPERATOR_NAMESPACE)
         .delete("gpufleet-device-plugin", &DeleteParams::default())

@@ -9,6 +9,10 @@ resource "gpufleet_node_join" "h100" {
   ]
   labels         = { "example.com/pool" = "h100" }
   sharing_config = "h100-mps"
+
+  # What kubeadm init would have set up for node bootstrap: the group's
+  # bindings and the cluster-info ConfigMap.
+  manage_bootstrap_rbac = true
 }
 
 # Give these to the server (they carry the token: keep them secret).

@@ -25,7 +25,7 @@ use super::taint::{check_unique, taint_attributes};
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::check_import_name;
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
-use crate::cluster::retry::GaveUp;
+use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{Validator, each, no_null_elements, not_empty, one_of};
@@ -36,6 +36,18 @@ use crate::kit::Cluster;
 use crate::kit::object::{AppliedObject, ObjectResource};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use join_material::{kubelet_config, node_labels};
+use token::{
+    ID_LENGTH, SECRET_LENGTH, check_group, kubelet_labels, parse_duration, random_token_part,
+    token_part, ttl_validator, window_validator,
+};
+
+mod cluster_side;
+mod join_material;
+mod token;
+
+pub use cluster_side::PERMISSIONS as BOOTSTRAP_RBAC_PERMISSIONS;
+pub use join_material::ca_cert_hash;
 
 /// Where bootstrap tokens live (k8s.io/cluster-bootstrap token/api).
 pub const NAMESPACE: &str = "kube-system";
@@ -43,21 +55,9 @@ const SECRET_PREFIX: &str = "bootstrap-token-";
 const SECRET_TYPE: &str = "bootstrap.kubernetes.io/token";
 /// k8s.io/cluster-bootstrap token/api `KnownTokenUsages`.
 const USAGES: &[&str] = &["authentication", "signing"];
-/// k8s.io/cluster-bootstrap token/util `validBootstrapTokenChars`.
-const TOKEN_CHARS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-/// k8s.io/cluster-bootstrap token/api `BootstrapTokenIDBytes`, `BootstrapTokenSecretBytes`.
-const ID_LENGTH: usize = 6;
-const SECRET_LENGTH: usize = 16;
 const DEFAULT_GROUP: &str = "system:bootstrappers:gpufleet";
 /// The annotation holding what the Secret's own keys cannot say.
 const SETTINGS_ANNOTATION: &str = "gpufleet/node-join";
-/// The label the NVIDIA device plugin reads a node's sharing configuration
-/// key from (NVIDIA k8s-device-plugin, cmd/nvidia-device-plugin `--config-label`'s default).
-const SHARING_LABEL: &str = "nvidia.com/device-plugin.config";
-/// A join credential is short-lived: at least long enough to boot a server,
-/// at most a week; longer needs are what rotation is for.
-const MIN_TTL: SignedDuration = SignedDuration::from_mins(5);
-const MAX_TTL: SignedDuration = SignedDuration::from_hours(7 * 24);
 
 /// The `gpufleet_node_join` resource.
 pub struct NodeJoin(ObjectResource<BootstrapToken>);
@@ -111,6 +111,7 @@ pub struct Model {
     taints: Option<Vec<TaintSpec>>,
     labels: Option<BTreeMap<String, String>>,
     sharing_config: Option<String>,
+    manage_bootstrap_rbac: Option<bool>,
     node_labels: Option<BTreeMap<String, String>>,
     kubelet_config: Option<String>,
     kubelet_node_labels_flag: Option<String>,
@@ -130,226 +131,7 @@ struct Settings {
     taints: Option<Vec<TaintSpec>>,
     labels: Option<BTreeMap<String, String>>,
     sharing_config: Option<String>,
-}
-
-/// `24h`, `90m`: a duration.
-fn parse_duration(text: &str) -> Result<SignedDuration, String> {
-    text.parse::<SignedDuration>()
-        .map_err(|_| format!("{text:?} is not a duration such as `24h` or `90m`"))
-}
-
-fn ttl_validator() -> Validator {
-    Validator::string_with(
-        "A duration such as `24h` or `90m`, from 5m to 168h.",
-        |text| {
-            let ttl = parse_duration(text)?;
-            if (MIN_TTL..=MAX_TTL).contains(&ttl) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{text:?} is outside 5m..=168h: a join token is short-lived (a token that never expires, kubeadm's ttl 0, is refused); rotate it with `rotate_when_expires_within` instead of making it long-lived"
-                ))
-            }
-        },
-    )
-}
-
-fn window_validator() -> Validator {
-    Validator::string_with(
-        "A duration such as `2h`, not negative.",
-        |text| match parse_duration(text)? {
-            d if d.is_negative() => Err(format!("{text:?} is negative")),
-            _ => Ok(()),
-        },
-    )
-}
-
-/// k8s.io/cluster-bootstrap token/api `BootstrapTokenIDPattern`
-/// (`[a-z0-9]{6}`) and the secret's `[a-z0-9]{16}`.
-fn token_part(length: usize) -> impl Fn(&str) -> Result<(), String> {
-    move |text| {
-        if text.len() == length && text.bytes().all(|b| TOKEN_CHARS.contains(&b)) {
-            Ok(())
-        } else {
-            Err(format!(
-                "is not {length} characters of lower-case letters and digits ([a-z0-9]{{{length}}}, as k8s.io/cluster-bootstrap token/api requires)"
-            ))
-        }
-    }
-}
-
-/// k8s.io/cluster-bootstrap token/api `BootstrapGroupPattern`:
-/// `system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]`.
-fn check_group(group: &str) -> Result<(), String> {
-    let rest = group.strip_prefix("system:bootstrappers:");
-    let valid = rest.is_some_and(|rest| {
-        (1..=256).contains(&rest.len())
-            && rest
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b':' || b == b'-')
-            && rest
-                .bytes()
-                .last()
-                .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    });
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "{group:?} is not a bootstrap group: it must match system:bootstrappers:[a-z0-9:-]{{0,255}}[a-z0-9] (k8s.io/cluster-bootstrap token/api)"
-        ))
-    }
-}
-
-/// Labels a kubelet refuses to set on its own node with `--node-labels`
-/// (k8s.io/kubernetes cmd/kubelet/app/options `ValidateKubeletFlags`, with
-/// the allowed ones from k8s.io/kubelet pkg/apis `IsKubeletLabel`): keys in
-/// the `kubernetes.io` or `k8s.io` namespaces (or their subdomains), except
-/// the listed well-known labels and those under `kubelet.kubernetes.io` and
-/// `node.kubernetes.io`.
-fn check_kubelet_label(key: &str) -> Result<(), String> {
-    const KUBELET_LABELS: &[&str] = &[
-        "kubernetes.io/hostname",
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "failure-domain.beta.kubernetes.io/zone",
-        "failure-domain.beta.kubernetes.io/region",
-        "beta.kubernetes.io/instance-type",
-        "node.kubernetes.io/instance-type",
-        "kubernetes.io/os",
-        "kubernetes.io/arch",
-        "beta.kubernetes.io/os",
-        "beta.kubernetes.io/arch",
-    ];
-    const KUBELET_NAMESPACES: &[&str] = &["kubelet.kubernetes.io", "node.kubernetes.io"];
-    let in_domain = |namespace: &str, domain: &str| {
-        namespace == domain || namespace.ends_with(&format!(".{domain}"))
-    };
-    let namespace = key.split_once('/').map_or("", |(prefix, _)| prefix);
-    let kubernetes = in_domain(namespace, "kubernetes.io") || in_domain(namespace, "k8s.io");
-    let allowed = KUBELET_LABELS.contains(&key)
-        || KUBELET_NAMESPACES.iter().any(|ns| in_domain(namespace, ns));
-    if kubernetes && !allowed {
-        Err(format!(
-            "{key:?}: a kubelet refuses to set labels in the 'kubernetes.io' or 'k8s.io' namespace with --node-labels unless they begin with an allowed prefix ({}) or are in the allowed set ({}); set such a label after the node joins",
-            KUBELET_NAMESPACES.join(", "),
-            KUBELET_LABELS.join(", ")
-        ))
-    } else {
-        Ok(())
-    }
-}
-
-fn kubelet_labels() -> Validator {
-    let labels = crate::cluster::names::labels();
-    Validator::new(
-        format!(
-            "{} Keys a kubelet may set on its own node: none in the `kubernetes.io` or `k8s.io` namespaces but the kubelet's own (`kubernetes.io/arch`, `node.kubernetes.io/...`, ...).",
-            labels.description()
-        ),
-        move |value| {
-            labels.check(value)?;
-            value
-                .entries()
-                .into_iter()
-                .flatten()
-                .try_for_each(|(key, _)| check_kubelet_label(key))
-        },
-    )
-}
-
-/// `count` characters drawn uniformly from [`TOKEN_CHARS`] by the operating
-/// system's CSPRNG (k8s.io/cluster-bootstrap token/util `randBytes` draws
-/// from crypto/rand the same way).
-fn random_token_part(count: usize) -> Result<String, Diagnostic> {
-    use ring::rand::{SecureRandom, SystemRandom};
-    let random = SystemRandom::new();
-    let mut out = String::with_capacity(count);
-    // Rejection sampling: 252 is the largest multiple of 36 below 256, so
-    // every character is equally likely.
-    let limit = 256 - 256 % TOKEN_CHARS.len();
-    while out.len() < count {
-        let mut byte = [0u8; 1];
-        random.fill(&mut byte).map_err(|_| {
-            Diagnostic::error(
-                "Cannot generate a bootstrap token",
-                "The operating system's random number generator failed.",
-            )
-        })?;
-        if usize::from(byte[0]) < limit {
-            out.push(char::from(
-                TOKEN_CHARS[usize::from(byte[0]) % TOKEN_CHARS.len()],
-            ));
-        }
-    }
-    Ok(out)
-}
-
-/// The node labels the kubelet registers with: `labels`, and the sharing
-/// configuration key's label.
-fn node_labels(model: &Model) -> BTreeMap<String, String> {
-    let mut labels = model.labels.clone().unwrap_or_default();
-    if let Some(key) = &model.sharing_config {
-        labels.insert(SHARING_LABEL.to_string(), key.clone());
-    }
-    labels
-}
-
-/// The KubeletConfiguration fragment: the taints the node registers with.
-fn kubelet_config(taints: &[TaintSpec]) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Fragment<'a> {
-        api_version: &'static str,
-        kind: &'static str,
-        register_with_taints: Vec<BTreeMap<&'static str, &'a str>>,
-    }
-    let register_with_taints = taints
-        .iter()
-        .map(|t| {
-            let mut taint =
-                BTreeMap::from([("key", t.key.as_str()), ("effect", t.effect.as_str())]);
-            if let Some(value) = &t.value {
-                taint.insert("value", value.as_str());
-            }
-            taint
-        })
-        .collect();
-    serde_saphyr::to_string(&Fragment {
-        api_version: "kubelet.config.k8s.io/v1beta1",
-        kind: "KubeletConfiguration",
-        register_with_taints,
-    })
-    .expect("a KubeletConfiguration fragment serializes")
-}
-
-/// `sha256:<hex>` of the certificate's DER SubjectPublicKeyInfo, the pin
-/// `kubeadm join --discovery-token-ca-cert-hash` takes (kubernetes
-/// cmd/kubeadm/app/util/pubkeypin `Hash`).
-pub fn ca_cert_hash(der: &[u8]) -> Result<String, String> {
-    use x509_parser::prelude::{FromDer, X509Certificate};
-    let (_, certificate) = X509Certificate::from_der(der)
-        .map_err(|e| format!("the cluster CA certificate cannot be parsed: {e}"))?;
-    let digest = ring::digest::digest(
-        &ring::digest::SHA256,
-        certificate.tbs_certificate.subject_pki.raw,
-    );
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
-}
-
-fn pem(der: &[u8]) -> String {
-    use base64::Engine;
-    let body = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = body
-        .as_bytes()
-        .chunks(64)
-        .map(|c| std::str::from_utf8(c).expect("base64 is ASCII"))
-        .collect();
-    format!(
-        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
-        lines.join("\n")
-    )
+    manage_bootstrap_rbac: Option<bool>,
 }
 
 impl Model {
@@ -360,46 +142,9 @@ impl Model {
             taints: self.taints.clone(),
             labels: self.labels.clone(),
             sharing_config: self.sharing_config.clone(),
+            manage_bootstrap_rbac: self.manage_bootstrap_rbac,
         }
     }
-
-    /// Fills in what the cluster connection decides: the API server, its CA
-    /// and pin, and the join command.
-    async fn join_material(&mut self, cluster: &Cluster) -> Result<(), Diagnostics> {
-        let endpoint = cluster.kubernetes.connected_endpoint().await?;
-        let (Some(server), Some(authority)) = (&endpoint.server, &endpoint.authority) else {
-            return Err(
-                no_join_material(&cluster.kubernetes.describe(), "no API server URL").into(),
-            );
-        };
-        let Some(ca) = endpoint.ca_certificates.first() else {
-            return Err(no_join_material(
-                &endpoint.describe(),
-                "no CA certificate (the kubeconfig's certificate-authority-data, or the provider's `cluster_ca_certificate`)",
-            )
-            .into());
-        };
-        let hash = ca_cert_hash(ca).map_err(|e| no_join_material(&endpoint.describe(), &e))?;
-        self.api_server_endpoint = Some(server.clone());
-        self.cluster_ca_certificate =
-            Some(endpoint.ca_certificates.iter().map(|c| pem(c)).collect());
-        self.kubeadm_join_command = self.token.as_ref().map(|token| {
-            format!(
-                "kubeadm join {authority} --token {token} --discovery-token-ca-cert-hash {hash}"
-            )
-        });
-        self.ca_cert_hash = Some(hash);
-        Ok(())
-    }
-}
-
-fn no_join_material(cluster: &str, what: &str) -> Diagnostic {
-    Diagnostic::error(
-        "No join material",
-        format!(
-            "A server joining {cluster} needs its URL and CA to verify it, but the provider's connection has {what}."
-        ),
-    )
 }
 
 fn bytes(text: &str) -> ByteString {
@@ -481,6 +226,9 @@ impl AppliedObject for BootstrapToken {
                     .optional()
                     .validate(crate::cluster::names::label_value())
                     .describe("A device-plugin configuration key (a `gpufleet_node_sharing` or `gpufleet_gpu_sharing` key): the node registers with the label `nvidia.com/device-plugin.config` set to it."),
+                Attr::bool("manage_bootstrap_rbac")
+                    .default(Value::Bool(false))
+                    .describe("Also set up what `kubeadm init` does for node bootstrap, under gpufleet's names: ClusterRoleBindings letting each of `auth_extra_groups` post node CSRs (`system:node-bootstrapper`) and have node client certificates approved (`...:nodeclient`), one letting nodes have their renewals approved (`...:selfnodeclient`, group `system:nodes`), read access for anyone to `kube-public/cluster-info`, and that ConfigMap (the API server and CA) if absent. Objects of those names gpufleet did not create are left alone; those it created are shared by the tokens that ask for them and deleted with the last. Needs the `bind` and `kube-public` rules of docs/rbac.yaml."),
                 Attr::string_map("node_labels")
                     .derived_from(&["labels", "sharing_config"])
                     .exact()
@@ -586,6 +334,30 @@ impl AppliedObject for BootstrapToken {
             .push(AttributePath::attr("expiration"));
     }
 
+    /// After the token is written: the API server must take it, and the
+    /// cluster side it asks for is set up.
+    async fn write_companions(
+        &self,
+        cluster: &Cluster,
+        prior: Option<&Model>,
+        state: &mut Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        cluster_side::check_authentication(cluster, prior, state, deadline).await?;
+        cluster_side::write(cluster, prior, state, deadline).await?;
+        Ok(Warnings::default())
+    }
+
+    async fn delete_companions(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        cluster_side::delete(cluster, prior, deadline).await?;
+        Ok(Warnings::default())
+    }
+
     async fn objects<'c>(&self, cluster: &'c Cluster) -> Result<Objects<'c, Secret>, GaveUp> {
         cluster.kubernetes.namespaced(Self::KIND, NAMESPACE).await
     }
@@ -678,6 +450,7 @@ impl AppliedObject for BootstrapToken {
             taints: settings.taints,
             labels: settings.labels,
             sharing_config: settings.sharing_config,
+            manage_bootstrap_rbac: settings.manage_bootstrap_rbac,
             api_server_endpoint: prior.api_server_endpoint.clone(),
             cluster_ca_certificate: prior.cluster_ca_certificate.clone(),
             ca_cert_hash: prior.ca_cert_hash.clone(),
@@ -856,291 +629,4 @@ impl Resource<Cluster> for NodeJoin {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::catalog::LabelScheme;
-    use crate::framework::testkit::Harness;
-    use serde_json::json;
-
-    fn harness() -> Harness<Cluster> {
-        Harness::new(NodeJoin::new())
-    }
-
-    fn errors_of(config: serde_json::Value) -> Vec<(String, String)> {
-        let h = harness();
-        h.validate(&h.value(config))
-    }
-
-    #[test]
-    fn bad_tokens_durations_groups_and_labels_are_pointed_at() {
-        let found = errors_of(json!({
-            "token_id": "ABC123",
-            "token_secret": "tooshort",
-            "ttl": "0s",
-            "auth_extra_groups": ["system:nodes"],
-            "labels": {"node-role.kubernetes.io/gpu": "", "team": "ml"},
-            "usages": ["authentication", "admin"],
-        }));
-        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
-        assert_eq!(
-            paths,
-            [
-                "token_id",
-                "token_secret",
-                "ttl",
-                "usages",
-                "auth_extra_groups",
-                "labels"
-            ],
-            "{found:?}"
-        );
-        assert!(found[0].1.contains("[a-z0-9]{6}"), "{found:?}");
-        assert!(found[2].1.contains("outside 5m..=168h"), "{found:?}");
-        assert!(found[4].1.contains("system:bootstrappers:"), "{found:?}");
-        assert!(found[5].1.contains("--node-labels"), "{found:?}");
-        let window = errors_of(json!({"ttl": "1h", "rotate_when_expires_within": "2h"}));
-        assert_eq!(window[0].0, "rotate_when_expires_within", "{window:?}");
-        let not_a_duration = errors_of(json!({"ttl": "one day"}));
-        assert!(
-            not_a_duration[0].1.contains("not a duration"),
-            "{not_a_duration:?}"
-        );
-    }
-
-    #[test]
-    fn the_kubelets_own_labels_are_allowed() {
-        for key in [
-            "kubernetes.io/arch",
-            "node.kubernetes.io/instance-type",
-            "gpu.node.kubernetes.io/model",
-            "kubelet.kubernetes.io/x",
-            "nvidia.com/gpu.product",
-            "team",
-        ] {
-            assert_eq!(check_kubelet_label(key), Ok(()), "{key}");
-        }
-        for key in [
-            "node-role.kubernetes.io/gpu",
-            "kubernetes.io/role",
-            "example.k8s.io/x",
-            "node-restriction.kubernetes.io/pool",
-        ] {
-            assert!(check_kubelet_label(key).is_err(), "{key}");
-        }
-    }
-
-    #[test]
-    fn groups_follow_the_bootstrap_group_pattern() {
-        assert!(check_group("system:bootstrappers:gpufleet").is_ok());
-        assert!(check_group("system:bootstrappers:a:b-c1").is_ok());
-        assert!(check_group("system:bootstrappers:").is_err());
-        assert!(check_group("system:bootstrappers:x-").is_err());
-        assert!(check_group("system:bootstrappers:X").is_err());
-        assert!(check_group("system:bootstrappers").is_err());
-    }
-
-    #[test]
-    fn generated_parts_are_random_and_of_the_token_alphabet() {
-        let a = random_token_part(SECRET_LENGTH).unwrap();
-        let b = random_token_part(SECRET_LENGTH).unwrap();
-        assert_eq!(token_part(SECRET_LENGTH)(&a), Ok(()));
-        assert_eq!(
-            token_part(ID_LENGTH)(&random_token_part(ID_LENGTH).unwrap()),
-            Ok(())
-        );
-        assert_ne!(a, b);
-    }
-
-    #[test]
-    fn the_pin_is_the_sha256_of_the_public_key_info() {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let ca = rcgen::CertificateParams::new(vec!["kubernetes".into()])
-            .unwrap()
-            .self_signed(&key)
-            .unwrap();
-        let expected = ring::digest::digest(
-            &ring::digest::SHA256,
-            &rcgen::PublicKeyData::subject_public_key_info(&key),
-        );
-        let hex: String = expected
-            .as_ref()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(ca_cert_hash(ca.der()).unwrap(), format!("sha256:{hex}"));
-        assert!(ca_cert_hash(b"not a certificate").is_err());
-    }
-
-    #[test]
-    fn plan_of_a_new_token_knows_the_kubelet_fragment_but_not_the_token() {
-        let h = harness();
-        let config = h.value(json!({
-            "taints": [{"key": "nvidia.com/gpu", "value": "training", "effect": "NoSchedule"}],
-            "labels": {"team": "ml"},
-            "sharing_config": "h100-mps",
-        }));
-        let plan = h.plan(&Cluster::offline(LabelScheme::Cfke), &Value::Null, &config);
-        assert!(!plan.diagnostics.has_errors(), "{:?}", plan.diagnostics);
-        let planned = &plan.planned_state;
-        for unknown in [
-            "token_id",
-            "token_secret",
-            "token",
-            "expiration",
-            "kubeadm_join_command",
-            "ca_cert_hash",
-        ] {
-            assert!(
-                planned.attr(unknown).is_unknown(),
-                "{unknown}: {:?}",
-                planned.attr(unknown)
-            );
-        }
-        assert_eq!(planned.attr("ttl"), &Value::string("24h"));
-        assert_eq!(
-            planned.attr("kubelet_node_labels_flag"),
-            &Value::string("--node-labels=nvidia.com/device-plugin.config=h100-mps,team=ml")
-        );
-        let fragment = planned.attr("kubelet_config").as_str().unwrap();
-        let parsed: serde_json::Value = serde_saphyr::from_str(fragment).unwrap();
-        assert_eq!(
-            parsed,
-            json!({
-                "apiVersion": "kubelet.config.k8s.io/v1beta1",
-                "kind": "KubeletConfiguration",
-                "registerWithTaints": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "training"}],
-            })
-        );
-        let given = h.value(json!({"token_id": "abcdef", "token_secret": "0123456789abcdef"}));
-        let plan = h.plan(&Cluster::offline(LabelScheme::Cfke), &Value::Null, &given);
-        assert_eq!(
-            plan.planned_state.attr("token"),
-            &Value::string("abcdef.0123456789abcdef")
-        );
-        assert_eq!(
-            plan.planned_state.attr("secret_name"),
-            &Value::string("bootstrap-token-abcdef")
-        );
-        assert_eq!(
-            plan.planned_state.attr("kubelet_node_labels_flag"),
-            &Value::Null
-        );
-    }
-
-    fn state_expiring_in(h: &Harness<Cluster>, within: SignedDuration) -> Value {
-        let expiration = Timestamp::now()
-            .checked_add(within)
-            .unwrap()
-            .round(jiff::Unit::Second)
-            .unwrap();
-        h.value(json!({
-            "id": "abcdef",
-            "token_id": "abcdef",
-            "token_secret": "0123456789abcdef",
-            "token": "abcdef.0123456789abcdef",
-            "secret_name": "bootstrap-token-abcdef",
-            "ttl": "24h",
-            "rotate_when_expires_within": "1h",
-            "expiration": expiration.to_string(),
-            "usages": ["authentication", "signing"],
-            "auth_extra_groups": [DEFAULT_GROUP],
-            "kubelet_config": kubelet_config(&[]),
-            "api_server_endpoint": "https://10.0.0.1:6443",
-            "cluster_ca_certificate": "pem",
-            "ca_cert_hash": "sha256:00",
-            "kubeadm_join_command": "kubeadm join",
-        }))
-    }
-
-    #[test]
-    fn a_token_about_to_expire_is_replaced_and_a_fresh_one_kept() {
-        let h = harness();
-        let cluster = Cluster::offline(LabelScheme::Cfke);
-        let config = h.value(json!({}));
-        let fresh = h.plan(
-            &cluster,
-            &state_expiring_in(&h, SignedDuration::from_hours(20)),
-            &config,
-        );
-        assert!(
-            fresh.requires_replace.is_empty(),
-            "{:?}",
-            fresh.requires_replace
-        );
-        assert_eq!(
-            fresh.planned_state,
-            state_expiring_in(&h, SignedDuration::from_hours(20))
-        );
-        for within in [SignedDuration::from_mins(30), SignedDuration::from_mins(-5)] {
-            let expiring = h.plan(&cluster, &state_expiring_in(&h, within), &config);
-            assert_eq!(
-                expiring.requires_replace,
-                [AttributePath::attr("expiration")]
-            );
-            assert!(expiring.planned_state.attr("token_secret").is_unknown());
-            assert!(expiring.planned_state.attr("expiration").is_unknown());
-        }
-    }
-
-    #[test]
-    fn the_secret_is_a_bootstrap_token_and_reads_back_as_state() {
-        let cluster = Cluster::offline(LabelScheme::Cfke);
-        let mut model = Model {
-            token_id: Some("abcdef".into()),
-            token_secret: Some("0123456789abcdef".into()),
-            ttl: Some("2h".into()),
-            rotate_when_expires_within: Some("30m".into()),
-            expiration: Some("2026-12-02T10:00:00Z".into()),
-            usages: Some(vec!["authentication".into(), "signing".into()]),
-            auth_extra_groups: Some(vec![
-                DEFAULT_GROUP.into(),
-                "system:bootstrappers:gpu".into(),
-            ]),
-            taints: Some(vec![TaintSpec {
-                key: "gpu".into(),
-                value: None,
-                effect: "NoSchedule".into(),
-            }]),
-            labels: Some([("team".to_string(), "ml".to_string())].into()),
-            sharing_config: Some("mps".into()),
-            ..Default::default()
-        };
-        BootstrapToken.derive(&mut model);
-        let secret = BootstrapToken.to_object(&cluster, &model).unwrap();
-        assert_eq!(
-            secret.metadata.name.as_deref(),
-            Some("bootstrap-token-abcdef")
-        );
-        assert_eq!(secret.type_.as_deref(), Some(SECRET_TYPE));
-        let data = secret.data.clone().unwrap();
-        let text = |k: &str| String::from_utf8(data[k].0.clone()).unwrap();
-        assert_eq!(text("token-id"), "abcdef");
-        assert_eq!(text("token-secret"), "0123456789abcdef");
-        assert_eq!(text("expiration"), "2026-12-02T10:00:00Z");
-        assert_eq!(text("usage-bootstrap-authentication"), "true");
-        assert_eq!(text("usage-bootstrap-signing"), "true");
-        assert_eq!(
-            text("auth-extra-groups"),
-            "system:bootstrappers:gpufleet,system:bootstrappers:gpu"
-        );
-        let annotation = &secret.metadata.annotations.as_ref().unwrap()[SETTINGS_ANNOTATION];
-        assert!(!annotation.contains("0123456789abcdef"), "{annotation}");
-
-        let mut back = BootstrapToken
-            .state_from(&cluster, secret, &Model::default(), true)
-            .unwrap();
-        BootstrapToken.derive(&mut back);
-        assert_eq!(back, model);
-    }
-
-    #[test]
-    fn import_takes_a_token_id() {
-        let h = NodeJoin::new();
-        assert_eq!(
-            h.import("abcdef").unwrap().secret_name.as_deref(),
-            Some("bootstrap-token-abcdef")
-        );
-        let error = h.import("bootstrap-token-abcdef").unwrap_err();
-        assert!(format!("{error:?}").contains("before the dot"), "{error:?}");
-    }
-}
+mod tests;

@@ -1,0 +1,633 @@
+//! What the cluster must do for a bootstrap token to work, checked or set
+//! up after the token Secret is written: the API server must authenticate
+//! bootstrap tokens, and, with `manage_bootstrap_rbac`, the RBAC and the
+//! `cluster-info` ConfigMap `kubeadm init` creates for node bootstrap
+//! (kubernetes cmd/kubeadm/app/phases/bootstraptoken/node/tlsbootstrap.go
+//! and clusterinfo/clusterinfo.go), under gpufleet's own names.
+//!
+//! Several tokens may rely on one such object (every token of a group
+//! needs the group's bindings), so each token claims it with an annotation
+//! of its own, applied by a field manager of its own together with the
+//! object's content: the object stays while any claim does, and is deleted
+//! with the last one, but only if gpufleet created it (an annotation says
+//! so). An object of that name someone else made is left alone.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
+use kube::Resource as _;
+use serde_json::json;
+
+use super::Model;
+use crate::cluster::api::{Change, Edit, Kind, Object, Objects};
+use crate::cluster::permissions::Permission;
+use crate::cluster::retry::{Deadline, GaveUp};
+use crate::kit::Cluster;
+use crate::kit::object::AppliedObject;
+use crate::protocol::{Diagnostic, Diagnostics};
+
+/// The API server's bootstrap token authenticator reads token Secrets from
+/// its informer cache (kubernetes plugin/pkg/auth/authenticator/token/bootstrap),
+/// a moment behind the write: how long a new token may take to be accepted.
+const ACCEPTANCE_WAIT: Duration = Duration::from_secs(10);
+
+/// kubeadm's ClusterRoles for node bootstrap (kubernetes
+/// cmd/kubeadm/app/constants): post CSRs, have node client CSRs approved,
+/// and have nodes' renewals approved.
+const NODE_BOOTSTRAPPER: &str = "system:node-bootstrapper";
+const NODE_CLIENT: &str = "system:certificates.k8s.io:certificatesigningrequests:nodeclient";
+const SELF_NODE_CLIENT: &str =
+    "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient";
+const NODES_GROUP: &str = "system:nodes";
+/// kubeadm's `kubeadm:node-autoapprove-certificate-rotation`, under our name.
+const ROTATION_BINDING: &str = "gpufleet:node-autoapprove-certificate-rotation";
+/// kubeadm's `kubeadm:bootstrap-signer-clusterinfo` Role and RoleBinding:
+/// anyone may read `cluster-info`, which discovery does before it trusts
+/// the server.
+const CLUSTER_INFO_READER: &str = "gpufleet:bootstrap-signer-clusterinfo";
+/// k8s.io/cluster-bootstrap token/api `ConfigMapClusterInfo`, in `kube-public`.
+const PUBLIC: &str = "kube-public";
+const CLUSTER_INFO: &str = "cluster-info";
+/// k8s.io/cluster-bootstrap token/api `JWSSignatureKeyPrefix`.
+const JWS_PREFIX: &str = "jws-kubeconfig-";
+
+const CREATED_BY: &str = "gpufleet/created-by";
+const CREATOR: &str = "gpufleet_node_join";
+const CLAIM_PREFIX: &str = "gpufleet/node-join.";
+
+const CLUSTER_ROLE_BINDING: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+);
+const ROLE: Kind = Kind::new("rbac.authorization.k8s.io/v1", "Role", "roles");
+const ROLE_BINDING: Kind = Kind::new(
+    "rbac.authorization.k8s.io/v1",
+    "RoleBinding",
+    "rolebindings",
+);
+
+/// What `manage_bootstrap_rbac` needs of the API. Binding names follow the
+/// groups, so ClusterRoleBindings cannot be named; the API server only
+/// lets a binding grant a role its writer may `bind` (or holds every
+/// permission of), so `bind` is limited to kubeadm's three roles. Creating
+/// an object cannot be limited by name (RBAC's rule), the rest can.
+pub const PERMISSIONS: &[Permission] = &[
+    Permission::cluster(
+        "rbac.authorization.k8s.io",
+        "clusterrolebindings",
+        &["get", "create", "patch", "delete"],
+    ),
+    Permission::cluster("rbac.authorization.k8s.io", "clusterroles", &["bind"]).named(&[
+        NODE_BOOTSTRAPPER,
+        NODE_CLIENT,
+        SELF_NODE_CLIENT,
+    ]),
+    Permission::in_namespace(PUBLIC, "rbac.authorization.k8s.io", "roles", &["create"]),
+    Permission::in_namespace(
+        PUBLIC,
+        "rbac.authorization.k8s.io",
+        "roles",
+        &["get", "patch", "delete"],
+    )
+    .named(&[CLUSTER_INFO_READER]),
+    Permission::in_namespace(
+        PUBLIC,
+        "rbac.authorization.k8s.io",
+        "rolebindings",
+        &["create"],
+    ),
+    Permission::in_namespace(
+        PUBLIC,
+        "rbac.authorization.k8s.io",
+        "rolebindings",
+        &["get", "patch", "delete"],
+    )
+    .named(&[CLUSTER_INFO_READER]),
+    Permission::in_namespace(PUBLIC, "", "configmaps", &["create"]),
+    Permission::in_namespace(PUBLIC, "", "configmaps", &["get", "patch", "delete"])
+        .named(&[CLUSTER_INFO]),
+];
+
+/// After the token is written: the API server must take it. Asked only
+/// when the token is new for authentication (create, or `usages` gaining
+/// it); a refusal for [`ACCEPTANCE_WAIT`] means bootstrap token
+/// authentication is off.
+pub(super) async fn check_authentication(
+    cluster: &Cluster,
+    prior: Option<&Model>,
+    state: &Model,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    let authenticates = |m: &Model| m.usages.iter().flatten().any(|u| u == "authentication");
+    if !authenticates(state) || prior.is_some_and(authenticates) {
+        return Ok(());
+    }
+    let (Some(id), Some(secret)) = (&state.token_id, &state.token_secret) else {
+        return Ok(());
+    };
+    let expected = format!("system:bootstrap:{id}");
+    let token = format!("{id}.{secret}");
+    let started = Instant::now();
+    loop {
+        let user = cluster.kubernetes.user_of_token(&token, deadline).await?;
+        let detail = match user {
+            Some(user) if user == expected => return Ok(()),
+            Some(user) => format!(
+                "The API server at {} authenticates the new bootstrap token {id} as {user:?}, not as {expected:?}: another authenticator takes tokens of this shape before the bootstrap token authenticator.",
+                cluster.kubernetes.describe()
+            ),
+            None if started.elapsed() < ACCEPTANCE_WAIT => {
+                tokio::select! {
+                    biased;
+                    () = crate::protocol::stop::requested() => "Stopped before the API server accepted the new bootstrap token.".to_string(),
+                    () = tokio::time::sleep(Duration::from_millis(250)) => continue,
+                }
+            }
+            None => format!(
+                "The API server at {} refused the new bootstrap token {id} (401 Unauthorized) for {}s after it was written: it does not authenticate bootstrap tokens, so no server can join with it. Start kube-apiserver with `--enable-bootstrap-token-auth=true` (kubeadm does; a managed cluster must offer it). The token is kept in state, tainted, so the next apply replaces it.",
+                cluster.kubernetes.describe(),
+                ACCEPTANCE_WAIT.as_secs()
+            ),
+        };
+        return Err(Diagnostic::error("Bootstrap token not accepted", detail).into());
+    }
+}
+
+/// One object a token may claim.
+enum Piece {
+    Binding(ClusterRoleBinding),
+    Role(Role),
+    RoleBinding(RoleBinding),
+    ClusterInfo(ConfigMap),
+}
+
+impl Piece {
+    fn name(&self) -> &str {
+        let meta = match self {
+            Piece::Binding(o) => o.meta(),
+            Piece::Role(o) => o.meta(),
+            Piece::RoleBinding(o) => o.meta(),
+            Piece::ClusterInfo(o) => o.meta(),
+        };
+        meta.name.as_deref().unwrap_or_default()
+    }
+
+    fn key(&self) -> (u8, String) {
+        let rank = match self {
+            Piece::Binding(_) => 0,
+            Piece::Role(_) => 1,
+            Piece::RoleBinding(_) => 2,
+            Piece::ClusterInfo(_) => 3,
+        };
+        (rank, self.name().to_string())
+    }
+}
+
+/// A binding of role `role` (a `ClusterRole` or `Role`) to one subject.
+fn binding(name: &str, role: (&str, &str), subject: (&str, &str)) -> serde_json::Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role.0, "name": role.1},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": subject.0, "name": subject.1}],
+    })
+}
+
+fn typed<K: serde::de::DeserializeOwned>(kind: &str, mut value: serde_json::Value) -> K {
+    value["kind"] = json!(kind);
+    serde_json::from_value(value).expect("a node bootstrap object is well-formed")
+}
+
+/// The objects `model` claims; none unless it manages bootstrap RBAC.
+fn pieces(model: &Model) -> Vec<Piece> {
+    if model.manage_bootstrap_rbac != Some(true) {
+        return Vec::new();
+    }
+    // cluster-info first: the Role granting its reading may only be
+    // written by someone who may read it (RBAC's escalation check).
+    let mut pieces = Vec::new();
+    if let (Some(server), Some(ca)) = (&model.api_server_endpoint, &model.cluster_ca_certificate) {
+        pieces.push(Piece::ClusterInfo(typed(
+            "ConfigMap",
+            json!({
+                "apiVersion": "v1",
+                "metadata": {"name": CLUSTER_INFO, "namespace": PUBLIC},
+                "data": {"kubeconfig": cluster_info_kubeconfig(server, ca)},
+            }),
+        )));
+    }
+    for group in model.auth_extra_groups.iter().flatten() {
+        for (what, role) in [
+            ("kubelet-bootstrap", NODE_BOOTSTRAPPER),
+            ("node-autoapprove-bootstrap", NODE_CLIENT),
+        ] {
+            let name = format!("gpufleet:{what}:{group}");
+            pieces.push(Piece::Binding(typed(
+                "ClusterRoleBinding",
+                binding(&name, ("ClusterRole", role), ("Group", group)),
+            )));
+        }
+    }
+    pieces.push(Piece::Binding(typed(
+        "ClusterRoleBinding",
+        binding(
+            ROTATION_BINDING,
+            ("ClusterRole", SELF_NODE_CLIENT),
+            ("Group", NODES_GROUP),
+        ),
+    )));
+    pieces.push(Piece::Role(typed(
+        "Role",
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "metadata": {"name": CLUSTER_INFO_READER, "namespace": PUBLIC},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": [CLUSTER_INFO], "verbs": ["get"]}],
+        }),
+    )));
+    let mut reader = binding(
+        CLUSTER_INFO_READER,
+        ("Role", CLUSTER_INFO_READER),
+        ("User", "system:anonymous"),
+    );
+    reader["metadata"]["namespace"] = json!(PUBLIC);
+    pieces.push(Piece::RoleBinding(typed("RoleBinding", reader)));
+    pieces
+}
+
+/// The kubeconfig `cluster-info` carries: only the cluster, its server and
+/// CA, as kubeadm writes it from admin.conf.
+fn cluster_info_kubeconfig(server: &str, ca_pem: &str) -> String {
+    use base64::Engine;
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    serde_saphyr::to_string(&json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "", "cluster": {"server": server, "certificate-authority-data": ca}}],
+        "contexts": [],
+        "users": [],
+        "current-context": "",
+    }))
+    .expect("a kubeconfig serializes")
+}
+
+/// Claims what `state` needs and releases what only `prior` needed.
+pub(super) async fn write(
+    cluster: &Cluster,
+    prior: Option<&Model>,
+    state: &Model,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    let wanted = pieces(state);
+    let keys: Vec<_> = wanted.iter().map(Piece::key).collect();
+    if let Some(prior) = prior {
+        let unwanted = pieces(prior)
+            .into_iter()
+            .filter(|p| !keys.contains(&p.key()));
+        release(cluster, prior, unwanted, deadline).await?;
+    }
+    let share = Share::of(state);
+    for piece in wanted {
+        match piece {
+            Piece::Binding(o) => share.ensure(cluster, o, deadline).await?,
+            Piece::Role(o) => share.ensure(cluster, o, deadline).await?,
+            Piece::RoleBinding(o) => share.ensure(cluster, o, deadline).await?,
+            Piece::ClusterInfo(o) => share.ensure(cluster, o, deadline).await?,
+        }
+    }
+    Ok(())
+}
+
+/// Releases everything `prior` claimed (on destroy, after the token is
+/// deleted).
+pub(super) async fn delete(
+    cluster: &Cluster,
+    prior: &Model,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    release(cluster, prior, pieces(prior).into_iter(), deadline).await
+}
+
+async fn release(
+    cluster: &Cluster,
+    prior: &Model,
+    pieces: impl Iterator<Item = Piece>,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    let share = Share::of(prior);
+    for piece in pieces {
+        let name = piece.name().to_string();
+        match piece {
+            Piece::Binding(_) => {
+                share
+                    .release::<ClusterRoleBinding>(cluster, &name, deadline)
+                    .await?
+            }
+            Piece::Role(_) => share.release::<Role>(cluster, &name, deadline).await?,
+            Piece::RoleBinding(_) => {
+                share
+                    .release::<RoleBinding>(cluster, &name, deadline)
+                    .await?
+            }
+            Piece::ClusterInfo(_) => share.release::<ConfigMap>(cluster, &name, deadline).await?,
+        }
+    }
+    Ok(())
+}
+
+/// An object tokens share.
+#[async_trait]
+trait Shared: Object {
+    const KIND: Kind;
+    const NAMESPACE: Option<&'static str>;
+
+    /// The objects of its kind, where node bootstrap keeps them.
+    async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp>;
+
+    /// Whether someone besides the tokens that claim it still relies on it.
+    fn relied_on_without(&self, _token_id: &str) -> bool {
+        false
+    }
+}
+
+#[async_trait]
+impl Shared for ClusterRoleBinding {
+    const KIND: Kind = CLUSTER_ROLE_BINDING;
+    const NAMESPACE: Option<&'static str> = None;
+
+    async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp> {
+        cluster.kubernetes.objects(Self::KIND).await
+    }
+}
+
+#[async_trait]
+impl Shared for Role {
+    const KIND: Kind = ROLE;
+    const NAMESPACE: Option<&'static str> = Some(PUBLIC);
+
+    async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp> {
+        cluster.kubernetes.namespaced(Self::KIND, PUBLIC).await
+    }
+}
+
+#[async_trait]
+impl Shared for RoleBinding {
+    const KIND: Kind = ROLE_BINDING;
+    const NAMESPACE: Option<&'static str> = Some(PUBLIC);
+
+    async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp> {
+        cluster.kubernetes.namespaced(Self::KIND, PUBLIC).await
+    }
+}
+
+#[async_trait]
+impl Shared for ConfigMap {
+    const KIND: Kind = Kind::CONFIG_MAP;
+    const NAMESPACE: Option<&'static str> = Some(PUBLIC);
+
+    async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp> {
+        cluster.kubernetes.namespaced(Self::KIND, PUBLIC).await
+    }
+
+    /// Other tokens' signatures (the bootstrapsigner's, for every signing
+    /// token) mean servers still discover the cluster through it.
+    fn relied_on_without(&self, token_id: &str) -> bool {
+        let ours = format!("{JWS_PREFIX}{token_id}");
+        self.data
+            .iter()
+            .flatten()
+            .any(|(k, _)| k.starts_with(JWS_PREFIX) && *k != ours)
+    }
+}
+
+fn annotations<K: Object>(live: &K) -> BTreeMap<String, String> {
+    live.meta().annotations.clone().unwrap_or_default()
+}
+
+fn created_by_us<K: Object>(live: &K) -> bool {
+    annotations(live).get(CREATED_BY).map(String::as_str) == Some(CREATOR)
+}
+
+fn claims<K: Object>(live: &K) -> Vec<String> {
+    annotations(live)
+        .into_keys()
+        .filter(|k| k.starts_with(CLAIM_PREFIX))
+        .collect()
+}
+
+/// One token's share of the objects: its claim annotation and the field
+/// manager that applies it.
+struct Share {
+    token_id: String,
+    manager: String,
+    claim: String,
+}
+
+impl Share {
+    fn of(model: &Model) -> Self {
+        let token_id = model.token_id.clone().unwrap_or_default();
+        Self {
+            manager: format!("{}-node-join-{token_id}", crate::cluster::FIELD_MANAGER),
+            claim: format!("{CLAIM_PREFIX}{token_id}"),
+            token_id,
+        }
+    }
+
+    /// Applies `wanted` with the claim, as this token's manager, unless an
+    /// object of that name exists that gpufleet did not create.
+    async fn ensure<K: Shared>(
+        &self,
+        cluster: &Cluster,
+        mut wanted: K,
+        deadline: Deadline,
+    ) -> Result<(), GaveUp> {
+        let objects = K::objects(cluster).await?;
+        let name = wanted.meta().name.clone().unwrap_or_default();
+        let named = objects.named(&name);
+        if let Some(live) = named.get(deadline).await?
+            && !created_by_us(&live)
+        {
+            return Ok(());
+        }
+        let annotations = wanted.meta_mut().annotations.get_or_insert_default();
+        annotations.insert(CREATED_BY.into(), CREATOR.into());
+        annotations.insert(self.claim.clone(), String::new());
+        named.apply(&wanted, &self.manager, deadline).await?;
+        Ok(())
+    }
+
+    /// Releases the claim on object `name`: dropped while other tokens
+    /// hold claims, the object deleted with the last one unless someone
+    /// else still relies on it.
+    async fn release<K: Shared>(
+        &self,
+        cluster: &Cluster,
+        name: &str,
+        deadline: Deadline,
+    ) -> Result<(), GaveUp> {
+        let objects = K::objects(cluster).await?;
+        let named = objects.named(name);
+        let Some(live) = named.get(deadline).await? else {
+            return Ok(());
+        };
+        // A token that expired was deleted by the token cleaner, not by
+        // Terraform: its claim counts for nothing.
+        let mut dead = Vec::new();
+        for claim in claims(&live) {
+            let id = claim.strip_prefix(CLAIM_PREFIX).unwrap_or_default();
+            if claim != self.claim && !token_exists(cluster, id, deadline).await? {
+                dead.push(claim);
+            }
+        }
+        let unclaim = Unclaim::<K> {
+            share: self,
+            dead: &dead,
+            kind: PhantomData,
+        };
+        // A delete that meets another claimer's change meanwhile is refused
+        // (its resourceVersion moved): a few rounds settle it.
+        for _ in 0..5 {
+            named.update(&unclaim, deadline).await?;
+            let Some(live) = named.get(deadline).await? else {
+                return Ok(());
+            };
+            if !created_by_us(&live)
+                || !unclaim.others(&live).is_empty()
+                || live.relied_on_without(&self.token_id)
+            {
+                return Ok(());
+            }
+            if named.delete_if_unchanged(&live, deadline).await? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether token `id`'s Secret exists.
+async fn token_exists(cluster: &Cluster, id: &str, deadline: Deadline) -> Result<bool, GaveUp> {
+    let secrets = cluster
+        .kubernetes
+        .namespaced::<Secret>(super::BootstrapToken::KIND, super::NAMESPACE)
+        .await?;
+    let name = format!("{}{id}", super::SECRET_PREFIX);
+    Ok(secrets.named(&name).get(deadline).await?.is_some())
+}
+
+/// Dropping one token's share while other tokens hold claims: its manager
+/// applies nothing, so it owns nothing (its claim goes), and the content
+/// stays, owned by the other claimers, who applied the same. The last
+/// claim is not dropped but deleted with the object.
+struct Unclaim<'a, K> {
+    share: &'a Share,
+    /// Claims of tokens that no longer exist.
+    dead: &'a [String],
+    kind: PhantomData<K>,
+}
+
+impl<K: Shared> Unclaim<'_, K> {
+    /// The claims of other tokens that still exist (or came after the
+    /// check).
+    fn others(&self, live: &K) -> Vec<String> {
+        claims(live)
+            .into_iter()
+            .filter(|c| *c != self.share.claim && !self.dead.contains(c))
+            .collect()
+    }
+}
+
+impl<K: Shared> Change<K> for Unclaim<'_, K> {
+    fn describe(&self) -> String {
+        format!("metadata.annotations[{:?}]", self.share.claim)
+    }
+
+    fn patch(&self, live: &K) -> Option<Edit> {
+        let held = claims(live).contains(&self.share.claim);
+        if !created_by_us(live) || !held || self.others(live).is_empty() {
+            return None;
+        }
+        let mut metadata = json!({});
+        if let Some(namespace) = K::NAMESPACE {
+            metadata["namespace"] = json!(namespace);
+        }
+        Some(Edit::Apply {
+            manager: self.share.manager.clone(),
+            fields: json!({
+                "apiVersion": K::KIND.api_version,
+                "kind": K::KIND.kind,
+                "metadata": metadata,
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubeadms_bindings_per_group_and_cluster_info_only_when_asked() {
+        let mut model = Model {
+            token_id: Some("abcdef".into()),
+            auth_extra_groups: Some(vec!["system:bootstrappers:a".into()]),
+            api_server_endpoint: Some("https://10.0.0.1:6443".into()),
+            cluster_ca_certificate: Some("pem".into()),
+            ..Default::default()
+        };
+        assert!(pieces(&model).is_empty());
+        model.manage_bootstrap_rbac = Some(true);
+        let found: Vec<(String, String)> = pieces(&model)
+            .iter()
+            .map(|p| match p {
+                Piece::Binding(b) => (p.name().to_string(), b.role_ref.name.clone()),
+                Piece::Role(_) => (p.name().to_string(), "Role".into()),
+                Piece::RoleBinding(b) => (p.name().to_string(), b.role_ref.name.clone()),
+                Piece::ClusterInfo(c) => (
+                    p.name().to_string(),
+                    c.data.as_ref().unwrap()["kubeconfig"].clone(),
+                ),
+            })
+            .collect();
+        let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cluster-info",
+                "gpufleet:kubelet-bootstrap:system:bootstrappers:a",
+                "gpufleet:node-autoapprove-bootstrap:system:bootstrappers:a",
+                "gpufleet:node-autoapprove-certificate-rotation",
+                "gpufleet:bootstrap-signer-clusterinfo",
+                "gpufleet:bootstrap-signer-clusterinfo",
+            ]
+        );
+        assert_eq!(found[1].1, NODE_BOOTSTRAPPER);
+        assert_eq!(found[2].1, NODE_CLIENT);
+        assert_eq!(found[3].1, SELF_NODE_CLIENT);
+        assert_eq!(found[5].1, CLUSTER_INFO_READER);
+        let kubeconfig: serde_json::Value = serde_saphyr::from_str(&found[0].1).unwrap();
+        assert_eq!(
+            kubeconfig["clusters"][0]["cluster"]["server"],
+            "https://10.0.0.1:6443"
+        );
+    }
+
+    #[test]
+    fn cluster_info_is_relied_on_while_other_tokens_sign_it() {
+        let map = |keys: &[&str]| ConfigMap {
+            data: Some(
+                keys.iter()
+                    .map(|k| (k.to_string(), String::new()))
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        assert!(!map(&["kubeconfig", "jws-kubeconfig-abcdef"]).relied_on_without("abcdef"));
+        assert!(map(&["kubeconfig", "jws-kubeconfig-zzzzzz"]).relied_on_without("abcdef"));
+    }
+}
