@@ -3,13 +3,16 @@
 //!
 //! - [`object`]: a resource that is one server-side-applied object, written
 //!   once for every such resource, with the objects that go with it.
-//! - [`node_target`]: a resource that writes to existing nodes, by name or
-//!   selector.
+//! - [`node_target`]: the nodes a resource writes to, by name or selector,
+//!   and the writes to them.
+//! - [`node_scoped`]: a resource that writes to existing nodes, written once
+//!   for every such resource.
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
 //! - [`plan_notes`]: what resources planned in this run tell each other.
 
 pub mod config_map;
+pub mod node_scoped;
 pub mod node_target;
 pub mod object;
 pub mod ownership;
