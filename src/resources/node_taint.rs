@@ -195,7 +195,7 @@ fn observed(ours: &TaintSpec, seen: &Seen) -> TaintSpec {
     }
 }
 
-/// One node's taints made [`merge_taints`] of what is there.
+/// One node's taints with ours merged into what is there (see `merge_taints`).
 pub struct Retaint {
     released: BTreeSet<TaintId>,
     ours: Vec<TaintSpec>,
