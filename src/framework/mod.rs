@@ -11,6 +11,7 @@
 //! - [`resource`]: the traits a provider implements.
 //! - [`identity`]: resource identity declarations.
 //! - [`plan`]: the generic planning every resource gets.
+//! - [`registered`]: resources and data sources registered for dispatch.
 //! - [`provider`]: the protocol's provider for a definition.
 //! - [`timeouts`]: the `timeouts` attribute.
 
@@ -18,8 +19,11 @@ pub mod identity;
 pub mod model;
 pub mod plan;
 pub mod provider;
+pub mod registered;
 pub mod resource;
 pub mod schema;
+#[cfg(test)]
+mod test_resources;
 #[cfg(test)]
 pub mod testkit;
 pub mod timeouts;
@@ -27,9 +31,9 @@ pub mod validators;
 
 pub use identity::{Identity, IdentityAttr};
 pub use model::{Model, Private};
-pub use provider::{
-    FrameworkProvider, RegisteredDataSource, RegisteredResource, register_data_source,
-    register_resource,
+pub use provider::FrameworkProvider;
+pub use registered::{
+    RegisteredDataSource, RegisteredResource, register_data_source, register_resource,
 };
 pub use resource::{
     DataSource, Failed, PlanChange, ProviderDefinition, Resource, Stored, Warnings,

@@ -3,7 +3,7 @@
 //! run the same code paths the protocol does.
 
 use super::plan::proposed;
-use super::provider::{RegisteredResource, register_resource};
+use super::registered::{RegisteredResource, register_resource};
 use super::resource::Resource;
 use super::schema::ObjectSchema;
 use crate::protocol::codec::from_json;

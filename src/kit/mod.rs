@@ -3,8 +3,10 @@
 //!
 //! - [`object`]: a resource that is one server-side-applied object, written
 //!   once for every such resource, with the objects that go with it.
-//! - [`node_target`]: a resource that writes to existing nodes, by name or
-//!   selector.
+//! - [`node_target`]: the nodes a resource writes to, by name or selector,
+//!   and the writes to them.
+//! - [`node_scoped`]: a resource that writes to existing nodes, written once
+//!   for every such resource.
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
 //! - [`list`]: the filters and listing `terraform query` uses.
@@ -12,6 +14,7 @@
 
 pub mod config_map;
 pub mod list;
+pub mod node_scoped;
 pub mod node_target;
 pub mod object;
 pub mod ownership;

@@ -2,9 +2,7 @@
 //! `node_name` / `node_selector` attributes and their rules, finding the
 //! nodes a target names, the nodes written before and no longer targeted,
 //! the read-modify-write of each node, and the drift markers a read reports.
-//!
-//! A resource supplies its model (with a [`NodeTarget`] in it), its change
-//! to one node (a [`Change`]) and its schema; this module does the rest.
+//! [`super::node_scoped`] builds the resource on them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,6 +13,7 @@ use crate::cluster::Kubernetes;
 use crate::cluster::api::{Change, Kind, Objects};
 use crate::cluster::names::{dns1123_subdomain, labels};
 use crate::cluster::retry::{Deadline, GaveUp};
+use crate::framework::IdentityAttr;
 use crate::framework::schema::Attr;
 use crate::framework::validators::{ObjectValidator, exactly_one_of};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -40,6 +39,24 @@ pub fn attributes(node_name: &'static str, node_selector: &'static str) -> [Attr
             .optional()
             .validate(labels())
             .describe(node_selector),
+    ]
+}
+
+/// The target as a resource's identity.
+#[derive(Default, Serialize, Deserialize)]
+pub struct TargetIdentity {
+    /// The node; null for a selector.
+    pub node_name: Option<String>,
+    /// The selector as text; null for a named node.
+    pub node_selector: Option<String>,
+}
+
+/// The identity's two attributes, `node_name` described as `node_name` says.
+pub fn identity_attributes(node_name: &'static str) -> [IdentityAttr; 2] {
+    [
+        IdentityAttr::string("node_name").describe(node_name),
+        IdentityAttr::string("node_selector")
+            .describe("The selector as `key=value,...`; null for a named node."),
     ]
 }
 
@@ -95,6 +112,14 @@ impl NodeTarget {
     /// The selector as `key=value,...`; `None` for a named node.
     pub fn selector(&self) -> Option<String> {
         self.node_selector.as_ref().map(selector_text)
+    }
+
+    /// The target as an identity.
+    pub fn identity(&self) -> TargetIdentity {
+        TargetIdentity {
+            node_name: self.node_name.clone(),
+            node_selector: self.selector(),
+        }
     }
 
     /// The nodes a named target writes to, known before the cluster is

@@ -10,6 +10,7 @@ pub mod proto;
 pub mod provider;
 pub mod schema;
 pub mod server;
+pub mod service;
 pub mod stop;
 pub mod tls;
 pub mod types;

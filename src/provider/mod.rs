@@ -21,6 +21,7 @@ use crate::framework::{
 };
 use crate::kit::Cluster;
 use crate::kit::config_map::ConfigMapRef;
+use crate::kit::node_scoped::NodeResource;
 use crate::kit::object::ObjectResource;
 use crate::protocol::diagnostics::Severity;
 use crate::protocol::schema::Nesting;
@@ -169,9 +170,9 @@ impl ProviderDefinition for Gpufleet {
         vec![
             register_resource(ObjectResource(resources::priority_class::PriorityClass)),
             register_resource(ObjectResource(resources::fleet::Fleet)),
-            register_resource(resources::node_taint::NodeTaint),
+            register_resource(NodeResource(resources::node_taint::NodeTaint)),
             register_resource(resources::gpu_sharing::GpuSharing),
-            register_resource(resources::node_sharing::NodeSharing),
+            register_resource(NodeResource(resources::node_sharing::NodeSharing)),
             register_resource(resources::node_join::NodeJoin::new()),
         ]
     }

@@ -18,7 +18,7 @@
 //! them, and otherwise a marker such as `(missing on node gpu-7)`, which no
 //! configuration holds, so the plan shows the labels being put back.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::Node;
@@ -30,14 +30,12 @@ use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, f
 use crate::cluster::api::{Change, Edit};
 use crate::cluster::names::{check_dns1123_subdomain, dns1123_label};
 use crate::cluster::permissions::Permission;
-use crate::cluster::retry::{Deadline, timeouts_attribute};
+use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::{
-    Failed, Identity, IdentityAttr, PlanChange, Private, Resource, Stored, Warnings,
-};
+use crate::framework::{Identity, IdentityAttr, PlanChange};
 use crate::kit::Cluster;
-use crate::kit::node_target::{self, NodeTarget};
+use crate::kit::node_scoped::{Companions, NodeScoped, Scoped};
+use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// What it needs of the API besides its configuration key
@@ -49,26 +47,20 @@ pub const PERMISSIONS: &[Permission] =
 /// The `gpufleet_node_sharing` resource.
 pub struct NodeSharing;
 
-/// The resource's state.
+/// The resource's own state: its name, its sharing and what that writes.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Model {
-    id: Option<String>,
+pub struct NodeConfig {
     name: String,
-    #[serde(flatten)]
-    target: NodeTarget,
     #[serde(flatten)]
     settings: Settings,
     labels: Option<BTreeMap<String, String>>,
-    nodes: Option<BTreeSet<String>>,
     device_plugin_config: Option<String>,
-    timeouts: Option<Timeouts>,
 }
 
-impl Model {
-    fn deadline(&self, operation: Operation) -> Deadline {
-        Deadline::of(self.timeouts.as_ref(), operation)
-    }
+/// The resource's state.
+pub type Model = Scoped<NodeConfig>;
 
+impl NodeConfig {
     fn key(&self) -> ConfigKey {
         ConfigKey {
             key: format!("node-{}", self.name),
@@ -95,13 +87,13 @@ fn labels_of(node: &Node) -> BTreeMap<String, String> {
 
 /// This resource's labels on one node, by server-side apply as its own
 /// field manager: `labels` applied, or (none) released.
-struct SharingLabels<'a> {
-    labels: Option<&'a BTreeMap<String, String>>,
-    key: &'a str,
-    manager: &'a str,
+pub struct SharingLabels {
+    labels: Option<BTreeMap<String, String>>,
+    key: String,
+    manager: String,
 }
 
-impl Change<Node> for SharingLabels<'_> {
+impl Change<Node> for SharingLabels {
     fn describe(&self) -> String {
         format!("its labels, by server-side apply as {}", self.manager)
     }
@@ -110,77 +102,20 @@ impl Change<Node> for SharingLabels<'_> {
         // Applied even when the values are there already: the apply is
         // what makes them ours.
         let mut metadata = json!({});
-        if let Some(labels) = self.labels {
+        if let Some(labels) = &self.labels {
             metadata["labels"] = json!(labels);
         }
         Some(Edit::Apply {
-            manager: self.manager.to_string(),
+            manager: self.manager.clone(),
             fields: json!({ "apiVersion": "v1", "kind": "Node", "metadata": metadata }),
         })
     }
 
     fn landed(&self, live: &Node) -> bool {
         let live = labels_of(live);
-        match self.labels {
+        match &self.labels {
             Some(wanted) => wanted.iter().all(|(k, v)| live.get(k) == Some(v)),
-            None => live.get(CONFIG_LABEL).map(String::as_str) != Some(self.key),
-        }
-    }
-}
-
-impl NodeSharing {
-    /// Writes the key, then labels the targeted nodes and releases our
-    /// labels on nodes no longer targeted.
-    async fn write(
-        &self,
-        cluster: &Cluster,
-        prior: Option<&Model>,
-        mut planned: Model,
-        operation: Operation,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        let kubernetes = &cluster.kubernetes;
-        let deadline = planned.deadline(operation);
-        let key = planned.key();
-        let text = planned.config_text();
-        let changed = key.write(cluster, &text, deadline).await?;
-        planned.device_plugin_config = Some(text);
-        let manager = planned.manager();
-        let wanted = planned.wanted_labels();
-        let key_name = key.key.clone();
-        let before = prior.and_then(|p| p.nodes.clone()).unwrap_or_default();
-        let change = |_: &str, targeted: bool| SharingLabels {
-            labels: targeted.then_some(&wanted),
-            key: &key_name,
-            manager: &manager,
-        };
-        let rewritten = planned
-            .target
-            .rewrite(kubernetes, &before, change, "labelled", deadline)
-            .await;
-        let result = match rewritten {
-            Ok(written) => {
-                planned.nodes = Some(written);
-                if changed {
-                    key.restart_readers(cluster, deadline)
-                        .await
-                        .map(drop)
-                        .map_err(Diagnostics::from)
-                } else {
-                    Ok(())
-                }
-            }
-            Err(interrupted) => {
-                // Everything that may carry our labels stays in state.
-                let mut written = interrupted.written;
-                written.extend(before);
-                planned.nodes = Some(written);
-                Err(interrupted.diagnostics)
-            }
-        };
-        planned.labels = Some(wanted);
-        match result {
-            Ok(()) => Ok(planned.into()),
-            Err(d) => Err(Failed::after_write(planned, d)),
+            None => live.get(CONFIG_LABEL) != Some(&self.key),
         }
     }
 }
@@ -189,49 +124,44 @@ impl NodeSharing {
 #[derive(Default, Serialize, Deserialize)]
 pub struct NameTargetIdentity {
     name: String,
-    node_name: Option<String>,
-    node_selector: Option<String>,
+    #[serde(flatten)]
+    target: TargetIdentity,
 }
 
 #[async_trait]
-impl Resource<Cluster> for NodeSharing {
-    type Model = Model;
+impl NodeScoped for NodeSharing {
+    type Own = NodeConfig;
     type IdentityModel = NameTargetIdentity;
+    type Change = SharingLabels;
 
-    fn name(&self) -> &'static str {
-        "node_sharing"
-    }
+    const NAME: &'static str = "node_sharing";
+    const WRITTEN: &'static str = "labelled";
 
-    /// Mutable: the target changes in place (the labels move to the new nodes).
     fn identity(&self) -> Identity {
-        Identity::new(
-            &["name", "node_name", "node_selector"],
-            vec![
-                IdentityAttr::string("name")
-                    .required_for_import()
-                    .describe("The name."),
-                IdentityAttr::string("node_name")
-                    .describe("The configured node; null when a selector picks the nodes."),
-                IdentityAttr::string("node_selector")
-                    .describe("The selector as `key=value,...`; null for a named node."),
-            ],
-        )
-        .mutable()
+        let mut attrs = vec![
+            IdentityAttr::string("name")
+                .required_for_import()
+                .describe("The name."),
+        ];
+        attrs.extend(node_target::identity_attributes(
+            "The configured node; null when a selector picks the nodes.",
+        ));
+        Identity::new(&["name", "node_name", "node_selector"], attrs)
     }
 
     fn identity_of(&self, state: &Model) -> NameTargetIdentity {
         NameTargetIdentity {
-            name: state.name.clone(),
-            node_name: state.target.node_name.clone(),
-            node_selector: state.target.selector(),
+            name: state.own.name.clone(),
+            target: state.target.identity(),
         }
     }
 
     /// The `NAME:NODE` or `NAME:key=value,...` an import by ID takes.
     fn import_id(&self, identity: NameTargetIdentity) -> Result<String, Diagnostics> {
         let target = identity
+            .target
             .node_name
-            .or(identity.node_selector)
+            .or(identity.target.node_selector)
             .ok_or_else(|| {
                 Diagnostics::from(Diagnostic::error(
                     "Missing identity attribute",
@@ -267,17 +197,14 @@ impl Resource<Cluster> for NodeSharing {
                 .derived_from(&["strategy", "replicas", "mig_layout", "rename_by_default", "fail_requests_greater_than_one"])
                 .observed()
                 .describe("The device-plugin configuration (YAML) under key `node-NAME`."),
-            timeouts_attribute(),
         ]);
         ObjectSchema::new(
             "GPU sharing for existing nodes outside fleets, such as self-managed servers: its own device-plugin configuration, selected by a node label that only this resource writes (other labels and their owners are left alone).",
             attrs,
         )
-        .validate(node_target::exactly_one())
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
-        node_target::validate(config, diagnostics);
         sharing::check(
             config,
             &AttributePath::root(),
@@ -323,45 +250,53 @@ impl Resource<Cluster> for NodeSharing {
         ));
     }
 
-    fn derive(&self, model: &mut Model) {
-        model.id = Some(model.name.clone());
-        model.labels = Some(model.wanted_labels());
-        model.device_plugin_config = Some(model.config_text());
-        if let Some(known) = model.target.known_nodes() {
-            model.nodes = Some(known);
+    fn id(&self, state: &Model) -> Option<String> {
+        Some(state.own.name.clone())
+    }
+
+    fn derive(&self, state: &mut Model) {
+        state.own.labels = Some(state.own.wanted_labels());
+        state.own.device_plugin_config = Some(state.own.config_text());
+    }
+
+    /// Our labels on a targeted node, released elsewhere; `name` requires
+    /// replacement, so `state` has the field manager `prior` wrote with.
+    fn change(
+        &self,
+        _prior: Option<&Model>,
+        state: &Model,
+        _: &str,
+        targeted: bool,
+    ) -> SharingLabels {
+        SharingLabels {
+            labels: targeted.then(|| state.own.wanted_labels()),
+            key: state.own.key().key,
+            manager: state.own.manager(),
         }
     }
 
-    async fn create(
-        &self,
-        cluster: &Cluster,
-        planned: Model,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, None, planned, Operation::Create).await
+    fn carries(&self, state: &Model, node: &Node) -> bool {
+        labels_of(node).get(CONFIG_LABEL) == Some(&state.own.key().key)
     }
 
-    async fn read(
+    async fn observed(
         &self,
         cluster: &Cluster,
         current: Model,
-        private: &Private,
-    ) -> Result<Option<Stored<Model>>, Diagnostics> {
-        let nodes = node_target::nodes(&cluster.kubernetes).await?;
-        let deadline = current.deadline(Operation::Read);
-        let written = current.nodes.clone().unwrap_or_default();
-        let Some(seen) = current.target.observe(&nodes, &written, deadline).await? else {
-            return Ok(None);
-        };
-        let live = current.key().read(cluster, deadline).await?;
+        seen: &Seen,
+        importing: bool,
+        deadline: Deadline,
+    ) -> Result<Option<Model>, Diagnostics> {
+        let live = current.own.key().read(cluster, deadline).await?;
         let mut state = current;
-        if private.importing {
+        if importing {
             let Some(text) = &live else { return Ok(None) };
             let parsed = sharing::device_plugin::parse(text).map_err(|e| {
                 Diagnostics::from(Diagnostic::error(
                     "Unreadable device-plugin configuration",
                     format!(
                         "Key `node-{}` of {} is not a configuration the device plugin accepts: {e}",
-                        state.name, cluster.device_plugin_config
+                        state.own.name, cluster.device_plugin_config
                     ),
                 ))
             })?;
@@ -369,12 +304,10 @@ impl Resource<Cluster> for NodeSharing {
                 .targets
                 .iter()
                 .find_map(|n| labels_of(n).get(MIG_CONFIG_LABEL).cloned());
-            state.settings = sharing::settings_from(&parsed, layout);
+            state.own.settings = sharing::settings_from(&parsed, layout);
         }
-        let wanted = state.wanted_labels();
-        let key = state.key().key;
-        state.nodes = Some(seen.carrying(|n| labels_of(n).get(CONFIG_LABEL) == Some(&key)));
-        state.labels = Some(
+        let wanted = state.own.wanted_labels();
+        state.own.labels = Some(
             wanted
                 .iter()
                 .map(|(label, value)| {
@@ -384,42 +317,45 @@ impl Resource<Cluster> for NodeSharing {
                 })
                 .collect(),
         );
-        state.device_plugin_config = observed_config(live, Some(&state.config_text()));
-        Ok(Some(state.into()))
+        state.own.device_plugin_config = observed_config(live, Some(&state.own.config_text()));
+        Ok(Some(state))
     }
 
-    async fn update(
+    /// The configuration key, before the labels that select it.
+    async fn write_companions(
         &self,
         cluster: &Cluster,
-        prior: Model,
-        planned: Model,
-        _private: &Private,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, Some(&prior), planned, Operation::Update)
-            .await
+        state: &mut Model,
+        deadline: Deadline,
+    ) -> Result<Companions, GaveUp> {
+        let text = state.own.config_text();
+        let changed = state.own.key().write(cluster, &text, deadline).await?;
+        state.own.device_plugin_config = Some(text);
+        state.own.labels = Some(state.own.wanted_labels());
+        Ok(Companions::Written { changed })
     }
 
-    async fn delete(
+    /// The GPU Operator does not notice a changed ConfigMap: the device
+    /// plugin restarts on the labelled nodes (newly labelled ones switch
+    /// by themselves).
+    async fn companions_changed(
         &self,
         cluster: &Cluster,
-        prior: Model,
-        _private: &Private,
-    ) -> Result<Warnings, Diagnostics> {
-        let deadline = prior.deadline(Operation::Delete);
-        let manager = prior.manager();
-        let key = prior.key().key;
-        let release = |_: &str, _| SharingLabels {
-            labels: None,
-            key: &key,
-            manager: &manager,
-        };
-        let written = prior.nodes.clone().unwrap_or_default();
-        NodeTarget::default()
-            .rewrite(&cluster.kubernetes, &written, release, "released", deadline)
-            .await
-            .map_err(|interrupted| interrupted.diagnostics)?;
-        prior.key().release(cluster, deadline).await?;
-        Ok(Warnings::default())
+        state: &Model,
+        deadline: Deadline,
+    ) -> Result<(), GaveUp> {
+        state.own.key().restart_readers(cluster, deadline).await?;
+        Ok(())
+    }
+
+    async fn delete_companions(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+        deadline: Deadline,
+    ) -> Result<(), GaveUp> {
+        prior.own.key().release(cluster, deadline).await?;
+        Ok(())
     }
 
     fn import(&self, id: &str) -> Result<Model, Diagnostics> {
@@ -435,8 +371,11 @@ impl Resource<Cluster> for NodeSharing {
             .ok_or_else(|| invalid(format!("{id:?} has no `:`")))?;
         check_dns1123_subdomain(name).map_err(invalid)?;
         Ok(Model {
-            name: name.to_string(),
             target: NodeTarget::parse(target).map_err(invalid)?,
+            own: NodeConfig {
+                name: name.to_string(),
+                ..Default::default()
+            },
             ..Default::default()
         })
     }
@@ -447,11 +386,12 @@ mod tests {
     use super::*;
     use crate::catalog::LabelScheme;
     use crate::framework::testkit::{Harness, errors};
+    use crate::kit::node_scoped::NodeResource;
     use serde_json::json;
 
     #[test]
     fn plans_labels_and_configuration() {
-        let h = Harness::new(NodeSharing);
+        let h = Harness::new(NodeResource(NodeSharing));
         let config = h.value(json!({"name": "dgx", "node_name": "dgx-1", "strategy": "mig", "mig_layout": "all-1g.10gb", "replicas": 2}));
         let plan = h.plan(&Cluster::offline(LabelScheme::Cfke), &Value::Null, &config);
         assert!(
@@ -481,7 +421,10 @@ mod tests {
     fn import_ids_name_the_target() {
         let by_node = NodeSharing.import("dgx:dgx-1").unwrap();
         assert_eq!(
-            (by_node.name.as_str(), by_node.target.node_name.as_deref()),
+            (
+                by_node.own.name.as_str(),
+                by_node.target.node_name.as_deref()
+            ),
             ("dgx", Some("dgx-1"))
         );
         let by_selector = NodeSharing.import("lab:pool=gpu,team=ml").unwrap();

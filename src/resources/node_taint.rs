@@ -33,12 +33,13 @@ use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{Change, Edit};
 use crate::cluster::names::check_import_name;
 use crate::cluster::permissions::Permission;
-use crate::cluster::retry::{Deadline, timeouts_attribute};
+use crate::cluster::retry::Deadline;
+use crate::framework::Identity;
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::timeouts::{Operation, Timeouts};
+use crate::framework::timeouts::Operation;
 use crate::framework::validators::not_empty;
-use crate::framework::{Failed, Identity, IdentityAttr, Private, Resource, Stored, Warnings};
-use crate::kit::node_target::{self, Interrupted, NodeTarget, Seen};
+use crate::kit::node_scoped::{NodeScoped, Scoped};
+use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
 use crate::kit::{Cluster, list};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -124,25 +125,17 @@ fn is_system_taint(key: &str) -> bool {
     }
 }
 
-/// The resource's state.
+/// The resource's own state: the taints.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Model {
-    id: Option<String>,
-    #[serde(flatten)]
-    target: NodeTarget,
+pub struct Taints {
     taints: Vec<TaintSpec>,
-    nodes: Option<BTreeSet<String>>,
-    timeouts: Option<Timeouts>,
 }
 
-impl Model {
-    fn taint_ids(&self) -> BTreeSet<TaintId> {
-        self.taints.iter().map(TaintSpec::id).collect()
-    }
+/// The resource's state.
+pub type Model = Scoped<Taints>;
 
-    fn managed_nodes(&self) -> BTreeSet<String> {
-        self.nodes.clone().unwrap_or_default()
-    }
+fn taint_ids(state: &Model) -> BTreeSet<TaintId> {
+    state.own.taints.iter().map(TaintSpec::id).collect()
 }
 
 /// A node's taints after this resource's write: everyone else's kept as they
@@ -203,20 +196,20 @@ fn observed(ours: &TaintSpec, seen: &Seen) -> TaintSpec {
     }
 }
 
-/// One node's taints made [`merge_taints`] of what is there.
-struct Retaint<'a> {
+/// One node's taints with ours merged into what is there (see `merge_taints`).
+pub struct Retaint {
     released: BTreeSet<TaintId>,
-    ours: &'a [TaintSpec],
+    ours: Vec<TaintSpec>,
 }
 
-impl Change<Node> for Retaint<'_> {
+impl Change<Node> for Retaint {
     fn describe(&self) -> String {
         "spec.taints".into()
     }
 
     fn patch(&self, live: &Node) -> Option<Edit> {
         let current = taints_of(live);
-        let merged = merge_taints(current, &self.released, self.ours);
+        let merged = merge_taints(current, &self.released, &self.ours);
         (merged != current).then(|| Edit::Merge {
             manager: FIELD_MANAGER.to_string(),
             patch: json!({ "spec": { "taints": merged } }),
@@ -224,121 +217,25 @@ impl Change<Node> for Retaint<'_> {
     }
 }
 
-impl NodeTaint {
-    /// Moves the cluster from what `prior` put there to what `desired` asks
-    /// for, one read-modify-write per node. Returns the nodes that now carry
-    /// `desired`'s taints; a failure part-way says which it had finished.
-    async fn reconcile(
-        &self,
-        cluster: &Cluster,
-        prior: Option<&Model>,
-        desired: Option<&Model>,
-        deadline: Deadline,
-    ) -> Result<BTreeSet<String>, Interrupted> {
-        let previous = prior.map(Model::managed_nodes).unwrap_or_default();
-        let prior_ids = prior.map(Model::taint_ids).unwrap_or_default();
-        let ours = desired.map_or(&[][..], |d| &d.taints[..]);
-        let our_ids: BTreeSet<TaintId> = ours.iter().map(TaintSpec::id).collect();
-        let change = |name: &str, targeted: bool| {
-            let wanted = if targeted {
-                our_ids.clone()
-            } else {
-                BTreeSet::new()
-            };
-            Retaint {
-                // Only a node we tainted loses taints, and only ours.
-                released: if previous.contains(name) {
-                    no_longer_wanted(&prior_ids, &wanted)
-                } else {
-                    BTreeSet::new()
-                },
-                ours: if targeted { ours } else { &[] },
-            }
-        };
-        let target = desired.map(|d| d.target.clone()).unwrap_or_default();
-        target
-            .rewrite(&cluster.kubernetes, &previous, change, "tainted", deadline)
-            .await
-    }
-
-    /// Writes `desired` over what `prior` wrote. On a failure part-way, the
-    /// state keeps track of everything that may now carry our taints: the
-    /// desired taints and the prior ones not yet released, on the nodes
-    /// written and those tainted before, so the next plan shows what is left.
-    async fn write(
-        &self,
-        cluster: &Cluster,
-        prior: Option<Model>,
-        mut desired: Model,
-        operation: Operation,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        let deadline = Deadline::of(desired.timeouts.as_ref(), operation);
-        match self
-            .reconcile(cluster, prior.as_ref(), Some(&desired), deadline)
-            .await
-        {
-            Ok(nodes) => {
-                desired.nodes = Some(nodes);
-                Ok(desired.into())
-            }
-            Err(Interrupted {
-                mut written,
-                diagnostics,
-            }) => {
-                let Some(prior) = prior else {
-                    if written.is_empty() {
-                        return Err(diagnostics.into());
-                    }
-                    desired.nodes = Some(written);
-                    return Err(Failed::after_write(desired, diagnostics));
-                };
-                let kept = desired.taint_ids();
-                desired
-                    .taints
-                    .extend(prior.taints.into_iter().filter(|t| !kept.contains(&t.id())));
-                written.extend(prior.nodes.into_iter().flatten());
-                desired.nodes = Some(written);
-                Err(Failed::after_write(desired, diagnostics))
-            }
-        }
-    }
-}
-
-/// The resource's identity: its target, the node or the selector.
-#[derive(Default, Serialize, Deserialize)]
-pub struct TargetIdentity {
-    node_name: Option<String>,
-    node_selector: Option<String>,
-}
-
 #[async_trait]
-impl Resource<Cluster> for NodeTaint {
-    type Model = Model;
+impl NodeScoped for NodeTaint {
+    type Own = Taints;
+    /// The resource's identity: its target, the node or the selector.
     type IdentityModel = TargetIdentity;
+    type Change = Retaint;
 
-    fn name(&self) -> &'static str {
-        "node_taint"
-    }
+    const NAME: &'static str = "node_taint";
+    const WRITTEN: &'static str = "tainted";
 
-    /// Mutable: the target changes in place (taints move to the new nodes).
     fn identity(&self) -> Identity {
-        Identity::new(
-            &["node_name", "node_selector"],
-            vec![
-                IdentityAttr::string("node_name")
-                    .describe("The tainted node; null when a selector picks the nodes. Import by identity needs it."),
-                IdentityAttr::string("node_selector")
-                    .describe("The selector as `key=value,...`; null for a named node."),
-            ],
-        )
-        .mutable()
+        let target = node_target::identity_attributes(
+            "The tainted node; null when a selector picks the nodes. Import by identity needs it.",
+        );
+        Identity::new(&["node_name", "node_selector"], target.into())
     }
 
     fn identity_of(&self, state: &Model) -> TargetIdentity {
-        TargetIdentity {
-            node_name: state.target.node_name.clone(),
-            node_selector: state.target.selector(),
-        }
+        state.target.identity()
     }
 
     /// As by ID, only a named node's taints can be imported.
@@ -373,14 +270,11 @@ impl Resource<Cluster> for NodeTaint {
                 Attr::string_set("nodes")
                     .derived_from(&["node_name"])
                     .describe("The nodes carrying this resource's taints: the named node, or the nodes the selector matched."),
-                timeouts_attribute(),
             ],
         )
-        .validate(node_target::exactly_one())
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
-        node_target::validate(config, diagnostics);
         check_unique(config, &["taints"], diagnostics);
     }
 
@@ -389,61 +283,61 @@ impl Resource<Cluster> for NodeTaint {
         Some(list::schema(Vec::new()))
     }
 
-    /// Every node the selector matches that carries workload taints, each
-    /// as one resource of its node's taints, as an import of the node
-    /// takes them.
-    async fn list(
+    /// Every node the selector matches that carries workload taints: each
+    /// is one resource of its node's taints.
+    async fn listed_nodes(
         &self,
         cluster: &Cluster,
         config: &Value,
-    ) -> Result<Vec<(String, Model)>, Diagnostics> {
+    ) -> Result<Vec<String>, Diagnostics> {
         let deadline = Deadline::of(None, Operation::Read);
         let nodes = node_target::nodes(&cluster.kubernetes)
             .await?
             .list(list::label_selector(config), deadline)
             .await?;
-        let mut tainted = Vec::new();
-        for node in &nodes {
-            if taints_of(node).iter().any(|t| !is_system_taint(&t.key)) {
-                tainted.push(node_target::name_of(node).to_string());
-            }
-        }
-        list::by_import(self, cluster, tainted, |model| !model.taints.is_empty()).await
+        Ok(nodes
+            .iter()
+            .filter(|node| taints_of(node).iter().any(|t| !is_system_taint(&t.key)))
+            .map(|node| node_target::name_of(node).to_string())
+            .collect())
     }
 
-    /// The target decides the id, and a named node is the one node tainted.
-    /// A selector's nodes are known only once the cluster is asked.
-    fn derive(&self, model: &mut Model) {
-        model.id = model.target.id();
-        if let Some(known) = model.target.known_nodes() {
-            model.nodes = Some(known);
-        }
+    /// The target decides the id.
+    fn id(&self, state: &Model) -> Option<String> {
+        state.target.id()
     }
 
-    async fn create(
-        &self,
-        cluster: &Cluster,
-        planned: Model,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, None, planned, Operation::Create).await
-    }
-
-    async fn read(
-        &self,
-        cluster: &Cluster,
-        prior: Model,
-        private: &Private,
-    ) -> Result<Option<Stored<Model>>, Diagnostics> {
-        let nodes = node_target::nodes(&cluster.kubernetes).await?;
-        let deadline = Deadline::of(prior.timeouts.as_ref(), Operation::Read);
-        let Some(seen) = prior
-            .target
-            .observe(&nodes, &prior.managed_nodes(), deadline)
-            .await?
-        else {
-            return Ok(None);
+    /// Only a node we tainted loses taints, and only ours.
+    fn change(&self, prior: Option<&Model>, state: &Model, node: &str, targeted: bool) -> Retaint {
+        let ours = if targeted {
+            state.own.taints.clone()
+        } else {
+            Vec::new()
         };
-        let taints: Vec<TaintSpec> = if private.importing {
+        let released = match prior {
+            Some(prior) if prior.written().contains(node) => {
+                let wanted = ours.iter().map(TaintSpec::id).collect();
+                no_longer_wanted(&taint_ids(prior), &wanted)
+            }
+            _ => BTreeSet::new(),
+        };
+        Retaint { released, ours }
+    }
+
+    fn carries(&self, state: &Model, node: &Node) -> bool {
+        let ids = taint_ids(state);
+        taints_of(node).iter().any(|t| ids.contains(&live_id(t)))
+    }
+
+    async fn observed(
+        &self,
+        _cluster: &Cluster,
+        prior: Model,
+        seen: &Seen,
+        importing: bool,
+        _deadline: Deadline,
+    ) -> Result<Option<Model>, Diagnostics> {
+        let taints = if importing {
             seen.targets
                 .iter()
                 .flat_map(taints_of)
@@ -451,42 +345,24 @@ impl Resource<Cluster> for NodeTaint {
                 .map(TaintSpec::from_live)
                 .collect()
         } else {
-            prior.taints.iter().map(|t| observed(t, &seen)).collect()
+            prior.own.taints.iter().map(|t| observed(t, seen)).collect()
         };
-        let ids: BTreeSet<TaintId> = taints.iter().map(TaintSpec::id).collect();
-        let nodes = seen.carrying(|node| taints_of(node).iter().any(|t| ids.contains(&live_id(t))));
-        Ok(Some(
-            Model {
-                taints,
-                nodes: Some(nodes),
-                ..prior
-            }
-            .into(),
-        ))
+        Ok(Some(Model {
+            own: Taints { taints },
+            ..prior
+        }))
     }
 
-    async fn update(
-        &self,
-        cluster: &Cluster,
-        prior: Model,
-        planned: Model,
-        _private: &Private,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        self.write(cluster, Some(prior), planned, Operation::Update)
-            .await
-    }
-
-    async fn delete(
-        &self,
-        cluster: &Cluster,
-        prior: Model,
-        _private: &Private,
-    ) -> Result<Warnings, Diagnostics> {
-        let deadline = Deadline::of(prior.timeouts.as_ref(), Operation::Delete);
-        match self.reconcile(cluster, Some(&prior), None, deadline).await {
-            Ok(_) => Ok(Warnings::default()),
-            Err(interrupted) => Err(interrupted.diagnostics),
-        }
+    /// The prior taints not yet released stay in state.
+    fn unfinished(&self, prior: Model, state: &mut Model) {
+        let kept = taint_ids(state);
+        state.own.taints.extend(
+            prior
+                .own
+                .taints
+                .into_iter()
+                .filter(|t| !kept.contains(&t.id())),
+        );
     }
 
     fn import(&self, id: &str) -> Result<Model, Diagnostics> {
@@ -505,7 +381,9 @@ impl Resource<Cluster> for NodeTaint {
 mod tests {
     use super::*;
     use crate::catalog::LabelScheme;
+    use crate::framework::Resource;
     use crate::framework::testkit::Harness;
+    use crate::kit::node_scoped::NodeResource;
     use k8s_openapi::api::core::v1::NodeSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
@@ -523,7 +401,7 @@ mod tests {
     }
 
     fn config(pairs: &[(&str, Value)]) -> Value {
-        NodeTaint.schema().object(pairs)
+        NodeResource(NodeTaint).schema().object(pairs)
     }
 
     fn on_node(taints: Vec<Value>) -> Value {
@@ -535,7 +413,7 @@ mod tests {
 
     /// (path, detail) of every error, as Terraform would get them.
     fn errors(config: &Value) -> Vec<(String, String)> {
-        Harness::new(NodeTaint).validate(config)
+        Harness::new(NodeResource(NodeTaint)).validate(config)
     }
 
     fn paths(config: &Value) -> Vec<String> {
@@ -702,15 +580,17 @@ mod tests {
     #[test]
     fn removing_one_taint_from_configuration_removes_exactly_that_one() {
         let prior = Model {
-            taints: vec![
-                spec("gpu", None, "NoSchedule"),
-                spec("gpu", None, "NoExecute"),
-            ],
+            own: Taints {
+                taints: vec![
+                    spec("gpu", None, "NoSchedule"),
+                    spec("gpu", None, "NoExecute"),
+                ],
+            },
             ..Default::default()
         };
         let planned = [spec("gpu", None, "NoSchedule")];
         let planned_ids: BTreeSet<TaintId> = planned.iter().map(TaintSpec::id).collect();
-        let released = no_longer_wanted(&prior.taint_ids(), &planned_ids);
+        let released = no_longer_wanted(&taint_ids(&prior), &planned_ids);
         let current = vec![
             live("gpu", None, "NoSchedule"),
             live("foreign", None, "NoExecute"),
@@ -801,7 +681,7 @@ mod tests {
         let taints = Value::List(vec![taint_value("gpu", None, "NoSchedule")]);
         let planned = |c: &Value| {
             let cluster = Cluster::offline(LabelScheme::Cfke);
-            let plan = Harness::new(NodeTaint).plan(&cluster, &Value::Null, c);
+            let plan = Harness::new(NodeResource(NodeTaint)).plan(&cluster, &Value::Null, c);
             assert!(!plan.diagnostics.has_errors(), "{:?}", plan.diagnostics);
             plan.planned_state
         };

@@ -15,7 +15,7 @@ use gpufleet::protocol::handshake::{
 use gpufleet::protocol::proto::tfplugin6::DynamicValue;
 use gpufleet::protocol::provider::Provider;
 use gpufleet::protocol::schema::{Attribute, AttributeType, Flags, Nesting, Schema};
-use gpufleet::protocol::server::decode;
+use gpufleet::protocol::service::decode;
 use gpufleet::protocol::{Type, Value};
 use prost::Message;
 

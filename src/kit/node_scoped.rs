@@ -1,0 +1,386 @@
+//! A resource that writes to existing nodes, written once: its target
+//! (`node_name` or `node_selector`, see [`node_target`]), the nodes carrying
+//! its writes (`nodes`), reads that drop a named node gone and report the
+//! nodes no longer targeted, writes that release those nodes, and state kept
+//! after a write that stopped part-way, so nothing written is lost from it.
+//!
+//! A new such resource supplies its model ([`NodeScoped::Own`]), its change
+//! to one node ([`NodeScoped::change`]) and its schema; [`NodeResource`]
+//! does the rest. Objects its node writes point at (a ConfigMap key) are its
+//! companions: written before the nodes, removed after them.
+
+use std::collections::BTreeSet;
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::Node;
+use serde::{Deserialize, Serialize};
+
+use super::node_target::{self, Interrupted, NodeTarget, Seen};
+use super::{Cluster, list};
+use crate::cluster::api::Change;
+use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
+use crate::framework::schema::ObjectSchema;
+use crate::framework::timeouts::{Operation, Timeouts};
+use crate::framework::{Failed, Identity, Model, PlanChange, Private, Resource, Stored, Warnings};
+use crate::protocol::{Diagnostics, Value};
+
+/// The state of a node-scoped resource: what every one has, and its own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scoped<T> {
+    /// Derived by [`NodeScoped::id`].
+    pub id: Option<String>,
+    /// Which nodes it writes to.
+    #[serde(flatten)]
+    pub target: NodeTarget,
+    /// The nodes carrying its writes.
+    pub nodes: Option<BTreeSet<String>>,
+    /// The `timeouts` attribute.
+    pub timeouts: Option<Timeouts>,
+    /// Its own attributes.
+    #[serde(flatten)]
+    pub own: T,
+}
+
+impl<T> Scoped<T> {
+    /// The nodes state says carry the resource's writes.
+    pub fn written(&self) -> BTreeSet<String> {
+        self.nodes.clone().unwrap_or_default()
+    }
+
+    fn deadline(&self, operation: Operation) -> Deadline {
+        Deadline::of(self.timeouts.as_ref(), operation)
+    }
+}
+
+/// What a write left of a resource's companions.
+pub enum Companions {
+    /// The resource has none.
+    None,
+    /// Written; `changed` when that changes what the nodes do.
+    Written {
+        /// Whether the nodes must take the change up.
+        changed: bool,
+    },
+}
+
+/// What a resource that writes to existing nodes puts on them.
+#[async_trait]
+pub trait NodeScoped: Send + Sync + 'static {
+    /// Its attributes besides `id`, the target, `nodes` and `timeouts`.
+    type Own: Model;
+    /// Its identity.
+    type IdentityModel: Model;
+    /// Its change to one node.
+    type Change: Change<Node> + Send;
+
+    /// Type name without the provider prefix, e.g. `node_taint`.
+    const NAME: &'static str;
+    /// What a targeted node is once written, for the error when a named
+    /// node is missing: `tainted`.
+    const WRITTEN: &'static str;
+
+    /// The schema with the target's attributes (see
+    /// [`node_target::attributes`]) and `nodes`, without `timeouts` and the
+    /// rule that exactly one target is set (added for every such resource).
+    fn schema(&self) -> ObjectSchema;
+    /// The identity declaration (see [`Resource::identity`]), made mutable
+    /// for every such resource.
+    fn identity(&self) -> Identity;
+    /// The identity of the resource `state` describes.
+    fn identity_of(&self, state: &Scoped<Self::Own>) -> Self::IdentityModel;
+    /// The import ID `identity` stands for.
+    fn import_id(&self, identity: Self::IdentityModel) -> Result<String, Diagnostics>;
+    /// The state skeleton an import of `id` starts from.
+    fn import(&self, id: &str) -> Result<Scoped<Self::Own>, Diagnostics>;
+    /// Checks across attributes beyond the schema's validators and the
+    /// target's rules.
+    fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
+    /// Plan-time checks that need provider settings (never the cluster).
+    fn modify_plan(
+        &self,
+        _cluster: &Cluster,
+        _change: &mut PlanChange<'_>,
+        _diagnostics: &mut Diagnostics,
+    ) {
+    }
+    /// The `id` of `state`, from its configuration.
+    fn id(&self, state: &Scoped<Self::Own>) -> Option<String>;
+    /// Fills its own attributes derived from configuration (`nodes` is
+    /// derived for every such resource).
+    fn derive(&self, _state: &mut Scoped<Self::Own>) {}
+
+    /// The change to node `node` that writes `state` over what `prior` put
+    /// there (`None` on create). `targeted` is false for a node to release:
+    /// one `prior` wrote that `state` no longer targets, and every node on
+    /// delete, where `state` is `prior`.
+    fn change(
+        &self,
+        prior: Option<&Scoped<Self::Own>>,
+        state: &Scoped<Self::Own>,
+        node: &str,
+        targeted: bool,
+    ) -> Self::Change;
+    /// Whether `node` carries the writes `state` describes: a read's
+    /// `nodes` are those, among the targeted and the stale nodes.
+    fn carries(&self, state: &Scoped<Self::Own>, node: &Node) -> bool;
+    /// What a read reports of its own attributes: `prior` as the nodes
+    /// `seen` show it (see [`Seen::report`]) and its companions; when
+    /// `importing`, also the configuration they imply. `None`: gone.
+    async fn observed(
+        &self,
+        cluster: &Cluster,
+        prior: Scoped<Self::Own>,
+        seen: &Seen,
+        importing: bool,
+        deadline: Deadline,
+    ) -> Result<Option<Scoped<Self::Own>>, Diagnostics>;
+    /// After an update stopped part-way, what of `prior` may still be on
+    /// the nodes, kept in `state` (the desired state) so the next plan
+    /// shows it.
+    fn unfinished(&self, _prior: Scoped<Self::Own>, _state: &mut Scoped<Self::Own>) {}
+
+    /// Writes the companions `state` asks for, before its nodes.
+    async fn write_companions(
+        &self,
+        _cluster: &Cluster,
+        _state: &mut Scoped<Self::Own>,
+        _deadline: Deadline,
+    ) -> Result<Companions, GaveUp> {
+        Ok(Companions::None)
+    }
+    /// Makes the nodes `state` wrote take up changed companions.
+    async fn companions_changed(
+        &self,
+        _cluster: &Cluster,
+        _state: &Scoped<Self::Own>,
+        _deadline: Deadline,
+    ) -> Result<(), GaveUp> {
+        Ok(())
+    }
+    /// The configuration of its `list` block (`terraform query`); `None`
+    /// when it cannot be listed.
+    fn list_schema(&self) -> Option<ObjectSchema> {
+        None
+    }
+    /// The nodes a `list` block's `config` names, each listed as an import
+    /// of it takes it.
+    async fn listed_nodes(
+        &self,
+        _cluster: &Cluster,
+        _config: &Value,
+    ) -> Result<Vec<String>, Diagnostics> {
+        Ok(Vec::new())
+    }
+
+    /// Removes the companions `prior` wrote; runs after its nodes are
+    /// released.
+    async fn delete_companions(
+        &self,
+        _cluster: &Cluster,
+        _prior: &Scoped<Self::Own>,
+        _deadline: Deadline,
+    ) -> Result<(), GaveUp> {
+        Ok(())
+    }
+}
+
+/// The resource of a [`NodeScoped`].
+pub struct NodeResource<T>(pub T);
+
+impl<T: NodeScoped> NodeResource<T> {
+    /// Writes `desired` over what `prior` wrote: its companions, then one
+    /// read-modify-write per node, targeted or written before. On a failure
+    /// part-way, state keeps everything that may now carry our writes: the
+    /// nodes written and those written before, with what `prior` put there
+    /// (see [`NodeScoped::unfinished`]), so the next plan shows what is left.
+    async fn write(
+        &self,
+        cluster: &Cluster,
+        prior: Option<Scoped<T::Own>>,
+        mut desired: Scoped<T::Own>,
+        operation: Operation,
+    ) -> Result<Stored<Scoped<T::Own>>, Failed<Scoped<T::Own>>> {
+        let deadline = desired.deadline(operation);
+        let companions = self
+            .0
+            .write_companions(cluster, &mut desired, deadline)
+            .await?;
+        let before = prior.as_ref().map(Scoped::written).unwrap_or_default();
+        let change =
+            |node: &str, targeted: bool| self.0.change(prior.as_ref(), &desired, node, targeted);
+        let rewritten = desired
+            .target
+            .rewrite(&cluster.kubernetes, &before, change, T::WRITTEN, deadline)
+            .await;
+        match rewritten {
+            Ok(written) => {
+                desired.nodes = Some(written);
+                if let Companions::Written { changed: true } = companions {
+                    let settled = self.0.companions_changed(cluster, &desired, deadline).await;
+                    if let Err(gave_up) = settled {
+                        return Err(Failed::after_write(desired, gave_up.diagnostics));
+                    }
+                }
+                Ok(desired.into())
+            }
+            Err(Interrupted {
+                mut written,
+                diagnostics,
+            }) => {
+                let nothing_written = written.is_empty() && matches!(companions, Companions::None);
+                if prior.is_none() && nothing_written {
+                    return Err(diagnostics.into());
+                }
+                written.extend(before);
+                desired.nodes = Some(written);
+                if let Some(prior) = prior {
+                    self.0.unfinished(prior, &mut desired);
+                }
+                Err(Failed::after_write(desired, diagnostics))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
+    type Model = Scoped<T::Own>;
+    type IdentityModel = T::IdentityModel;
+
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn schema(&self) -> ObjectSchema {
+        let mut schema = self.0.schema().validate(node_target::exactly_one());
+        schema.attrs.push(timeouts_attribute());
+        schema
+    }
+
+    /// Mutable: the target changes in place (what the resource writes moves
+    /// to the new nodes).
+    fn identity(&self) -> Identity {
+        self.0.identity().mutable()
+    }
+
+    fn identity_of(&self, state: &Self::Model) -> T::IdentityModel {
+        self.0.identity_of(state)
+    }
+
+    fn import_id(&self, identity: T::IdentityModel) -> Result<String, Diagnostics> {
+        self.0.import_id(identity)
+    }
+
+    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
+        node_target::validate(config, diagnostics);
+        self.0.validate(config, diagnostics);
+    }
+
+    fn modify_plan(
+        &self,
+        cluster: &Cluster,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        self.0.modify_plan(cluster, change, diagnostics);
+    }
+
+    fn list_schema(&self) -> Option<ObjectSchema> {
+        self.0.list_schema()
+    }
+
+    async fn list(
+        &self,
+        cluster: &Cluster,
+        config: &Value,
+    ) -> Result<Vec<(String, Self::Model)>, Diagnostics> {
+        let nodes = self.0.listed_nodes(cluster, config).await?;
+        list::by_import(self, cluster, nodes, |state| {
+            state.nodes.as_ref().is_some_and(|n| !n.is_empty())
+        })
+        .await
+    }
+
+    /// A named node is the one node written; a selector's nodes are known
+    /// only once the cluster is asked.
+    fn derive(&self, state: &mut Self::Model) {
+        state.id = self.0.id(state);
+        self.0.derive(state);
+        if let Some(known) = state.target.known_nodes() {
+            state.nodes = Some(known);
+        }
+    }
+
+    async fn create(
+        &self,
+        cluster: &Cluster,
+        planned: Self::Model,
+    ) -> Result<Stored<Self::Model>, Failed<Self::Model>> {
+        self.write(cluster, None, planned, Operation::Create).await
+    }
+
+    async fn read(
+        &self,
+        cluster: &Cluster,
+        prior: Self::Model,
+        private: &Private,
+    ) -> Result<Option<Stored<Self::Model>>, Diagnostics> {
+        let nodes = node_target::nodes(&cluster.kubernetes).await?;
+        let deadline = prior.deadline(Operation::Read);
+        let Some(seen) = prior
+            .target
+            .observe(&nodes, &prior.written(), deadline)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let observed = self
+            .0
+            .observed(cluster, prior, &seen, private.importing, deadline)
+            .await?;
+        let Some(mut state) = observed else {
+            return Ok(None);
+        };
+        state.nodes = Some(seen.carrying(|node| self.0.carries(&state, node)));
+        Ok(Some(state.into()))
+    }
+
+    async fn update(
+        &self,
+        cluster: &Cluster,
+        prior: Self::Model,
+        planned: Self::Model,
+        _private: &Private,
+    ) -> Result<Stored<Self::Model>, Failed<Self::Model>> {
+        self.write(cluster, Some(prior), planned, Operation::Update)
+            .await
+    }
+
+    /// Releases what is ours on every node `prior` wrote, then the
+    /// companions.
+    async fn delete(
+        &self,
+        cluster: &Cluster,
+        prior: Self::Model,
+        _private: &Private,
+    ) -> Result<Warnings, Diagnostics> {
+        let deadline = prior.deadline(Operation::Delete);
+        let release = |node: &str, _| self.0.change(Some(&prior), &prior, node, false);
+        NodeTarget::default()
+            .rewrite(
+                &cluster.kubernetes,
+                &prior.written(),
+                release,
+                T::WRITTEN,
+                deadline,
+            )
+            .await
+            .map_err(|interrupted| interrupted.diagnostics)?;
+        self.0.delete_companions(cluster, &prior, deadline).await?;
+        Ok(Warnings::default())
+    }
+
+    fn import(&self, id: &str) -> Result<Self::Model, Diagnostics> {
+        self.0.import(id)
+    }
+}
