@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Undoes `make demo`: its workloads, what Terraform declared (fleets, their
-# nodes, priority classes, the server's taint), the stand-in server, and the
-# local control plane.
+# nodes, priority classes, the server's join token), the joined stand-in
+# server, and the local control plane.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)

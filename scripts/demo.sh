@@ -107,14 +107,6 @@ if kubectl get namespace "$namespace" >/dev/null 2>&1; then
   wait_until "the fleets to empty" 180 fleets_empty
 fi
 
-# No GPU server exists here: a Node object stands in for one self-managed
-# 8xH100 server, with kwok playing its kubelet. Created once: a re-run must
-# not rewrite its taints behind Terraform's back.
-if ! kubectl get node simulated-8xh100-server >/dev/null 2>&1; then
-  kubectl create -f "$example/simulated-gpu-server.json" >/dev/null
-  say "created Node simulated-8xh100-server (stands in for a self-managed GPU server; it carries someone else's taint)"
-fi
-
 # --- the cluster as code --------------------------------------------------------------
 
 mkdir -p "$work/workloads" "$work/module"
@@ -132,6 +124,18 @@ tf init -input=false >/dev/null
 tf apply -auto-approve -input=false >"$work/apply.log" 2>&1 || { cat "$work/apply.log" >&2; fail "terraform apply failed"; }
 grep -E '(Creation|Modifications) complete|^Apply complete' "$work/apply.log" | sed 's/^/    /'
 plan_is_empty "$work"
+
+# No GPU server exists here: one self-managed 8xH100 server joins with the
+# configuration's join token, as its kubelet's TLS bootstrap would
+# (testbed/stand-ins/simulated-server-join.rs, the scenario test's code), and
+# kwok runs its Node. Joined once: a re-run finds it in the cluster.
+if ! kubectl get node simulated-8xh100-server >/dev/null 2>&1; then
+  cargo build --quiet --manifest-path "$repo/Cargo.toml" --example simulated-server-join
+  tf output -json training_server_join |
+    "${CARGO_TARGET_DIR:-$repo/target}/debug/examples/simulated-server-join" "$example/simulated-gpu-server.json" |
+    sed 's/^/    /' || fail "simulated-8xh100-server could not join"
+  say "simulated-8xh100-server joined with the training_server_join token: registered with the training taint (the maintenance one is its own)"
+fi
 
 cd "$work/workloads"
 tf init -input=false >/dev/null
@@ -192,7 +196,7 @@ kubectl get pods -n "$namespace" -l app=chat-api -o custom-columns='POD:.metadat
 echo "    inference NodeClaims: $(kubectl get nodeclaims -l karpenter.sh/nodepool=inference --no-headers 2>/dev/null | wc -l)"
 kubectl get nodeoverlays -o custom-columns='KARPENTER PLANS WITH (NodeOverlay):.metadata.name,CAPACITY:.spec.capacity'
 echo
-echo "The self-managed server (taints: the training one from Terraform, the maintenance one from before):"
+echo "The self-managed server (taints: the training one it joined with, its own maintenance one):"
 kubectl get node simulated-8xh100-server -o custom-columns='NODE:.metadata.name,GPU:.metadata.labels.cfke\.io/accelerator-name,GPUS:.status.capacity.nvidia\.com/gpu,TAINTS:.spec.taints[*].key'
 echo
 echo "Where each pod runs, and why (node selector, tolerated taints, priority class):"

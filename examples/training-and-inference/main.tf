@@ -3,9 +3,10 @@
 # fleet of 8xH100 nodes tainted workload=training:NoSchedule and capped at
 # 64 GPUs; an inference fleet of 1-GPU L4 nodes tainted
 # workload=inference:NoSchedule, each GPU time-sliced for 4 pods;
-# a CPU-only fleet for everything else; and the training taint on a GPU server
-# that exists already. `make demo` applies it to the local control plane,
-# where Karpenter's kwok provider stands in for the cloud.
+# a CPU-only fleet for everything else; and a join token with which a
+# self-managed GPU server joins as a training node, tainted from the moment
+# it registers. `make demo` applies it to the local control plane, where
+# Karpenter's kwok provider stands in for the cloud.
 
 terraform {
   required_version = ">= 1.6"
@@ -26,7 +27,7 @@ variable "node_class" {
 }
 
 variable "self_managed_gpu_server" {
-  description = "A GPU server that exists already (not made by Karpenter), reserved for training."
+  description = "The node name of a self-managed GPU server (not made by Karpenter) that joins with the training_server_join output, reserved for training."
   type        = string
   default     = "simulated-8xh100-server"
 }
@@ -46,10 +47,11 @@ variable "disruption_budget" {
 module "cluster" {
   source = "./module"
 
-  node_class        = var.node_class
-  training_servers  = [var.self_managed_gpu_server]
-  consolidate_after = var.consolidate_after
-  disruption_budget = var.disruption_budget
+  node_class = var.node_class
+  # The server joins with the token: it is not in the cluster before.
+  join_training_servers = true
+  consolidate_after     = var.consolidate_after
+  disruption_budget     = var.disruption_budget
 
   # The seed's numbers, spelled out (they are also the module's defaults).
   training_gpu_models    = ["H100"]
@@ -73,5 +75,11 @@ output "workloads" {
 }
 
 output "training_servers" {
-  value = module.cluster.training_servers
+  value = [var.self_managed_gpu_server]
+}
+
+# Give this to the server (it carries the token: keep it secret).
+output "training_server_join" {
+  value     = module.cluster.training_server_join
+  sensitive = true
 }

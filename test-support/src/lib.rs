@@ -1,6 +1,6 @@
 //! What the test tiers (tests/offline, tests/acceptance, tests/system)
 //! share: where the cluster is, unique names, the Terraform harness,
-//! fixtures and fault injection.
+//! fixtures, fault injection and a server's TLS bootstrap.
 
 pub mod apiserver_metrics;
 pub mod exclusive;
@@ -9,6 +9,7 @@ pub mod go_module;
 pub mod lossy_network;
 pub mod pinging_client;
 pub mod terraform;
+pub mod tls_bootstrap;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,11 +3,9 @@
 //! the Node authorizer, NodeRestriction, and the bootstrapsigner,
 //! tokencleaner, csrapproving and csrsigning controllers; see
 //! testbed/README.md). The test joins a server the way a
-//! kubelet's TLS bootstrap does, with nothing but what the resource outputs:
-//! it finds the cluster through the signed `cluster-info` ConfigMap and the CA
-//! pin, asks for a client certificate with the token, and registers its Node
-//! with the certificate the controller-manager signed; the real scheduler
-//! then keeps pods without the tolerations off it.
+//! kubelet's TLS bootstrap does, with nothing but what the resource outputs
+//! (common::tls_bootstrap); the real scheduler then keeps pods without the
+//! tolerations off it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,18 +13,14 @@ use std::process::Command;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use common::terraform::{ImportBy, Workspace, each_cli};
+use common::tls_bootstrap::{self, JoinMaterial};
 use common::{block_on, kube_client, kubeconfig, unique_name};
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::ByteString;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
-use k8s_openapi::api::certificates::v1::{
-    CertificateSigningRequest, CertificateSigningRequestSpec,
-};
-use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeSpec, Pod, Secret, Taint};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
@@ -58,87 +52,8 @@ fn body(extra: &str) -> String {
     )
 }
 
-/// What the server is given: the outputs, as `terraform output -json` prints them.
-struct JoinMaterial {
-    token: String,
-    endpoint: String,
-    ca_cert_hash: String,
-    kubelet_config: String,
-    node_labels_flag: String,
-}
-
-impl JoinMaterial {
-    fn of(ws: &Workspace) -> Self {
-        let join = ws.output("join");
-        let text = |k: &str| {
-            join[k]
-                .as_str()
-                .unwrap_or_else(|| panic!("{k} in {join}"))
-                .to_string()
-        };
-        let command = text("kubeadm_join_command");
-        assert!(
-            command.contains(&format!("--token {}", text("token")))
-                && command.contains(&text("ca_cert_hash")),
-            "{command}"
-        );
-        Self {
-            token: text("token"),
-            endpoint: text("endpoint"),
-            ca_cert_hash: text("ca_cert_hash"),
-            kubelet_config: text("kubelet_config"),
-            node_labels_flag: text("node_labels_flag"),
-        }
-    }
-
-    fn id_and_secret(&self) -> (&str, &str) {
-        self.token.split_once('.').expect("token is id.secret")
-    }
-}
-
-fn pem_to_der(pem: &str) -> Vec<u8> {
-    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
-    base64::engine::general_purpose::STANDARD
-        .decode(body)
-        .unwrap()
-}
-
-/// kubeadm's pin: SHA-256 of the certificate's SubjectPublicKeyInfo.
-fn pin(der: &[u8]) -> String {
-    use x509_parser::prelude::{FromDer, X509Certificate};
-    let (_, certificate) = X509Certificate::from_der(der).unwrap();
-    let digest = ring::digest::digest(
-        &ring::digest::SHA256,
-        certificate.tbs_certificate.subject_pki.raw,
-    );
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
-
-/// A client from a kubeconfig written on the spot.
-async fn client_from(kubeconfig: &str) -> kube::Client {
-    gpufleet::protocol::tls::install_crypto_provider();
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
-}
-
-fn kubeconfig_yaml(server: &str, ca: Option<&[u8]>, user: serde_json::Value) -> String {
-    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-    let cluster = match ca {
-        Some(ca) => json!({"server": server, "certificate-authority-data": b64(ca)}),
-        None => json!({"server": server, "insecure-skip-tls-verify": true}),
-    };
-    json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "c", "cluster": cluster}],
-        "users": [{"name": "u", "user": user}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "c",
-    })
-    .to_string()
+fn material_of(ws: &Workspace) -> JoinMaterial {
+    JoinMaterial::of(&ws.output("join"))
 }
 
 /// The annotations of a node bootstrap object (kind, name) the provider
@@ -291,161 +206,6 @@ fn wait_for<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>
     }
 }
 
-/// kubeadm's token discovery: read `cluster-info` without credentials and
-/// without trusting the server, check the bootstrapsigner's detached JWS
-/// (HS256 with the token secret, kid the token id) over its kubeconfig, and
-/// check the CA in it against the pin. Returns the trusted CA (DER).
-fn discover(material: &JoinMaterial) -> Vec<u8> {
-    let (id, secret) = material.id_and_secret();
-    let untrusted = kubeconfig_yaml(&material.endpoint, None, json!({}));
-    let (kubeconfig, jws) = wait_for(
-        "the bootstrapsigner's signature",
-        Duration::from_secs(60),
-        || {
-            let info = block_on(async {
-                Api::<ConfigMap>::namespaced(client_from(&untrusted).await, "kube-public")
-                    .get("cluster-info")
-                    .await
-                    .unwrap()
-            });
-            let data = info.data.unwrap_or_default();
-            let jws = data.get(&format!("jws-kubeconfig-{id}"))?.clone();
-            Some((data["kubeconfig"].clone(), jws))
-        },
-    );
-    let (header, signature) = jws
-        .split_once("..")
-        .unwrap_or_else(|| panic!("not a detached JWS: {jws}"));
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let header_json: serde_json::Value =
-        serde_json::from_slice(&b64.decode(header).unwrap()).unwrap();
-    assert_eq!(header_json["alg"], "HS256", "{header_json}");
-    assert_eq!(header_json["kid"], id, "{header_json}");
-    let signing_input = format!("{header}.{}", b64.encode(kubeconfig.as_bytes()));
-    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
-    ring::hmac::verify(
-        &key,
-        signing_input.as_bytes(),
-        &b64.decode(signature).unwrap(),
-    )
-    .expect("cluster-info is signed with the token");
-    let parsed: serde_json::Value = serde_saphyr::from_str(&kubeconfig).unwrap();
-    let ca = base64::engine::general_purpose::STANDARD
-        .decode(
-            parsed["clusters"][0]["cluster"]["certificate-authority-data"]
-                .as_str()
-                .unwrap(),
-        )
-        .unwrap();
-    let ca = pem_to_der(std::str::from_utf8(&ca).unwrap());
-    assert_eq!(pin(&ca), material.ca_cert_hash, "the CA matches the pin");
-    ca
-}
-
-/// The kubeconfig of a client that authenticates with the token and trusts
-/// only `ca` (clients live in one runtime, so tests pass kubeconfigs around).
-fn token_kubeconfig(material: &JoinMaterial, ca: &[u8]) -> String {
-    kubeconfig_yaml(
-        &material.endpoint,
-        Some(ca_pem(ca).as_bytes()),
-        json!({"token": material.token}),
-    )
-}
-
-fn ca_pem(der: &[u8]) -> String {
-    format!(
-        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
-        base64::engine::general_purpose::STANDARD.encode(der)
-    )
-}
-
-/// A node client certificate request, as a kubelet makes it.
-fn request_certificate(kubeconfig: &str, node: &str) -> Result<(String, String), kube::Error> {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, format!("system:node:{node}"));
-    params
-        .distinguished_name
-        .push(rcgen::DnType::OrganizationName, "system:nodes");
-    let csr = params.serialize_request(&key).unwrap().pem().unwrap();
-    let name = unique_name("node-csr");
-    let request = CertificateSigningRequest {
-        metadata: ObjectMeta {
-            name: Some(name.clone()),
-            ..Default::default()
-        },
-        spec: CertificateSigningRequestSpec {
-            request: ByteString(csr.into_bytes()),
-            signer_name: "kubernetes.io/kube-apiserver-client-kubelet".into(),
-            usages: Some(vec!["digital signature".into(), "client auth".into()]),
-            ..Default::default()
-        },
-        status: None,
-    };
-    block_on(async {
-        Api::<CertificateSigningRequest>::all(client_from(kubeconfig).await)
-            .create(&PostParams::default(), &request)
-            .await
-    })?;
-    Ok((name, key.serialize_pem()))
-}
-
-/// Waits for the controller-manager to approve and sign CSR `name`, reading
-/// it with the token as a kubelet does.
-fn signed_certificate(kubeconfig: &str, name: &str) -> String {
-    wait_for(
-        "the CSR approved and signed",
-        Duration::from_secs(60),
-        || {
-            let csr = block_on(async {
-                Api::<CertificateSigningRequest>::all(client_from(kubeconfig).await)
-                    .get(name)
-                    .await
-                    .unwrap()
-            });
-            let status = csr.status?;
-            let approved = status
-                .conditions
-                .iter()
-                .flatten()
-                .any(|c| c.type_ == "Approved" && c.status == "True");
-            assert!(
-                !status
-                    .conditions
-                    .iter()
-                    .flatten()
-                    .any(|c| c.type_ == "Denied" || c.type_ == "Failed"),
-                "{status:?}"
-            );
-            let certificate = status.certificate?;
-            assert!(approved);
-            Some(String::from_utf8(certificate.0).unwrap())
-        },
-    )
-}
-
-/// The taints and labels a kubelet registers with, from the fragment and the flag.
-fn registration(material: &JoinMaterial) -> (Vec<Taint>, BTreeMap<String, String>) {
-    let fragment: serde_json::Value = serde_saphyr::from_str(&material.kubelet_config).unwrap();
-    assert_eq!(fragment["kind"], "KubeletConfiguration");
-    let taints: Vec<Taint> =
-        serde_json::from_value(fragment["registerWithTaints"].clone()).unwrap();
-    let labels = material
-        .node_labels_flag
-        .strip_prefix("--node-labels=")
-        .unwrap()
-        .split(',')
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap();
-            (k.to_string(), v.to_string())
-        })
-        .collect();
-    (taints, labels)
-}
-
 fn delete_node_and_csrs(node: &str, csrs: &[String]) {
     block_on(async {
         let client = kube_client().await;
@@ -463,47 +223,19 @@ fn delete_node_and_csrs(node: &str, csrs: &[String]) {
 /// The TLS bootstrap, end to end; returns the Node as a watch started
 /// before it showed it first.
 fn join(material: &JoinMaterial, node: &str, csrs: &mut Vec<String>) -> Node {
-    let ca = discover(material);
-    let bootstrap = token_kubeconfig(material, &ca);
-    let (csr, key_pem) = request_certificate(&bootstrap, node).unwrap();
-    csrs.push(csr.clone());
-    let certificate = signed_certificate(&bootstrap, &csr);
-    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-    let kubelet = kubeconfig_yaml(
-        &material.endpoint,
-        Some(ca_pem(&ca).as_bytes()),
-        json!({"client-certificate-data": b64(&certificate), "client-key-data": b64(&key_pem)}),
-    );
-    let (taints, labels) = registration(material);
+    let server: Node = serde_json::from_value(json!({
+        "metadata": {"name": node},
+        "status": {
+            "capacity": {"cpu": "8", "memory": "64Gi", "pods": "110"},
+            "allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110"},
+        },
+    }))
+    .unwrap();
     block_on(async {
         let admin = Api::<Node>::all(kube_client().await);
         let watch = WatchParams::default().fields(&format!("metadata.name={node}"));
         let mut events = admin.watch(&watch, "0").await.unwrap().boxed();
-        let registered = Node {
-            metadata: ObjectMeta {
-                name: Some(node.to_string()),
-                labels: Some(labels),
-                ..Default::default()
-            },
-            spec: Some(NodeSpec {
-                taints: Some(taints),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let own = Api::<Node>::all(client_from(&kubelet).await);
-        own.create(&PostParams::default(), &registered)
-            .await
-            .expect("the node registers itself with its certificate");
-        // Then reports itself ready with room for pods, as a kubelet does.
-        let status = json!({"status": {
-            "capacity": {"cpu": "8", "memory": "64Gi", "pods": "110"},
-            "allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ready"}],
-        }});
-        own.patch_status(node, &PatchParams::default(), &Patch::Merge(&status))
-            .await
-            .expect("the node reports its own status");
+        csrs.push(tls_bootstrap::join(material, &server).await);
         loop {
             match events.try_next().await.unwrap() {
                 Some(WatchEvent::Added(first)) => return first,
@@ -623,9 +355,9 @@ fn patch_secret(id: &str, data: serde_json::Value) {
 /// token's user, which any authenticated user may make (so the answer does
 /// not depend on RBAC, which destroy removes too).
 fn token_accepted(material: &JoinMaterial, ca: &[u8]) -> bool {
-    let kubeconfig = token_kubeconfig(material, ca);
+    let kubeconfig = tls_bootstrap::token_kubeconfig(material, ca);
     match block_on(async {
-        Api::<SelfSubjectReview>::all(client_from(&kubeconfig).await)
+        Api::<SelfSubjectReview>::all(tls_bootstrap::client_from(&kubeconfig).await)
             .create(&PostParams::default(), &SelfSubjectReview::default())
             .await
     }) {
@@ -688,7 +420,7 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
 
         // A server joins with nothing but the outputs, tainted from its first
         // appearance.
-        let material = JoinMaterial::of(&ws);
+        let material = material_of(&ws);
         let node = unique_name("joined");
         let mut csrs = Vec::new();
         let first = join(&material, &node, &mut csrs);
@@ -728,7 +460,7 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
 
         // An expired token is refused and the token cleaner removes it; the
         // next plan issues a new one.
-        let ca = discover(&material);
+        let ca = block_on(tls_bootstrap::discover(&material));
         assert!(token_accepted(&material, &ca));
         patch_secret(&id, json!({"expiration": "2020-01-01T00:00:00Z"}));
         // The authenticator reads Secrets from its informer: a moment later.
@@ -744,7 +476,7 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
 
         // A token that expires within `rotate_when_expires_within` (1h) is
         // replaced by the next plan, and the one it replaces is revoked.
-        let renewed = JoinMaterial::of(&ws);
+        let renewed = material_of(&ws);
         assert_ne!(renewed.token, material.token);
         let soon = jiff::Timestamp::now()
             .checked_add(jiff::SignedDuration::from_mins(30))
@@ -758,7 +490,7 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
         ws.assert_plan_changes()
             .assert_replaced_for(RESOURCE, &["expiration"]);
         ws.apply();
-        let rotated = JoinMaterial::of(&ws);
+        let rotated = material_of(&ws);
         assert_ne!(rotated.token, renewed.token);
         // The replaced token is gone (ids are random: 36^6 of them).
         assert!(secret_of(renewed.id_and_secret().0).is_none());
@@ -767,7 +499,7 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
         // provider created for node bootstrap goes with it (the expired
         // token's claims count for nothing); the test's own binding stays.
         let renewed = rotated;
-        let ca = discover(&renewed);
+        let ca = block_on(tls_bootstrap::discover(&renewed));
         ws.destroy();
         for (kind, name) in CREATED {
             assert_eq!(
@@ -780,7 +512,10 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
         wait_for("the revoked token refused", Duration::from_secs(10), || {
             (!token_accepted(&renewed, &ca)).then_some(())
         });
-        let refused = request_certificate(&token_kubeconfig(&renewed, &ca), &unique_name("late"));
+        let refused = block_on(tls_bootstrap::request_certificate(
+            &tls_bootstrap::token_kubeconfig(&renewed, &ca),
+            &unique_name("late"),
+        ));
         assert!(
             matches!(&refused, Err(kube::Error::Api(s)) if s.code == 401),
             "{refused:?}"

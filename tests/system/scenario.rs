@@ -9,9 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use common::terraform::{Cli, Workspace, clis, each_cli};
+use common::tls_bootstrap::{self, JoinMaterial};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Node, Pod, Secret};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::Client;
@@ -64,10 +65,10 @@ fn training_and_inference_side_by_side() {
 
 async fn full_scenario(client: &Client, cli: &Cli) {
     let mut clock = Phases::new(cli);
-    let _cleanup = Leftovers::scenario();
+    let mut cleanup = Leftovers::scenario();
     reset(client).await;
-    create_server(client).await;
     let mut cluster = apply_cluster(cli);
+    let token = join_server(client, &cluster, &mut cleanup).await;
     wait_fleets_ready(client).await;
     let steps = workload_steps(cli, &cluster);
     clock.phase("apply, empty plan, workloads rendered from the outputs");
@@ -299,7 +300,7 @@ async fn full_scenario(client: &Client, cli: &Cli) {
 
     // 8. Destroy leaves nothing behind but what was there before.
     cluster.destroy();
-    assert_destroyed(client).await;
+    assert_destroyed(client, &token).await;
     clock.phase("destroyed");
     eprintln!("{placements}");
     clock.done();
@@ -309,10 +310,10 @@ async fn full_scenario(client: &Client, cli: &Cli) {
 /// fleets and with them their nodes.
 async fn short_scenario(client: &Client, cli: &Cli) {
     let mut clock = Phases::new(cli);
-    let _cleanup = Leftovers::scenario();
+    let mut cleanup = Leftovers::scenario();
     reset(client).await;
-    create_server(client).await;
     let mut cluster = apply_cluster(cli);
+    let token = join_server(client, &cluster, &mut cleanup).await;
     wait_fleets_ready(client).await;
     let steps = workload_steps(cli, &cluster);
     apply_list(client, &steps["placement"]).await;
@@ -338,7 +339,7 @@ async fn short_scenario(client: &Client, cli: &Cli) {
     clock.phase("apply, placement, empty plan");
     delete_namespace(client).await;
     cluster.destroy();
-    assert_destroyed(client).await;
+    assert_destroyed(client, &token).await;
     clock.phase("destroyed (Karpenter removed the fleets' nodes with them)");
     clock.done();
 }
@@ -588,7 +589,7 @@ fn assert_no_nomination(pod: &Pod) {
     );
 }
 
-async fn assert_destroyed(client: &Client) {
+async fn assert_destroyed(client: &Client, token_id: &str) {
     for (fleet, _) in FLEETS {
         assert!(
             live_node_pool(fleet).await.is_none(),
@@ -639,9 +640,18 @@ async fn assert_destroyed(client: &Client) {
         .collect();
     assert_eq!(
         taints,
-        ["example.com/maintenance-window=sunday:PreferNoSchedule"],
-        "destroy removes the training taint and only it"
+        [
+            "workload=training:NoSchedule",
+            "example.com/maintenance-window=sunday:PreferNoSchedule"
+        ],
+        "the joined server keeps the taints it registered with"
     );
+    // Destroy revokes the join token.
+    let secret = Api::<Secret>::namespaced(client.clone(), "kube-system")
+        .get_opt(&format!("bootstrap-token-{token_id}"))
+        .await
+        .unwrap();
+    assert!(secret.is_none(), "the join token outlives destroy");
     assert!(
         Api::<Namespace>::all(client.clone())
             .get_opt(NAMESPACE)
@@ -696,15 +706,27 @@ async fn reset(client: &Client) {
     }
 }
 
-/// The Node object that stands in for the self-managed GPU server.
-async fn create_server(client: &Client) {
+/// The self-managed GPU server joins with the root configuration's join
+/// material, as its kubelet's TLS bootstrap would (common::tls_bootstrap):
+/// a Node of simulated-gpu-server.json's labels and status, which kwok then
+/// runs, registered already carrying the training taint. Returns the id of
+/// the token it joined with.
+async fn join_server(client: &Client, cluster: &Workspace, cleanup: &mut Leftovers) -> String {
+    let material = JoinMaterial::of(&cluster.output("training_server_join"));
     let manifest =
         std::fs::read_to_string(repo_root().join(EXAMPLE).join("simulated-gpu-server.json"))
             .unwrap();
-    Api::<Node>::all(client.clone())
-        .create(&PostParams::default(), &json_as(&manifest))
-        .await
-        .unwrap();
+    let csr = tls_bootstrap::join(&material, &json_as(&manifest)).await;
+    cleanup.0.push(("csr", csr));
+    let server = Api::<Node>::all(client.clone()).get(SERVER).await.unwrap();
+    let training = server
+        .spec
+        .and_then(|s| s.taints)
+        .unwrap_or_default()
+        .into_iter()
+        .any(|t| t.key == "workload" && t.value.as_deref() == Some("training"));
+    assert!(training, "the server registered with the training taint");
+    material.id_and_secret().0.to_string()
 }
 
 /// Karpenter marks a NodePool Ready once it has resolved its node class;

@@ -92,3 +92,15 @@ resource "gpufleet_node_taint" "training_server" {
   node_name = each.value
   taints    = [merge(var.training_taint, { effect = local.no_schedule })]
 }
+
+# A join token for self-managed servers that are not in the cluster yet:
+# they register with the training taint (the kubelet fragment's
+# registerWithTaints), so nothing else lands on them between joining and
+# the next apply. Servers already in the cluster take the taint by name above.
+resource "gpufleet_node_join" "training_server" {
+  count  = var.join_training_servers ? 1 : 0
+  taints = [merge(var.training_taint, { effect = local.no_schedule })]
+  # What kubeadm init would have set up for node bootstrap: the token
+  # group's bindings and the cluster-info ConfigMap.
+  manage_bootstrap_rbac = true
+}

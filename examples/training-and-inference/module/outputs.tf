@@ -53,3 +53,16 @@ output "training_servers" {
   description = "Existing servers carrying the training taint."
   value       = sort([for t in gpufleet_node_taint.training_server : t.node_name])
 }
+
+output "training_server_join" {
+  description = "What a self-managed server needs to join as a training node (null unless join_training_servers): the token, the API server endpoint, the CA pin, the kubelet fragment and node-labels flag, and the kubeadm join command."
+  sensitive   = true
+  value = var.join_training_servers ? {
+    token                = gpufleet_node_join.training_server[0].token
+    endpoint             = gpufleet_node_join.training_server[0].api_server_endpoint
+    ca_cert_hash         = gpufleet_node_join.training_server[0].ca_cert_hash
+    kubelet_config       = gpufleet_node_join.training_server[0].kubelet_config
+    node_labels_flag     = gpufleet_node_join.training_server[0].kubelet_node_labels_flag
+    kubeadm_join_command = gpufleet_node_join.training_server[0].kubeadm_join_command
+  } : null
+}

@@ -53,6 +53,12 @@ variable "training_servers" {
   default     = []
 }
 
+variable "join_training_servers" {
+  description = "Issue a bootstrap token (gpufleet_node_join) with which self-managed GPU servers join as training nodes, registering with the training taint; its join material is the training_server_join output."
+  type        = bool
+  default     = false
+}
+
 # --- inference ----------------------------------------------------------------
 
 variable "inference_fleet_name" {

@@ -76,6 +76,10 @@ run "defaults_are_the_seed" {
     condition     = length(gpufleet_node_taint.training_server) == 0 && length(output.training_servers) == 0
     error_message = "no server is tainted unless named"
   }
+  assert {
+    condition     = length(gpufleet_node_join.training_server) == 0 && nonsensitive(output.training_server_join) == null
+    error_message = "no join token unless asked for"
+  }
 }
 
 run "other_clouds_models_and_servers" {
@@ -84,12 +88,13 @@ run "other_clouds_models_and_servers" {
     source = "./module"
   }
   variables {
-    label_scheme         = "aws"
-    training_gpu_models  = ["H100", "H200"]
-    inference_gpu_models = ["L4", "L40S"]
-    training_servers     = ["dgx-01", "dgx-02"]
-    training_taint       = { key = "example.com/pool", value = "train" }
-    general_fleet_name   = null
+    label_scheme          = "aws"
+    training_gpu_models   = ["H100", "H200"]
+    inference_gpu_models  = ["L4", "L40S"]
+    training_servers      = ["dgx-01", "dgx-02"]
+    join_training_servers = true
+    training_taint        = { key = "example.com/pool", value = "train" }
+    general_fleet_name    = null
   }
 
   assert {
@@ -105,6 +110,10 @@ run "other_clouds_models_and_servers" {
       for t in gpufleet_node_taint.training_server : jsonencode(t.taints) == jsonencode([{ effect = "NoSchedule", key = "example.com/pool", value = "train" }])
     ])
     error_message = "servers carry the same taint as the training fleet"
+  }
+  assert {
+    condition     = jsonencode(gpufleet_node_join.training_server[0].taints) == jsonencode([{ effect = "NoSchedule", key = "example.com/pool", value = "train" }]) && gpufleet_node_join.training_server[0].manage_bootstrap_rbac
+    error_message = "joining servers register with the training fleet's taint, and the token gets what node bootstrap needs"
   }
   assert {
     condition     = jsonencode(output.training.tolerations) == jsonencode([{ effect = "NoSchedule", key = "example.com/pool", operator = "Equal", value = "train" }])

@@ -56,4 +56,8 @@ run "seed_scenario" {
     condition     = jsonencode(output.training_servers) == jsonencode(["simulated-8xh100-server"])
     error_message = "the self-managed server is reserved for training"
   }
+  assert {
+    condition     = strcontains(nonsensitive(output.training_server_join.kubelet_config), "registerWithTaints")
+    error_message = "the self-managed server joins with the training taint"
+  }
 }
