@@ -302,28 +302,7 @@ impl Operator {
             let _ = Api::<Pod>::namespaced(client.clone(), ns)
                 .delete("lp-device-plugin", &DeleteParams::default().grace_period(0))
                 .await;
-            let object: DynamicObject = serde_json::from_value(json!({
-                "apiVersion": "nvidia.com/v1",
-                "kind": "ClusterPolicy",
-                "metadata": {"name": policy},
-                // What the CRD requires, as the operator's Helm chart sets it.
-                "spec": {
-                    "operator": {"defaultRuntime": "containerd"},
-                    "daemonsets": {"priorityClassName": "system-node-critical"},
-                    "driver": {"enabled": true},
-                    "toolkit": {"enabled": true},
-                    "devicePlugin": {"enabled": true},
-                    "dcgm": {"enabled": true},
-                    "dcgmExporter": {"enabled": true},
-                    "gfd": {"enabled": true},
-                    "nodeStatusExporter": {"enabled": false},
-                },
-            }))
-            .unwrap();
-            Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
-                .create(&pp, &object)
-                .await
-                .unwrap();
+            create_policy(&client, &policy).await;
             let daemon_set: DaemonSet = serde_json::from_value(json!({
                 "metadata": {"name": "nvidia-device-plugin-daemonset"},
                 "spec": {
@@ -370,6 +349,47 @@ impl Operator {
             _only_policy: only_policy,
         }
     }
+}
+
+/// The test's ClusterPolicy, made as the operator's Helm chart makes it
+/// (a creator other than gpufleet owns its fields).
+async fn create_policy(client: &kube::Client, name: &str) {
+    let object: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": name},
+        // What the CRD requires, as the operator's Helm chart sets
+        // it: the device-plugin config fields too, which the
+        // workout takes over and gives back on destroy.
+        "spec": {
+            "operator": {"defaultRuntime": "containerd"},
+            "daemonsets": {"priorityClassName": "system-node-critical"},
+            "driver": {"enabled": true},
+            "toolkit": {"enabled": true},
+            "devicePlugin": {"enabled": true, "config": {"name": "", "default": ""}},
+            "dcgm": {"enabled": true},
+            "dcgmExporter": {"enabled": true},
+            "gfd": {"enabled": true},
+            "nodeStatusExporter": {"enabled": false},
+        },
+    }))
+    .unwrap();
+    Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap();
+}
+
+/// The ClusterPolicy made again: a workout that failed half-way (on
+/// purpose, for want of a rule) left gpufleet holding fields its state,
+/// gone with it, would have given back.
+async fn recreate_policy(name: &str) {
+    let client = kube_client().await;
+    Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
+        .delete(name, &DeleteParams::default())
+        .await
+        .unwrap();
+    create_policy(&client, name).await;
 }
 
 impl Drop for Operator {
@@ -649,7 +669,7 @@ fn every_rule_is_needed_and_a_missing_one_is_named() {
         );
     }
     let node = TestNode::new();
-    let _operator = Operator::new(&node);
+    let operator = Operator::new(&node);
     let dir = tempfile::tempdir().unwrap();
     let pid = std::process::id();
     block_on(async {
@@ -673,6 +693,7 @@ fn every_rule_is_needed_and_a_missing_one_is_named() {
                 let _grant = Grant::new(&user, &fewer).await;
                 let result = workouts_as(dir.path(), &user, &node, &tag).await;
                 clean_up(&tag).await;
+                recreate_policy(&operator.policy).await;
                 let diagnostics = match result {
                     Ok(()) => panic!(
                         "without {verb} on {} every workout still passed: the rule is not needed",

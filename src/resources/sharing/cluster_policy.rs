@@ -61,26 +61,34 @@ fn value_at<'v>(spec: &'v Json, field: &[impl AsRef<str>]) -> &'v Json {
     field.iter().fold(spec, |v, segment| &v[segment.as_ref()])
 }
 
-/// A writer other than `ours` that owns `field` of `policy`, from its
-/// managedFields.
+/// The managers that own `field` of `policy`, from its managedFields.
+fn owners<'p>(policy: &'p DynamicObject, field: &[&str]) -> impl Iterator<Item = &'p str> {
+    let path: Vec<String> = std::iter::once("spec")
+        .chain(field.iter().copied())
+        .map(|s| format!("f:{s}"))
+        .collect();
+    policy.managed_fields().iter().filter_map(move |entry| {
+        let owned = entry
+            .fields_v1
+            .as_ref()
+            .and_then(|f| serde_json::to_value(f).ok())
+            .unwrap_or_default();
+        (!value_at(&owned, &path).is_null())
+            .then_some(entry.manager.as_deref())
+            .flatten()
+    })
+}
+
+/// A writer other than `ours` that owns `field` of `policy`.
 fn other_owner(policy: &DynamicObject, field: Field, ours: &str) -> Option<String> {
-    policy
-        .managed_fields()
-        .iter()
-        .filter(|entry| entry.manager.as_deref() != Some(ours))
-        .find(|entry| {
-            let owned = entry
-                .fields_v1
-                .as_ref()
-                .and_then(|f| serde_json::to_value(f).ok())
-                .unwrap_or_default();
-            let path: Vec<String> = std::iter::once("spec")
-                .chain(field.iter().copied())
-                .map(|s| format!("f:{s}"))
-                .collect();
-            !value_at(&owned, &path).is_null()
-        })
-        .and_then(|entry| entry.manager.clone())
+    owners(policy, field)
+        .find(|manager| *manager != ours)
+        .map(str::to_string)
+}
+
+/// Whether `manager` owns `field` of `policy`.
+fn owned_by(policy: &DynamicObject, field: &[&str], manager: &str) -> bool {
+    owners(policy, field).any(|m| m == manager)
 }
 
 /// Points `policy` at the configuration: exactly `fields`, as `manager`.
@@ -111,9 +119,10 @@ pub async fn point(
             });
         }
     }
-    apply(cluster, &name, fields, manager, deadline).await?;
-    let kept: Vec<&[&str]> = fields.iter().map(|(f, _)| *f).collect();
-    give_back(cluster, &name, &kept, taken, deadline).await
+    let kept: Vec<Field> = fields.iter().map(|(f, _)| *f).collect();
+    let apply = apply(cluster, &name, fields, manager, deadline);
+    let returned = give_back_around(cluster, &name, &kept, manager, taken, apply, deadline);
+    returned.await
 }
 
 /// Releases our fields of ClusterPolicy `name` and gives back what we took.
@@ -124,8 +133,8 @@ pub async fn release(
     taken: &mut Vec<TakenOver>,
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
-    apply(cluster, name, &[], manager, deadline).await?;
-    give_back(cluster, name, &[], taken, deadline).await
+    let apply = apply(cluster, name, &[], manager, deadline);
+    give_back_around(cluster, name, &[], manager, taken, apply, deadline).await
 }
 
 /// A server-side apply of exactly `fields`; none releases them all.
@@ -161,44 +170,63 @@ async fn apply(
     Ok(())
 }
 
-/// Gives back, each as the writer that owned it, the fields recorded for
-/// `policy` that are not among `kept`, and forgets them. A field that is
-/// there after our release (another writer set it meanwhile) keeps its
-/// newer value.
-async fn give_back(
+/// Runs `apply`, giving back around it, each as the writer that owned it,
+/// the fields recorded for `policy` that are not among `kept`, then forgets
+/// them. Before the apply: those we set to another value, so that their
+/// owner holds them again and our apply leaves them alone (releasing every
+/// field of a map would leave it null, which the CRD refuses). After it:
+/// those our release deleted. A field another writer set meanwhile keeps
+/// its newer value.
+async fn give_back_around(
     cluster: &Cluster,
     policy: &str,
     kept: &[Field],
+    ours: &str,
     taken: &mut Vec<TakenOver>,
+    apply: impl std::future::Future<Output = Result<(), GaveUp>>,
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
     let returned = |t: &TakenOver| t.policy == policy && !kept.iter().any(|f| t.field == *f);
-    let mut managers: Vec<String> = taken
-        .iter()
-        .filter(|t| returned(t))
-        .map(|t| t.manager.clone())
-        .collect();
-    managers.sort();
-    managers.dedup();
-    let policies = cluster.kubernetes.custom(CLUSTER_POLICY).await?;
-    for manager in managers {
-        let fields: Vec<TakenOver> = taken
-            .iter()
-            .filter(|t| returned(t) && t.manager == manager)
-            .cloned()
-            .collect();
-        policies
-            .named(policy)
-            .update(&GiveBack { manager, fields }, deadline)
-            .await?;
-    }
+    let given: Vec<TakenOver> = taken.iter().filter(|t| returned(t)).cloned().collect();
+    give_back(cluster, policy, &given, ours, deadline).await?;
+    apply.await?;
+    give_back(cluster, policy, &given, ours, deadline).await?;
     taken.retain(|t| !returned(t));
     Ok(())
 }
 
-/// Taken-over fields of one owner, set again where they are missing.
+/// One pass of [`give_back_around`]: a merge patch per owner.
+async fn give_back(
+    cluster: &Cluster,
+    policy: &str,
+    given: &[TakenOver],
+    ours: &str,
+    deadline: Deadline,
+) -> Result<(), GaveUp> {
+    let mut managers: Vec<&str> = given.iter().map(|t| t.manager.as_str()).collect();
+    managers.sort();
+    managers.dedup();
+    let policies = cluster.kubernetes.custom(CLUSTER_POLICY).await?;
+    for manager in managers {
+        let change = GiveBack {
+            manager: manager.to_string(),
+            ours: ours.to_string(),
+            fields: given
+                .iter()
+                .filter(|t| t.manager == manager)
+                .cloned()
+                .collect(),
+        };
+        policies.named(policy).update(&change, deadline).await?;
+    }
+    Ok(())
+}
+
+/// Taken-over fields of one owner, set again to their value then where
+/// they are missing or we hold them with another value.
 struct GiveBack {
     manager: String,
+    ours: String,
     fields: Vec<TakenOver>,
 }
 
@@ -216,7 +244,10 @@ impl Change<DynamicObject> for GiveBack {
         let mut patch = json!({});
         let mut missing = false;
         for taken in &self.fields {
-            if !value_at(&live.data["spec"], &taken.field).is_null() {
+            let value = value_at(&live.data["spec"], &taken.field);
+            let field: Vec<&str> = taken.field.iter().map(String::as_str).collect();
+            let held_by_us = owned_by(live, &field, &self.ours) && *value != taken.value;
+            if !value.is_null() && !held_by_us {
                 continue;
             }
             missing = true;
@@ -284,6 +315,7 @@ mod tests {
         };
         let change = GiveBack {
             manager: "helm".into(),
+            ours: "gpufleet".into(),
             fields: vec![
                 taken(MIG_STRATEGY, json!("single")),
                 taken(CONFIG_NAME, json!("")),
@@ -305,5 +337,17 @@ mod tests {
         );
         assert!(change.patch(&given).is_none());
         assert!(change.landed(&given));
+        // Ours, with another value: given back before we let go of it.
+        let held = policy(
+            json!({"mig": {"strategy": "mixed"}, "devicePlugin": {"config": {"name": ""}}}),
+            json!([entry(
+                "gpufleet",
+                json!({"f:spec": {"f:mig": {"f:strategy": {}}}})
+            )]),
+        );
+        let Some(Edit::Merge { patch, .. }) = change.patch(&held) else {
+            panic!("ours not given back");
+        };
+        assert_eq!(patch, json!({"spec": {"mig": {"strategy": "single"}}}));
     }
 }
