@@ -8,6 +8,7 @@ pub mod fixtures;
 pub mod go_module;
 pub mod lossy_network;
 pub mod pinging_client;
+pub mod plugin;
 pub mod terraform;
 pub mod tls_bootstrap;
 
