@@ -21,11 +21,14 @@ pub const CLUSTER_POLICY: Kind = Kind::new("nvidia.com/v1", "ClusterPolicy", "cl
 /// A field of ours, as its path under `spec`.
 pub type Field = &'static [&'static str];
 
-/// The device plugin's ConfigMap (GPU Operator, api/nvidia/v1 `DevicePluginConfig`).
+/// The device plugin's ConfigMap (NVIDIA gpu-operator,
+/// api/nvidia/v1/clusterpolicy_types.go, `DevicePluginConfig.Name`).
 pub const CONFIG_NAME: Field = &["devicePlugin", "config", "name"];
-/// The ConfigMap key for nodes without the config label.
+/// The ConfigMap key for nodes without the config label (the same file,
+/// `DevicePluginConfig.Default`).
 pub const CONFIG_DEFAULT: Field = &["devicePlugin", "config", "default"];
-/// What the operator passes to the device plugin as `MIG_STRATEGY`.
+/// What the operator passes to the device plugin as `MIG_STRATEGY` (the same
+/// file, `MIGSpec.Strategy`; controllers/object_controls.go sets the variable).
 pub const MIG_STRATEGY: Field = &["mig", "strategy"];
 
 /// A field another writer owned before we took it over.
