@@ -135,3 +135,39 @@ impl Drop for Guard {
         }
     }
 }
+
+/// The GPU Operator's ClusterPolicies (nvidia.com/v1), cluster-wide.
+pub fn cluster_policies(client: &kube::Client) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("nvidia.com", "v1", "ClusterPolicy"),
+        "clusterpolicies",
+    );
+    Api::all_with(client.clone(), &resource)
+}
+
+/// A ClusterPolicy as the GPU Operator's Helm chart makes it: what the
+/// CRD requires, with the device-plugin config fields the chart sets
+/// (empty), which gpufleet_gpu_sharing takes over and gives back; and
+/// `spec.mig.strategy` when given.
+pub fn helm_cluster_policy(name: &str, mig_strategy: Option<&str>) -> serde_json::Value {
+    let mut object = serde_json::json!({
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "operator": {"defaultRuntime": "containerd"},
+            "daemonsets": {"priorityClassName": "system-node-critical"},
+            "driver": {"enabled": true},
+            "toolkit": {"enabled": true},
+            "devicePlugin": {"enabled": true, "config": {"name": "", "default": ""}},
+            "dcgm": {"enabled": true},
+            "dcgmExporter": {"enabled": true},
+            "gfd": {"enabled": true},
+            "nodeStatusExporter": {"enabled": false},
+        },
+    });
+    if let Some(strategy) = mig_strategy {
+        object["spec"]["mig"] = serde_json::json!({ "strategy": strategy });
+    }
+    object
+}

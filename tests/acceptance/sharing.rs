@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fixtures::{fleet, node_pool_api};
+use common::fixtures::{cluster_policies, fleet, helm_cluster_policy, node_pool_api};
 use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -216,15 +216,8 @@ fn configured_like_nvidias_examples() {
     });
 }
 
-fn cluster_policies() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("nvidia.com", "v1", "ClusterPolicy"),
-        "clusterpolicies",
-    )
-}
-
 async fn cluster_policy_api() -> Api<DynamicObject> {
-    Api::all_with(kube_client().await, &cluster_policies())
+    cluster_policies(&kube_client().await)
 }
 
 /// The GPU Operator's ClusterPolicy as its Helm chart makes it (field
@@ -234,23 +227,7 @@ struct ClusterPolicy(String);
 impl ClusterPolicy {
     fn install() -> Self {
         let name = unique_name("cluster-policy");
-        let object = json!({
-            "apiVersion": "nvidia.com/v1",
-            "kind": "ClusterPolicy",
-            "metadata": {"name": name},
-            "spec": {
-                "operator": {"defaultRuntime": "containerd"},
-                "daemonsets": {"priorityClassName": "system-node-critical"},
-                "driver": {"enabled": true},
-                "toolkit": {"enabled": true},
-                "devicePlugin": {"enabled": true, "config": {"name": "", "default": ""}},
-                "dcgm": {"enabled": true},
-                "dcgmExporter": {"enabled": true},
-                "gfd": {"enabled": true},
-                "nodeStatusExporter": {"enabled": false},
-                "mig": {"strategy": "single"},
-            },
-        });
+        let object = helm_cluster_policy(&name, Some("single"));
         block_on(async {
             cluster_policy_api()
                 .await

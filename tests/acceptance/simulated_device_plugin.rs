@@ -9,12 +9,11 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use common::fixtures::cluster_policies;
 use common::{block_on, kube_client, kubeconfig, skipped, unique_name};
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::Client;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 const NAMESPACE: &str = "gpu-operator";
@@ -25,14 +24,6 @@ fn log_path() -> std::path::PathBuf {
     std::path::Path::new(&kubeconfig())
         .with_file_name("logs")
         .join("simulated-device-plugin.log")
-}
-
-fn cluster_policies(client: &Client) -> Api<DynamicObject> {
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("nvidia.com", "v1", "ClusterPolicy"),
-        "clusterpolicies",
-    );
-    Api::all_with(client.clone(), &resource)
 }
 
 /// Our keys of the ConfigMap, released (and the nodes deleted) at the end.

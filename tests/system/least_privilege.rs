@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::fixtures::{class, live_priority_class};
+use common::fixtures::{class, cluster_policies, helm_cluster_policy, live_priority_class};
 use common::terraform::{Cli, PROVIDER_VERSION, Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
 use gpufleet::cluster::permissions::{Rule, Scope, rules};
@@ -32,7 +32,7 @@ use k8s_openapi::api::rbac::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{DeleteParams, DynamicObject, PostParams};
 use serde_json::json;
 
 /// The namespace a Role of `scope` goes in; `None` for the ClusterRole.
@@ -280,13 +280,6 @@ struct Operator {
 
 const DEVICE_PLUGIN_APP: &str = "gpufleet-lp-device-plugin";
 
-fn cluster_policies() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("nvidia.com", "v1", "ClusterPolicy"),
-        "clusterpolicies",
-    )
-}
-
 impl Operator {
     fn new(node: &TestNode) -> Self {
         let only_policy = common::exclusive::own_cluster_policy();
@@ -354,27 +347,8 @@ impl Operator {
 /// The test's ClusterPolicy, made as the operator's Helm chart makes it
 /// (a creator other than gpufleet owns its fields).
 async fn create_policy(client: &kube::Client, name: &str) {
-    let object: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "nvidia.com/v1",
-        "kind": "ClusterPolicy",
-        "metadata": {"name": name},
-        // What the CRD requires, as the operator's Helm chart sets
-        // it: the device-plugin config fields too, which the
-        // workout takes over and gives back on destroy.
-        "spec": {
-            "operator": {"defaultRuntime": "containerd"},
-            "daemonsets": {"priorityClassName": "system-node-critical"},
-            "driver": {"enabled": true},
-            "toolkit": {"enabled": true},
-            "devicePlugin": {"enabled": true, "config": {"name": "", "default": ""}},
-            "dcgm": {"enabled": true},
-            "dcgmExporter": {"enabled": true},
-            "gfd": {"enabled": true},
-            "nodeStatusExporter": {"enabled": false},
-        },
-    }))
-    .unwrap();
-    Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
+    let object: DynamicObject = serde_json::from_value(helm_cluster_policy(name, None)).unwrap();
+    cluster_policies(client)
         .create(&PostParams::default(), &object)
         .await
         .unwrap();
@@ -385,7 +359,7 @@ async fn create_policy(client: &kube::Client, name: &str) {
 /// gone with it, would have given back.
 async fn recreate_policy(name: &str) {
     let client = kube_client().await;
-    Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
+    cluster_policies(&client)
         .delete(name, &DeleteParams::default())
         .await
         .unwrap();
@@ -398,7 +372,7 @@ impl Drop for Operator {
         block_on(async move {
             let client = kube_client().await;
             let ns = RBAC_OPERATOR_NAMESPACE;
-            let _ = Api::<DynamicObject>::all_with(client.clone(), &cluster_policies())
+            let _ = cluster_policies(&client)
                 .delete(&policy, &DeleteParams::default())
                 .await;
             let _ = Api::<DaemonSet>::namespaced(client.clone(), ns)
