@@ -20,7 +20,7 @@ use common::fixtures::{class, fleet, node_pools};
 use common::terraform::{Cli, Workspace, clis, provider_block_for};
 use common::{block_on, repo_root, unique_name};
 use k8s_openapi::api::core::v1::Node;
-use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+use k8s_openapi::api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams};
@@ -30,11 +30,15 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const RUN_LABEL: &str = "example.com/fault-run";
 const TAINT_KEY: &str = "fault.example.com/run";
-/// Flags that make kube-apiserver answer 429 as soon as more than one
-/// mutating (two read) requests are in flight. The limits spare
-/// system:masters, so only the throttled run, whose provider acts as another
-/// user, meets them; the fault cluster always has them.
-const THROTTLING: &str = "--enable-priority-and-fairness=false --max-requests-inflight=2 --max-mutating-requests-inflight=1";
+/// The API Priority and Fairness objects of the throttled run: the
+/// provider's user gets a priority level of its own with the smallest share
+/// of the API server's concurrency, nothing borrowed and no queue, so the
+/// API server answers 429 whenever more than a few of its requests are in
+/// flight; everyone else is served as before.
+const THROTTLE: &str = "gpufleet-fault-throttle";
+/// Who the provider is in every run: the user bound only to docs/rbac.yaml's
+/// roles (testbed/cluster.sh, kubeconfig-provider).
+const PROVIDER_USER: &str = "gpufleet-provider";
 
 /// The fault cluster and its controls (testbed/cluster.sh).
 struct FaultCluster {
@@ -96,8 +100,8 @@ impl FaultCluster {
         self.control(&["start", component], None);
     }
 
-    /// Whatever an earlier run left stopped runs again, and kube-apiserver
-    /// throttles (which only the throttled run's user feels).
+    /// Whatever an earlier run left stopped runs again, with kube-apiserver
+    /// on the flags of `up` and no throttle left over.
     fn restore(&self) {
         let status = Command::new("bash")
             .arg(repo_root().join("testbed/cluster.sh"))
@@ -117,9 +121,18 @@ impl FaultCluster {
             }
         }
         let env = std::fs::read_to_string(self.dir.join("env")).unwrap();
-        if !env.contains(&format!("apiserver_flags='{THROTTLING}'")) {
-            self.control(&["restart", "kube-apiserver"], Some(THROTTLING));
+        if !env.contains("apiserver_flags=''") {
+            self.control(&["restart", "kube-apiserver"], Some(""));
         }
+        drop(Throttle(self.kubeconfig.clone()));
+    }
+
+    /// The provider's kubeconfig: the least-privilege user's.
+    fn provider_kubeconfig(&self) -> String {
+        self.dir
+            .join("kubeconfig-provider")
+            .to_string_lossy()
+            .into_owned()
     }
 
     async fn client(&self) -> kube::Client {
@@ -131,21 +144,123 @@ impl FaultCluster {
         kube::Client::try_from(config).unwrap()
     }
 
-    /// Requests the API server has answered with `code` since it started,
-    /// from its metrics.
-    fn requests_answered(&self, code: u16) -> u64 {
+    /// Requests of the throttled run's flow the API server has rejected
+    /// since it started (APF's own counter, labelled with the flow schema).
+    fn throttled(&self) -> u64 {
         block_on(async {
             let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
             let metrics = self.client().await.request_text(request).await.unwrap();
             metrics
                 .lines()
                 .filter(|l| {
-                    l.starts_with("apiserver_request_total{")
-                        && l.contains(&format!("code=\"{code}\""))
+                    l.starts_with("apiserver_flowcontrol_rejected_requests_total{")
+                        && l.contains(&format!("flow_schema=\"{THROTTLE}\""))
                 })
                 .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
                 .sum::<f64>() as u64
         })
+    }
+
+    /// Whether APF has taken the throttle's priority level into its
+    /// configuration (it reads the objects asynchronously).
+    fn throttle_in_force(&self) -> bool {
+        block_on(async {
+            let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
+            let metrics = self.client().await.request_text(request).await.unwrap();
+            metrics.lines().any(|l| {
+                l.starts_with("apiserver_flowcontrol_nominal_limit_seats{")
+                    && l.contains(&format!("priority_level=\"{THROTTLE}\""))
+            })
+        })
+    }
+}
+
+/// The throttle, while it lives: a PriorityLevelConfiguration and a
+/// FlowSchema that puts every request of the provider's user in it
+/// (flowcontrol.apiserver.k8s.io/v1). Its share of 1 against the default
+/// levels' 245 (k8s.io/apiserver, pkg/apis/flowcontrol/bootstrap/default.go)
+/// leaves it ceil(600 × 1/246) = 3 of the server's 600 seats
+/// (pkg/util/flowcontrol/apf_controller.go), and
+/// `borrowingLimitPercent: 0` keeps it from borrowing more.
+struct Throttle(String);
+
+impl Throttle {
+    fn install(cluster: &FaultCluster) -> Self {
+        let level = serde_json::json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "PriorityLevelConfiguration",
+            "metadata": { "name": THROTTLE },
+            "spec": {
+                "type": "Limited",
+                "limited": {
+                    "nominalConcurrencyShares": 1,
+                    "lendablePercent": 0,
+                    "borrowingLimitPercent": 0,
+                    "limitResponse": { "type": "Reject" },
+                },
+            },
+        });
+        let schema = serde_json::json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": "FlowSchema",
+            "metadata": { "name": THROTTLE },
+            "spec": {
+                "priorityLevelConfiguration": { "name": THROTTLE },
+                // Before every suggested schema but the exempt ones.
+                "matchingPrecedence": 100,
+                "distinguisherMethod": { "type": "ByUser" },
+                "rules": [{
+                    "subjects": [{ "kind": "User", "user": { "name": PROVIDER_USER } }],
+                    "resourceRules": [{
+                        "verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                        "clusterScope": true, "namespaces": ["*"],
+                    }],
+                    "nonResourceRules": [{ "verbs": ["*"], "nonResourceURLs": ["*"] }],
+                }],
+            },
+        });
+        block_on(async {
+            let client = cluster.client().await;
+            let pp = PostParams::default();
+            Api::<PriorityLevelConfiguration>::all(client.clone())
+                .create(&pp, &serde_json::from_value(level).unwrap())
+                .await
+                .unwrap();
+            Api::<FlowSchema>::all(client)
+                .create(&pp, &serde_json::from_value(schema).unwrap())
+                .await
+                .unwrap();
+        });
+        let throttle = Self(cluster.kubeconfig.clone());
+        let started = Instant::now();
+        while !cluster.throttle_in_force() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "APF did not take up the throttle's priority level within a minute"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        throttle
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let kubeconfig = self.0.clone();
+        block_on(async move {
+            let cluster = FaultCluster {
+                dir: PathBuf::new(),
+                kubeconfig,
+            };
+            let client = cluster.client().await;
+            let dp = DeleteParams::default();
+            let _ = Api::<FlowSchema>::all(client.clone())
+                .delete(THROTTLE, &dp)
+                .await;
+            let _ = Api::<PriorityLevelConfiguration>::all(client)
+                .delete(THROTTLE, &dp)
+                .await;
+        });
     }
 }
 
@@ -454,7 +569,7 @@ enum Fault {
     /// SIGKILL kube-apiserver mid-apply, then Ctrl-C the CLI while the
     /// provider waits for it; start it again once the CLI has stopped.
     InterruptDuringOutage,
-    /// kube-apiserver with tight in-flight limits for the whole apply.
+    /// The provider's user throttled by APF for the whole apply.
     Throttle,
 }
 
@@ -471,17 +586,11 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
     let configured = fleetwide.configured();
     assert_eq!(configured.len(), total);
 
-    // Throttling applies to users outside system:masters: the provider runs
-    // as one, bound to cluster-admin.
-    let acting = unique_name("fault-throttled");
-    let impersonating = common::impersonating(&cluster.kubeconfig, &acting);
-    let kubeconfig = if fault == Some(Fault::Throttle) {
-        bind_cluster_admin(&cluster, &acting);
-        impersonating.path().to_string_lossy().into_owned()
-    } else {
-        cluster.kubeconfig.clone()
-    };
-    let throttled_before = cluster.requests_answered(429);
+    // The provider acts as the user bound only to docs/rbac.yaml, as in
+    // every other suite; the throttled run throttles that user alone.
+    let kubeconfig = cluster.provider_kubeconfig();
+    let throttle = (fault == Some(Fault::Throttle)).then(|| Throttle::install(&cluster));
+    let throttled_before = cluster.throttled();
 
     let mut ws = Workspace::new(cli);
     let gate = ws.path().join("gate-open");
@@ -612,18 +721,14 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
     ws.assert_plan_empty();
     // The counter starts again with the API server, so it only counts
     // across a run that does not restart it.
-    let throttled = (fault == Some(Fault::Throttle)).then(|| {
-        cluster
-            .requests_answered(429)
-            .saturating_sub(throttled_before)
-    });
+    let throttled = throttle
+        .is_some()
+        .then(|| cluster.throttled().saturating_sub(throttled_before));
+    drop(throttle);
 
     ws.destroy();
     let left = fleetwide.live(&cluster);
     fleetwide.remove_nodes(&cluster);
-    if fault == Some(Fault::Throttle) {
-        unbind(&cluster, &acting);
-    }
     assert_eq!(left.len(), 0, "destroy left {left:?}");
 
     let figures = serde_json::json!({
@@ -703,29 +808,6 @@ fn wait_for_objects(
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-fn bind_cluster_admin(cluster: &FaultCluster, user: &str) {
-    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
-        "metadata": { "name": user },
-        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin" },
-        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user }],
-    }))
-    .unwrap();
-    block_on(async {
-        Api::<ClusterRoleBinding>::all(cluster.client().await)
-            .create(&PostParams::default(), &binding)
-            .await
-            .unwrap();
-    });
-}
-
-fn unbind(cluster: &FaultCluster, user: &str) {
-    block_on(async {
-        let _ = Api::<ClusterRoleBinding>::all(cluster.client().await)
-            .delete(user, &DeleteParams::default())
-            .await;
-    });
 }
 
 fn cli(name: &str) -> &'static Cli {
