@@ -64,8 +64,8 @@ export GPUFLEET_REQUIRE_ALL=1
 # Threads per tier, on 2 cores: the offline tier keeps both busy with the
 # CLIs and the plugin; acceptance tests mostly wait on the API server and
 # Karpenter, so a third runs while two wait; the system tier's tests each
-# drive many objects at once (the request budget and the ClusterPolicy
-# take turns, tests/system/main.rs).
+# drive many objects at once (those that need the ClusterPolicy take
+# turns, tests/system/main.rs).
 step "offline tier: bad input, docs, examples, fuzz corpus, release, version (no cluster)"
 cargo test --test offline -- --test-threads=2
 step "acceptance tier: every resource and data source, protocol, connection, older CLIs"

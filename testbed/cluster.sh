@@ -29,6 +29,8 @@
 #   kubeconfig-provider user gpufleet-provider, bound only to docs/rbac.yaml's roles:
 #                       what the acceptance tests run the provider as
 #                       (and ServiceAccount default/gpufleet-provider, for token tests)
+#   kubeconfig-counted  user gpufleet-counted, the same roles; the API server audits
+#                       its requests alone into logs/audit-counted.log (request budget)
 #   pki/                also certificates outside their validity period for the
 #                       TLS error tests: the API server serves expired-server for
 #                       the TLS name expired.gpufleet.test and future-server for
@@ -201,6 +203,7 @@ EOF
   cert admin "/O=system:masters/CN=gpufleet-admin" client
   cert limited /CN=gpufleet-limited client # no groups, no bindings: RBAC denies all but discovery
   cert provider /CN=gpufleet-provider client # bound to docs/rbac.yaml's roles only
+  cert counted /CN=gpufleet-counted client   # the same roles; its requests are audited
   # dated_cert <file> <subject> <extension section> <not before> <not after>
   dated_cert() {
     mkdir -p "$pki/dated"
@@ -326,12 +329,12 @@ install_crds() {
 # --- the provider's least privilege ---------------------------------------------
 
 # docs/rbac.yaml's ClusterRole (and its Roles, in namespaces created here if
-# missing), bound to user gpufleet-provider and to ServiceAccount
-# default/gpufleet-provider (tests ask for its tokens). Idempotent: `roles`
+# missing), bound to users gpufleet-provider and gpufleet-counted and to
+# ServiceAccount default/gpufleet-provider (tests ask for its tokens). Idempotent: `roles`
 # runs it again on a running cluster after docs/rbac.yaml changed.
 bind_provider_roles() {
   local rbac=$repo/docs/rbac.yaml subjects ns bound=()
-  subjects=(--user=gpufleet-provider --serviceaccount=default:gpufleet-provider)
+  subjects=(--user=gpufleet-provider --user=gpufleet-counted --serviceaccount=default:gpufleet-provider)
   ensure() { kubectl create "$@" --dry-run=client -o yaml | kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f - >/dev/null; }
   # Only the Roles have a namespace (the file is generated, one shape).
   for ns in $(awk '$1 == "namespace:" { print $2 }' "$rbac"); do
@@ -374,6 +377,20 @@ start_kube-apiserver() {
   # Node bootstrap as kubeadm sets it up: bootstrap tokens authenticate, the
   #   Node authorizer and NodeRestriction confine a node's identity to its own
   #   Node object (gpufleet_node_join's test joins a server this way).
+  # Audit: every request of user gpufleet-counted, and only those, one JSON
+  #   line each once answered, in logs/audit-counted.log: the request budget
+  #   runs the provider as that user and counts its requests alone (the
+  #   metrics name no client). The blocking backend writes an event before
+  #   the answer goes.
+  cat >"$state/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    users: [gpufleet-counted]
+  - level: None
+POLICY
   start kube-apiserver \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --bind-address=127.0.0.1 --secure-port="$api_port" \
@@ -388,6 +405,9 @@ start_kube-apiserver() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+    --audit-policy-file="$state/audit-policy.yaml" \
+    --audit-log-path="$logs/audit-counted.log" --audit-log-format=json \
+    --audit-log-mode=blocking --audit-log-maxsize=200 --audit-log-maxbackup=1 \
     --allow-privileged=true "${extra[@]}"
 }
 
@@ -599,6 +619,7 @@ up() {
   kubeconfig "$state/kubeconfig" gpufleet-admin admin
   kubeconfig "$state/kubeconfig-limited" gpufleet-limited limited
   kubeconfig "$state/kubeconfig-provider" gpufleet-provider provider
+  kubeconfig "$state/kubeconfig-counted" gpufleet-counted counted
 
   start_etcd
   wait_healthy etcd
@@ -621,6 +642,7 @@ up() {
 export KUBECONFIG=$state/kubeconfig
 GPUFLEET_KUBECONFIG_LIMITED=$state/kubeconfig-limited
 GPUFLEET_KUBECONFIG_PROVIDER=$state/kubeconfig-provider
+GPUFLEET_KUBECONFIG_COUNTED=$state/kubeconfig-counted
 api_port=$api_port
 etcd_port=$etcd_port
 etcd_peer_port=$etcd_peer_port

@@ -7,7 +7,6 @@
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 static CLUSTER_POLICY: RwLock<()> = RwLock::new(());
-static REQUESTS: RwLock<()> = RwLock::new(());
 
 /// A ClusterPolicy of the test's own, the only one on the cluster while it
 /// runs: `gpufleet_gpu_sharing` points the one it finds, and the simulated
@@ -25,16 +24,4 @@ pub fn no_cluster_policy() -> RwLockReadGuard<'static, ()> {
     CLUSTER_POLICY
         .read()
         .unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The API server's request counters to the test alone: no other test of
-/// the process sends the shared cluster requests while it counts them.
-pub fn requests_counted() -> RwLockWriteGuard<'static, ()> {
-    REQUESTS.write().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// This test sends the shared cluster requests, which a test counting them
-/// ([`requests_counted`]) must not see.
-pub fn requests_sent() -> RwLockReadGuard<'static, ()> {
-    REQUESTS.read().unwrap_or_else(PoisonError::into_inner)
 }

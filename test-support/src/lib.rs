@@ -3,6 +3,7 @@
 //! fixtures, fault injection and a server's TLS bootstrap.
 
 pub mod apiserver_metrics;
+pub mod audit;
 pub mod exclusive;
 pub mod fixtures;
 pub mod go_module;

@@ -422,7 +422,6 @@ impl Drop for StopOnDrop {
 
 #[test]
 fn foreign_writers_and_terraform_both_keep_their_fields() {
-    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let pool = unique_name("conflict-pool");
         let fleet_name = unique_name("conflict-fleet");

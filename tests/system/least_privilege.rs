@@ -630,7 +630,6 @@ async fn clean_up(tag: &str) {
 
 #[test]
 fn every_rule_is_needed_and_a_missing_one_is_named() {
-    let _requests = common::exclusive::requests_sent();
     let rules = rules(&permissions());
     let every_type: Vec<&str> = workouts("x", "node", "pool")
         .iter()
@@ -711,7 +710,6 @@ fn every_rule_is_needed_and_a_missing_one_is_named() {
 /// What the CLIs print for a missing rule: the rule to add.
 #[test]
 fn the_cli_shows_the_missing_rule() {
-    let _requests = common::exclusive::requests_sent();
     let mut fewer = rules(&permissions());
     let classes = fewer
         .iter_mut()
@@ -782,7 +780,6 @@ fn service_account_token() -> String {
 
 #[test]
 fn trace_logs_hold_no_credentials() {
-    let _requests = common::exclusive::requests_sent();
     let pki = Path::new(&common::kubeconfig()).with_file_name("pki");
     if !pki.join("provider.key").exists() {
         common::skipped(

@@ -76,7 +76,6 @@ fn through(network: &LossyNetwork, body: &str) -> String {
 
 #[test]
 fn a_create_cut_short_by_ctrl_c_is_kept_and_replaced() {
-    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let network = LossyNetwork::start();
         let name = unique_name("pc-interrupted");
@@ -117,7 +116,6 @@ fn a_create_cut_short_by_ctrl_c_is_kept_and_replaced() {
 
 #[test]
 fn a_lost_answer_is_retried() {
-    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let network = LossyNetwork::start();
         let name = unique_name("lost-answer");
@@ -137,7 +135,6 @@ fn a_lost_answer_is_retried() {
 
 #[test]
 fn writes_the_policy_gives_up_on_are_kept_when_they_landed() {
-    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let network = LossyNetwork::start();
         let name = unique_name("pc-given-up");
@@ -328,7 +325,6 @@ impl Drop for Nodes {
 
 #[test]
 fn node_taint_writes_refused_part_way_are_tracked() {
-    let _requests = common::exclusive::requests_sent();
     each_cli(|cli| {
         let pool = unique_name("pool");
         let mut names: Vec<String> = (0..3).map(|_| unique_name("taint-partial")).collect();

@@ -51,7 +51,6 @@ const FAST_DISRUPTION: &str = "consolidate_after = \"5s\"\ndisruption_budget = \
 /// covers.
 #[test]
 fn training_and_inference_side_by_side() {
-    let _requests = common::exclusive::requests_sent();
     let _no_policy = common::exclusive::no_cluster_policy();
     let (full, others) = clis().split_first().expect("a CLI");
     block_on(async {
@@ -398,7 +397,6 @@ fn workload_steps(cli: &Cli, cluster: &Workspace) -> BTreeMap<String, String> {
 /// would fit, and a pod that needs an L4 there gets nothing.
 #[test]
 fn gpu_requirements_select_instance_types() {
-    let _requests = common::exclusive::requests_sent();
     let _no_policy = common::exclusive::no_cluster_policy();
     each_cli(|cli| {
         block_on(async {
