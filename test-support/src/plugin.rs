@@ -279,12 +279,32 @@ impl Terraform {
             .await
             .unwrap()
             .into_inner();
+        self.stored(r.new_state, r.private, r.new_identity, &r.diagnostics)
+    }
+
+    /// What an apply or a read answered, decoded.
+    fn stored(
+        &self,
+        state: Option<pb::DynamicValue>,
+        private: Vec<u8>,
+        identity: Option<pb::ResourceIdentityData>,
+        diagnostics: &[pb::Diagnostic],
+    ) -> Stored {
         Stored {
-            state: decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap(),
-            private: r.private,
-            identity: identity_value(r.new_identity.as_ref(), &self.class_identity_type),
-            errors: errors(&r.diagnostics),
+            state: decode_msgpack(&state.unwrap().msgpack, &self.class_type).unwrap(),
+            private,
+            identity: identity_value(identity.as_ref(), &self.class_identity_type),
+            errors: errors(diagnostics),
         }
+    }
+
+    /// The provider's schemas, as Terraform asks for them first.
+    pub async fn provider_schema(&mut self) -> pb::get_provider_schema::Response {
+        self.client
+            .get_provider_schema(pb::get_provider_schema::Request {})
+            .await
+            .unwrap()
+            .into_inner()
     }
 
     /// A refresh, handing back the stored identity as Terraform does.
@@ -304,12 +324,7 @@ impl Terraform {
             .await
             .unwrap()
             .into_inner();
-        Stored {
-            state: decode_msgpack(&r.new_state.unwrap().msgpack, &ty).unwrap(),
-            private: r.private,
-            identity: identity_value(r.new_identity.as_ref(), &self.class_identity_type),
-            errors: errors(&r.diagnostics),
-        }
+        self.stored(r.new_state, r.private, r.new_identity, &r.diagnostics)
     }
 
     /// An import by ID or (given an identity) by identity: the one

@@ -188,12 +188,7 @@ async fn list_resource_as_terraform_query_calls_it() {
 
     let plugin = start_plugin().await;
     let mut tf = Terraform::new(&plugin).await;
-    let schema = tf
-        .client
-        .get_provider_schema(pb::get_provider_schema::Request {})
-        .await
-        .unwrap()
-        .into_inner();
+    let schema = tf.provider_schema().await;
     let list_type = block_type(&schema.list_resource_schemas[PRIORITY_CLASS]);
     let provider_config = object(
         &tf.provider_type,

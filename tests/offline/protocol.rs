@@ -114,12 +114,7 @@ async fn validate_and_plan_need_no_cluster() {
 async fn identity_schemas_and_upgrades_need_no_cluster() {
     let plugin = start_plugin().await;
     let mut tf = Terraform::new(&plugin).await;
-    let schema = tf
-        .client
-        .get_provider_schema(pb::get_provider_schema::Request {})
-        .await
-        .unwrap()
-        .into_inner();
+    let schema = tf.provider_schema().await;
     let identities = tf
         .client
         .get_resource_identity_schemas(pb::get_resource_identity_schemas::Request {})
