@@ -36,12 +36,18 @@ fn log_path() -> PathBuf {
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Counts(pub BTreeMap<(String, String), u64>);
+pub struct Counts {
+    /// Requests by verb and resource.
+    pub requests: BTreeMap<(String, String), u64>,
+    /// Of those, the ones refused with 409 Conflict (a write whose
+    /// resourceVersion precondition failed), by resource.
+    pub conflicts: BTreeMap<String, u64>,
+}
 
 impl Counts {
     /// Requests to one resource (`priorityclasses`), by verb.
     pub fn by_verb(&self, resource: &str) -> BTreeMap<String, u64> {
-        self.0
+        self.requests
             .iter()
             .filter(|((_, r), _)| r == resource)
             .map(|((verb, _), &n)| (verb.clone(), n))
@@ -93,7 +99,7 @@ fn read_from(offset: u64) -> (Counts, u64) {
     // A log rotated meanwhile starts again from the top.
     let offset = if end < offset { 0 } else { offset };
     file.seek(SeekFrom::Start(offset)).unwrap();
-    let mut counts = BTreeMap::new();
+    let mut counts = Counts::default();
     let mut read = offset;
     for line in std::io::BufReader::new(file).lines() {
         let line = line.unwrap();
@@ -102,10 +108,14 @@ fn read_from(offset: u64) -> (Counts, u64) {
             .unwrap_or_else(|e| panic!("audit log line is not JSON ({e}): {line}"));
         assert_eq!(event["user"]["username"], COUNTED_USER, "{line}");
         if event["stage"] == "ResponseComplete" {
-            *counts.entry(key(&event)).or_insert(0) += 1;
+            let (verb, resource) = key(&event);
+            if event["responseStatus"]["code"] == 409 {
+                *counts.conflicts.entry(resource.clone()).or_insert(0) += 1;
+            }
+            *counts.requests.entry((verb, resource)).or_insert(0) += 1;
         }
     }
-    (Counts(counts), read)
+    (counts, read)
 }
 
 /// Runs `command` and returns the requests [`COUNTED_USER`] sent meanwhile.

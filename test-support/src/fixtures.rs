@@ -2,11 +2,13 @@
 
 use std::io::Write;
 
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
-use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use serde_json::json;
 
-use crate::{block_on, kube_client};
+use crate::{block_on, kube_client, unique_name};
 
 pub fn class(resource: &str, name: &str, value: i64, extra: &str) -> String {
     format!(
@@ -170,4 +172,41 @@ pub fn helm_cluster_policy(name: &str, mig_strategy: Option<&str>) -> serde_json
         object["spec"]["mig"] = serde_json::json!({ "strategy": strategy });
     }
     object
+}
+
+/// A namespace of the test's own for the provider's `gpu_operator_namespace`,
+/// with the provider's Role granted in it (so tests never share a
+/// device-plugin ConfigMap), deleted when it ends.
+pub struct OperatorNamespace(pub String);
+
+impl OperatorNamespace {
+    pub fn new(prefix: &str) -> Self {
+        let name = unique_name(prefix);
+        block_on(async {
+            let ns: Namespace =
+                serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+            Api::<Namespace>::all(kube_client().await)
+                .create(&PostParams::default(), &ns)
+                .await
+                .unwrap();
+            // The provider may run bound only to docs/rbac.yaml's roles.
+            crate::bind_operator_role(&name).await;
+        });
+        Self(name)
+    }
+
+    /// The provider block's settings for this namespace.
+    pub fn provider(&self) -> String {
+        format!("  gpu_operator_namespace = \"{}\"\n", self.0)
+    }
+}
+
+impl Drop for OperatorNamespace {
+    fn drop(&mut self) {
+        block_on(async {
+            let _ = Api::<Namespace>::all(kube_client().await)
+                .delete(&self.0, &DeleteParams::default())
+                .await;
+        });
+    }
 }

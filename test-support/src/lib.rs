@@ -189,6 +189,7 @@ pub async fn bind_operator_role(namespace: &str) {
         },
         subjects: Some(vec![
             subject("User", "gpufleet-provider", None),
+            subject("User", audit::COUNTED_USER, None),
             subject("ServiceAccount", "gpufleet-provider", Some("default")),
         ]),
     };

@@ -11,11 +11,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fixtures::{cluster_policies, fleet, helm_cluster_policy, node_pool_api};
+use common::fixtures::{
+    OperatorNamespace, cluster_policies, fleet, helm_cluster_policy, node_pool_api,
+};
 use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::Api;
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
@@ -25,42 +27,6 @@ use serde_json::{Value, json};
 
 const CONFIG_MAP: &str = "gpufleet-device-plugin";
 const CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
-
-/// A namespace of the test's own, with the provider's Role granted in it,
-/// deleted when it ends.
-struct TestNamespace(String);
-
-impl TestNamespace {
-    fn new(prefix: &str) -> Self {
-        let name = unique_name(prefix);
-        block_on(async {
-            let ns: Namespace =
-                serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-            Api::<Namespace>::all(kube_client().await)
-                .create(&PostParams::default(), &ns)
-                .await
-                .unwrap();
-            // The provider may run bound only to docs/rbac.yaml's roles.
-            common::bind_operator_role(&name).await;
-        });
-        Self(name)
-    }
-
-    /// The provider block's settings for this namespace.
-    fn provider(&self) -> String {
-        format!("  gpu_operator_namespace = \"{}\"\n", self.0)
-    }
-}
-
-impl Drop for TestNamespace {
-    fn drop(&mut self) {
-        block_on(async {
-            let _ = Api::<Namespace>::all(kube_client().await)
-                .delete(&self.0, &DeleteParams::default())
-                .await;
-        });
-    }
-}
 
 async fn config_maps(namespace: &str) -> Api<ConfigMap> {
     Api::namespaced(kube_client().await, namespace)
@@ -166,7 +132,7 @@ fn configured_like_nvidias_examples() {
         ));
     }
     each_cli(|cli| {
-        let ns = TestNamespace::new("sharing-examples");
+        let ns = OperatorNamespace::new("sharing-examples");
         let mut ws = Workspace::new(cli);
         let mut last = String::new();
         for (example, documented, settings) in &examples {
@@ -298,7 +264,7 @@ impl Drop for ClusterPolicy {
 fn cluster_policy_fields_set_and_released() {
     let _only_policy = common::exclusive::own_cluster_policy();
     each_cli(|cli| {
-        let ns = TestNamespace::new("sharing-policy");
+        let ns = OperatorNamespace::new("sharing-policy");
         let mut ws = Workspace::new(cli);
         ws.config_with_provider(
             &ns.provider(),
@@ -479,7 +445,7 @@ fn sharing_config(ws: &Workspace, address: &str) -> Value {
 #[test]
 fn owners_keep_their_own_keys() {
     each_cli(|cli| {
-        let ns = TestNamespace::new("sharing-keys");
+        let ns = OperatorNamespace::new("sharing-keys");
         let mut nodes = Nodes(Vec::new());
         let server = nodes.create("sharing-dgx", &[("team", "research")], &[]);
         let (shared, mig) = (unique_name("shared"), unique_name("mig"));
@@ -880,7 +846,7 @@ fn assert_restarted(
 }
 
 fn restart_test(cli: &Cli) {
-    let ns = TestNamespace::new("sharing-restart");
+    let ns = OperatorNamespace::new("sharing-restart");
     let run = unique_name("kwok");
     let _kwok = Kwok::start(&run);
     let gpu_node = format!("gpufleet.test/{run}");
@@ -981,7 +947,7 @@ fn device_plugin_restarted_exactly_when_its_config_changed() {
 #[test]
 fn what_nvidia_allows_applies() {
     each_cli(|cli| {
-        let ns = TestNamespace::new("sharing-allowed");
+        let ns = OperatorNamespace::new("sharing-allowed");
         let (pascal, whole) = (unique_name("pascal"), unique_name("mig-off"));
         let body = cluster_sharing(
             "  strategy = \"time_slicing\"\n  replicas = 64\n  manage_cluster_policy = false\n",
@@ -1181,7 +1147,7 @@ fn accelerators_list_what_sharing_needs() {
 #[test]
 fn training_caveats_are_plan_warnings() {
     each_cli(|cli| {
-        let ns = TestNamespace::new("sharing-caveats");
+        let ns = OperatorNamespace::new("sharing-caveats");
         let body = cluster_sharing("  strategy = \"time_slicing\"\n  replicas = 4\n")
             + &fleet(
                 "training",

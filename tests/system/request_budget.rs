@@ -9,6 +9,22 @@
 //! | update | refresh + 1 APPLY | refresh + 1 GET + 1 PATCH |
 //! | delete | refresh + 1 DELETE | refresh + 1 GET + 1 PATCH |
 //!
+//! The sharing resources (each writes one key of the device-plugin
+//! ConfigMap; `manage_cluster_policy = false` here, the ClusterPolicy
+//! being the acceptance tests' to share):
+//!
+//! | command | gpu sharing | fleet with `gpu_sharing` (beside its NodePool) | node sharing |
+//! |---|---|---|---|
+//! | refresh | 1 GET key | 1 GET key, 1 GET per NodeOverlay | 1 GET key, 1 GET node |
+//! | create | 1 GET + 1 APPLY key, 3 GET DaemonSet | the same, 1 APPLY per NodeOverlay | the same, 1 GET + 1 APPLY node |
+//! | update | refresh + create's writes | refresh + create's writes | refresh + create's writes |
+//! | delete | refresh + release, 3 GET DaemonSet | refresh + release, 1 DELETE per NodeOverlay | refresh + release, 1 GET + 1 APPLY node |
+//!
+//! A release is a GET and a PATCH with the map's resourceVersion (again
+//! after each conflict), and a GET to see whether the map is left empty;
+//! the last one DELETEs it. The three DaemonSet GETs are the restart of
+//! the device plugin where the key is read.
+//!
 //! A node's taints are a list the kubelet and others write too, so the taint
 //! resource reads the node and writes it back with its resourceVersion as a
 //! precondition, where the others apply server-side. No command makes any
@@ -24,8 +40,8 @@
 use std::collections::BTreeMap;
 
 use common::audit::{Counts, counted, counted_kubeconfig};
-use common::fixtures::{class, fleet};
-use common::terraform::{Workspace, each_cli, provider_block_for};
+use common::fixtures::{OperatorNamespace, class, fleet};
+use common::terraform::{Cli, Workspace, each_cli, provider_block_for};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
@@ -47,7 +63,7 @@ fn assert_budget(what: &str, counts: &Counts, expected: &[(&str, &[(&str, u64)])
     }
     let budgeted: Vec<&str> = expected.iter().map(|(resource, _)| *resource).collect();
     let beyond: Vec<&(String, String)> = counts
-        .0
+        .requests
         .keys()
         .filter(|(_, resource)| !budgeted.contains(&resource.as_str()))
         .collect();
@@ -83,73 +99,208 @@ fn config(classes: &[String], pool: &str, node: &str, revision: &str) -> String 
     body
 }
 
+/// Both budgets, one after the other: the counted user's requests are
+/// counted whoever sends them, so one test at a time sends them.
 #[test]
 fn each_command_stays_within_its_request_budget() {
     each_cli(|cli| {
-        let node = unique_name("budget-node");
-        let nodes = || async { Api::<Node>::all(kube_client().await) };
-        let object = Node {
-            metadata: ObjectMeta {
-                name: Some(node.clone()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        block_on(async { nodes().await.create(&PostParams::default(), &object).await }).unwrap();
-
-        let classes: Vec<String> = (0..CLASSES).map(|_| unique_name("budget-pc")).collect();
-        let pool = unique_name("budget-fleet");
-        let mut ws = Workspace::new(cli);
-        ws.config_raw(&config(&classes, &pool, &node, "first"))
-            .init();
-        let what = |command: &str| format!("{} {command}", cli.name);
-
-        let create = ws.apply_measured(|apply| counted(apply));
-        assert_budget(
-            &what("apply (create)"),
-            &create,
-            &[
-                ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
-                ("nodepools", &[("GET", 1), ("APPLY", 1)]),
-                ("nodes", &[("GET", 1), ("PATCH", 1)]),
-            ],
-        );
-
-        let refresh = counted(|| ws.assert_plan_empty());
-        assert_budget(
-            &what("plan (refresh)"),
-            &refresh,
-            &[
-                ("priorityclasses", &[("GET", CLASSES)]),
-                ("nodepools", &[("GET", 1)]),
-                ("nodes", &[("GET", 1)]),
-            ],
-        );
-        assert_eq!(refresh.discovery(), 0, "{}: discovery requests", cli.name);
-
-        ws.config_raw(&config(&classes, &pool, &node, "second"));
-        let update = ws.apply_measured(|apply| counted(apply));
-        assert_budget(
-            &what("apply (update)"),
-            &update,
-            &[
-                ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
-                ("nodepools", &[("GET", 1), ("APPLY", 1)]),
-                ("nodes", &[("GET", 2), ("PATCH", 1)]),
-            ],
-        );
-
-        let destroy = counted(|| ws.destroy());
-        assert_budget(
-            &what("destroy"),
-            &destroy,
-            &[
-                ("priorityclasses", &[("GET", CLASSES), ("DELETE", CLASSES)]),
-                ("nodepools", &[("GET", 1), ("DELETE", 1)]),
-                ("nodes", &[("GET", 2), ("PATCH", 1)]),
-            ],
-        );
-
-        block_on(async { nodes().await.delete(&node, &DeleteParams::default()).await }).unwrap();
+        plain_resources(cli);
+        sharing_resources(cli);
     });
+}
+
+fn plain_resources(cli: &Cli) {
+    let node = unique_name("budget-node");
+    let nodes = || async { Api::<Node>::all(kube_client().await) };
+    let object = Node {
+        metadata: ObjectMeta {
+            name: Some(node.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    block_on(async { nodes().await.create(&PostParams::default(), &object).await }).unwrap();
+
+    let classes: Vec<String> = (0..CLASSES).map(|_| unique_name("budget-pc")).collect();
+    let pool = unique_name("budget-fleet");
+    let mut ws = Workspace::new(cli);
+    ws.config_raw(&config(&classes, &pool, &node, "first"))
+        .init();
+    let what = |command: &str| format!("{} {command}", cli.name);
+
+    let create = ws.apply_measured(|apply| counted(apply));
+    assert_budget(
+        &what("apply (create)"),
+        &create,
+        &[
+            ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
+            ("nodepools", &[("GET", 1), ("APPLY", 1)]),
+            ("nodes", &[("GET", 1), ("PATCH", 1)]),
+        ],
+    );
+
+    let refresh = counted(|| ws.assert_plan_empty());
+    assert_budget(
+        &what("plan (refresh)"),
+        &refresh,
+        &[
+            ("priorityclasses", &[("GET", CLASSES)]),
+            ("nodepools", &[("GET", 1)]),
+            ("nodes", &[("GET", 1)]),
+        ],
+    );
+    assert_eq!(refresh.discovery(), 0, "{}: discovery requests", cli.name);
+
+    ws.config_raw(&config(&classes, &pool, &node, "second"));
+    let update = ws.apply_measured(|apply| counted(apply));
+    assert_budget(
+        &what("apply (update)"),
+        &update,
+        &[
+            ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
+            ("nodepools", &[("GET", 1), ("APPLY", 1)]),
+            ("nodes", &[("GET", 2), ("PATCH", 1)]),
+        ],
+    );
+
+    let destroy = counted(|| ws.destroy());
+    assert_budget(
+        &what("destroy"),
+        &destroy,
+        &[
+            ("priorityclasses", &[("GET", CLASSES), ("DELETE", CLASSES)]),
+            ("nodepools", &[("GET", 1), ("DELETE", 1)]),
+            ("nodes", &[("GET", 2), ("PATCH", 1)]),
+        ],
+    );
+
+    block_on(async { nodes().await.delete(&node, &DeleteParams::default()).await }).unwrap();
+}
+
+/// The sharing resources: the cluster-wide key, a fleet's key beside its
+/// NodePool and its one NodeOverlay (one per GPU count the fleet allows),
+/// and a node sharing's key and node label, all in one device-plugin
+/// ConfigMap of the run's own namespace.
+fn sharing_config(namespace: &OperatorNamespace, pool: &str, node: &str, replicas: u32) -> String {
+    let mut body = provider_block_for(&counted_kubeconfig(), &namespace.provider());
+    body += &format!(
+        "resource \"gpufleet_gpu_sharing\" \"default\" {{\n  strategy              = \"time_slicing\"\n  replicas              = {replicas}\n  manage_cluster_policy = false\n}}\n"
+    );
+    body += &fleet(
+        "f",
+        pool,
+        &format!(
+            "  accelerators      = [\"L4\"]\n  accelerator_count = {{ min = 1, max = 1 }}\n  gpu_sharing       = {{ strategy = \"time_slicing\", replicas = {replicas} }}\n"
+        ),
+    );
+    body += &format!(
+        "resource \"gpufleet_node_sharing\" \"n\" {{\n  name      = \"budget\"\n  node_name = \"{node}\"\n  strategy  = \"time_slicing\"\n  replicas  = {replicas}\n}}\n"
+    );
+    body
+}
+
+/// Releasing a key is a read-modify-write of the one ConfigMap with its
+/// resourceVersion as a precondition; three resources releasing at once
+/// conflict, and each conflict costs one more GET and PATCH. Three writers
+/// conflict at most 2 + 1 times: each round one of them wins.
+const MOST_RELEASE_CONFLICTS: u64 = 3;
+
+fn sharing_resources(cli: &Cli) {
+    let namespace = OperatorNamespace::new("budget-sharing");
+    let node = unique_name("budget-shared-node");
+    let nodes = || async { Api::<Node>::all(kube_client().await) };
+    let object = Node {
+        metadata: ObjectMeta {
+            name: Some(node.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    block_on(async { nodes().await.create(&PostParams::default(), &object).await }).unwrap();
+    let pool = unique_name("budget-shared-fleet");
+    let mut ws = Workspace::new(cli);
+    ws.config_raw(&sharing_config(&namespace, &pool, &node, 2))
+        .init();
+    let what = |command: &str| format!("{} {command}", cli.name);
+    // Each of the three writes its key after reading what it held, and
+    // restarts the device plugin where its key is read: it reads the
+    // GPU Operator's three DaemonSets (none in this namespace).
+    let create = ws.apply_measured(|apply| counted(apply));
+    assert_budget(
+        &what("apply (create)"),
+        &create,
+        &[
+            ("configmaps", &[("GET", 3), ("APPLY", 3)]),
+            ("daemonsets", &[("GET", 9)]),
+            ("nodepools", &[("GET", 1), ("APPLY", 1)]),
+            ("nodeoverlays", &[("APPLY", 1)]),
+            ("nodes", &[("GET", 1), ("APPLY", 1)]),
+        ],
+    );
+    let refresh = counted(|| ws.assert_plan_empty());
+    assert_budget(
+        &what("plan (refresh)"),
+        &refresh,
+        &[
+            ("configmaps", &[("GET", 3)]),
+            ("nodepools", &[("GET", 1)]),
+            ("nodeoverlays", &[("GET", 1)]),
+            ("nodes", &[("GET", 1)]),
+        ],
+    );
+
+    ws.config_raw(&sharing_config(&namespace, &pool, &node, 4));
+    let update = ws.apply_measured(|apply| counted(apply));
+    assert_budget(
+        &what("apply (update)"),
+        &update,
+        &[
+            ("configmaps", &[("GET", 3 + 3), ("APPLY", 3)]),
+            ("daemonsets", &[("GET", 9)]),
+            ("nodepools", &[("GET", 1), ("APPLY", 1)]),
+            ("nodeoverlays", &[("GET", 1), ("APPLY", 1)]),
+            ("nodes", &[("GET", 1 + 1), ("APPLY", 1)]),
+        ],
+    );
+
+    // Each release reads and patches the map, then reads it again to
+    // see whether it is left empty: the last one deletes it. Only the
+    // cluster-wide key restarts the device plugin (nodes of a fleet go
+    // with it; a node whose label goes switches back by itself).
+    let destroy = counted(|| ws.destroy());
+    let conflicts = destroy.conflicts.get("configmaps").copied().unwrap_or(0);
+    assert!(
+        conflicts <= MOST_RELEASE_CONFLICTS,
+        "{}: {conflicts} conflicts releasing three keys",
+        cli.name
+    );
+    assert_eq!(
+        destroy.conflicts.keys().collect::<Vec<_>>(),
+        if conflicts > 0 {
+            vec!["configmaps"]
+        } else {
+            vec![]
+        },
+        "{}: conflicts beyond the ConfigMap's",
+        cli.name
+    );
+    assert_budget(
+        &what("destroy"),
+        &destroy,
+        &[
+            (
+                "configmaps",
+                &[
+                    ("GET", 3 + 3 * 2 + conflicts),
+                    ("PATCH", 3 + conflicts),
+                    ("DELETE", 1),
+                ],
+            ),
+            ("daemonsets", &[("GET", 3)]),
+            ("nodepools", &[("GET", 1), ("DELETE", 1)]),
+            ("nodeoverlays", &[("GET", 1), ("DELETE", 1)]),
+            ("nodes", &[("GET", 1 + 1), ("APPLY", 1)]),
+        ],
+    );
+    block_on(async { nodes().await.delete(&node, &DeleteParams::default()).await }).unwrap();
 }
