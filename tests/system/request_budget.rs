@@ -1,6 +1,6 @@
-//! How many requests each command costs the API server, counted by the API
-//! server itself (`apiserver_request_total` on /metrics, read before and
-//! after each terraform/tofu command). The budget per resource:
+//! How many requests each command costs the API server, as the API server
+//! itself records them (its audit log, read before and after each
+//! terraform/tofu command). The budget per resource:
 //!
 //! | command | priority class, fleet | node taint |
 //! |---|---|---|
