@@ -7,10 +7,11 @@
 //! contradicting an attribute, values an attribute cannot hold) is left raw
 //! instead, so configuration written from the state plans with no change.
 
+use super::constraints::{CONSTRAINTS, Constraint, Constraints, MinValues, Slot};
 use super::requirements::{
-    ARCHITECTURES, CAPACITY_TYPES, Constraint, Constraints, MAX_GPU_MEMORY_GIB, MAX_GPUS_PER_NODE,
-    MinValues, RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
+    RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
 };
+use super::resolved::Resolved;
 use crate::catalog::{LabelScheme, canonical_names, selected_by};
 
 impl Constraints {
@@ -23,13 +24,13 @@ impl Constraints {
         prior: &Constraints,
         importing: bool,
     ) -> Self {
-        let mut left_raw: Vec<Constraint> = Vec::new();
+        let mut left_raw: Vec<&Constraint> = Vec::new();
         let mut constraints = loop {
             let claimable =
-                |c: Constraint| (importing || c.is_set(prior)) && !left_raw.contains(&c);
+                |c: &Constraint| (importing || c.is_set(prior)) && !left_raw.contains(&c);
             let constraints = decompose(live, scheme, claimable);
-            let blamed: Vec<Constraint> = constraints
-                .problems(scheme)
+            let blamed: Vec<&Constraint> = constraints
+                .problems(&Resolved::of(&constraints, scheme))
                 .into_iter()
                 .flat_map(|p| p.blame)
                 .filter(|c| !left_raw.contains(c))
@@ -54,54 +55,47 @@ impl Constraints {
 }
 
 /// One pass: fills each claimable attribute from the first live requirement
-/// it would generate.
+/// it would generate, those whose requirement depends on others' values
+/// (accelerator names on the memory bounds) after the others.
 fn decompose(
     live: &[Requirement],
     scheme: LabelScheme,
-    claimable: impl Fn(Constraint) -> bool,
+    claimable: impl Fn(&Constraint) -> bool,
 ) -> Constraints {
     let generated_by = |r: &Requirement| {
-        Constraint::ALL.into_iter().find(|&c| {
+        CONSTRAINTS.iter().find(|c| {
             claimable(c)
                 && c.requirement(scheme)
                     .is_some_and(|(key, op)| key == r.key && same_operator(op, &r.operator))
         })
     };
-    // Accelerator names depend on the memory bound, so find that first.
-    let memory = live
-        .iter()
-        .filter(|r| generated_by(r) == Some(Constraint::MinMemory))
-        .find_map(|r| memory_min_gib(r, scheme));
+    let dependent = |c: &Constraint| CONSTRAINTS.iter().any(|other| c.depends_on(other));
     let mut constraints = Constraints::default();
     let mut min_values = MinValues::default();
-    let mut raw = Vec::new();
-    for requirement in live {
-        let claimed = generated_by(requirement).is_some_and(|constraint| {
-            claim(
-                &mut constraints,
-                &mut min_values,
-                constraint,
-                requirement,
-                memory,
-                scheme,
-            )
-        });
-        if !claimed {
-            raw.push(RawRequirement::from(requirement.clone()));
+    let mut claimed = vec![false; live.len()];
+    for second in [false, true] {
+        for (requirement, claimed) in live.iter().zip(&mut claimed) {
+            if let Some(constraint) = generated_by(requirement).filter(|&c| dependent(c) == second)
+            {
+                *claimed = claim(
+                    &mut constraints,
+                    &mut min_values,
+                    constraint,
+                    requirement,
+                    scheme,
+                );
+            }
         }
     }
+    let raw: Vec<RawRequirement> = live
+        .iter()
+        .zip(claimed)
+        .filter(|(_, claimed)| !claimed)
+        .map(|(r, _)| RawRequirement::from(r.clone()))
+        .collect();
     constraints.min_values = (!min_values.is_empty()).then_some(min_values);
     constraints.requirements = (!raw.is_empty()).then_some(raw);
     constraints
-}
-
-/// The GPU memory bound in GiB a memory requirement stands for, if it is
-/// one `accelerator_memory_min_gib` can hold.
-fn memory_min_gib(requirement: &Requirement, scheme: LabelScheme) -> Option<u32> {
-    let unit = scheme.label_keys().memory?.unit;
-    inclusive_bound(&requirement.operator, requirement.values.as_deref())
-        .and_then(|bound| unit.gib_for_bound(bound))
-        .filter(|gib| (1..=MAX_GPU_MEMORY_GIB).contains(gib))
 }
 
 /// Fills `constraint` from a live requirement if it is still empty and the
@@ -109,71 +103,50 @@ fn memory_min_gib(requirement: &Requirement, scheme: LabelScheme) -> Option<u32>
 fn claim(
     constraints: &mut Constraints,
     min_values: &mut MinValues,
-    constraint: Constraint,
+    constraint: &Constraint,
     requirement: &Requirement,
-    memory_min: Option<u32>,
     scheme: LabelScheme,
 ) -> bool {
     if constraint.is_set(constraints) {
         return false;
     }
-    // accelerator_count's two requirements share one min_values field.
-    let sibling = match constraint {
-        Constraint::MinAccelerators => Some(Constraint::MaxAccelerators),
-        Constraint::MaxAccelerators => Some(Constraint::MinAccelerators),
-        _ => None,
-    };
-    if sibling.is_some_and(|s| s.is_set(constraints))
+    // Constraints sharing a min_values field (accelerator_count's bounds)
+    // must agree on it.
+    if constraint.siblings().any(|s| s.is_set(constraints))
         && min_values.of(constraint) != requirement.min_values
     {
         return false;
     }
     let values = requirement.values.as_deref().unwrap_or_default();
-    let count = inclusive_bound(&requirement.operator, requirement.values.as_deref())
-        .filter(|n| (1..=MAX_GPUS_PER_NODE).contains(n));
-    let set = |allowed: Option<&[&str]>| {
-        let fits = !values.is_empty()
-            && allowed.is_none_or(|allowed| values.iter().all(|v| allowed.contains(&v.as_str())));
-        fits.then(|| sorted_unique(values))
-    };
-    let filled = match constraint {
-        Constraint::Accelerators => selected_by(values, memory_min, scheme)
+    let filled = match &constraint.slot {
+        Slot::Models => selected_by(values, constraints.accelerator_memory_min_gib, scheme)
             .map(|models| {
                 constraints.accelerators = Some(models.iter().map(|a| a.name.to_string()).collect())
             })
             .is_some(),
-        Constraint::MinAccelerators | Constraint::MaxAccelerators => match count {
-            Some(n) => {
-                let range = constraints.accelerator_count.get_or_insert_default();
-                if constraint == Constraint::MinAccelerators {
-                    range.min = Some(n);
-                } else {
-                    range.max = Some(n);
+        Slot::Bound { set, unit, .. } => {
+            match inclusive_bound(&requirement.operator, requirement.values.as_deref())
+                .and_then(|bound| unit.from_label(bound, scheme))
+            {
+                Some(n) => {
+                    set(constraints, n);
+                    true
                 }
-                true
+                None => false,
             }
-            None => false,
-        },
-        Constraint::MinMemory => {
-            constraints.accelerator_memory_min_gib = memory_min_gib(requirement, scheme);
-            constraints.accelerator_memory_min_gib.is_some()
         }
-        Constraint::CapacityTypes => {
-            fill(&mut constraints.capacity_types, set(Some(CAPACITY_TYPES)))
+        Slot::Values { set, allowed, .. } => {
+            let fits = !values.is_empty()
+                && allowed
+                    .is_none_or(|allowed| values.iter().all(|v| allowed.contains(&v.as_str())));
+            if fits {
+                set(constraints, sorted_unique(values));
+            }
+            fits
         }
-        Constraint::InstanceFamilies => fill(&mut constraints.instance_families, set(None)),
-        Constraint::Providers => fill(&mut constraints.providers, set(None)),
-        Constraint::Zones => fill(&mut constraints.zones, set(None)),
-        Constraint::Architectures => fill(&mut constraints.architectures, set(Some(ARCHITECTURES))),
     };
     if filled {
-        *min_values.slot(constraint) = requirement.min_values;
+        min_values.set(constraint, requirement.min_values);
     }
-    filled
-}
-
-fn fill(field: &mut Option<Vec<String>>, values: Option<Vec<String>>) -> bool {
-    let filled = values.is_some();
-    *field = values;
     filled
 }

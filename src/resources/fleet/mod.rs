@@ -4,6 +4,9 @@
 //! - [`schema`](schema::schema): the attributes.
 //! - `validation`: Karpenter's syntax rules and reserved keys.
 //! - `model`: the state, and the outputs derived from configuration.
+//! - `constraints`: the node constraints as one table, from which the
+//!   schema, `min_values`, generation and import are derived.
+//! - `resolved`: the label scheme and catalog models, resolved once per call.
 //! - `requirements`: node constraints → label-scheme requirements, with
 //!   `minValues`; `decompose`: live requirements → constraints; `allowed`:
 //!   whether requirements on one label contradict each other.
@@ -16,10 +19,12 @@
 //! and always sent, so they never show as diffs.
 
 mod allowed;
+mod constraints;
 mod decompose;
 mod model;
 mod node_pool;
 mod requirements;
+mod resolved;
 mod schema;
 mod sharing;
 mod upgrade;
@@ -28,11 +33,10 @@ mod validation;
 use async_trait::async_trait;
 use kube::api::DynamicObject;
 
+use constraints::{CONSTRAINTS, Constraint, Constraints};
 pub use model::Model;
-use node_pool::{
-    NODE_POOL, NodePoolMetadata, NodePoolSpec, effective_scheme, imported_label_scheme, node_pool,
-};
-use requirements::{Constraint, Constraints};
+use node_pool::{NODE_POOL, NodePoolMetadata, NodePoolSpec, imported_label_scheme, node_pool};
+use resolved::{Models, Resolved, effective_scheme};
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, LISTED_OBJECT_VERBS, Permission};
@@ -61,7 +65,7 @@ pub const PERMISSIONS: &[Permission] = &[
 /// The node constraints of `config` with those known only after apply
 /// left out (their attribute, its `min_values` and, when partly unknown,
 /// all of `min_values` or `requirements`), and the constraints left out.
-fn known_constraints(config: &Value) -> (Value, Vec<Constraint>) {
+fn known_constraints(config: &Value) -> (Value, Vec<&'static Constraint>) {
     let mut known = config.clone();
     let mut unset = |path: &[&str]| {
         let mut value = Some(&mut known);
@@ -73,12 +77,12 @@ fn known_constraints(config: &Value) -> (Value, Vec<Constraint>) {
         }
     };
     let mut unknown = Vec::new();
-    for constraint in Constraint::ALL {
-        let attribute = constraint.min_values_attribute();
-        if !config.attr(attribute).is_wholly_known() {
+    for constraint in &CONSTRAINTS {
+        let field = constraint.field;
+        if !config.attr(field).is_wholly_known() {
             unknown.push(constraint);
-            unset(&[attribute]);
-            unset(&["min_values", attribute]);
+            unset(&[field]);
+            unset(&["min_values", field]);
         }
     }
     for attribute in ["min_values", "requirements"] {
@@ -90,13 +94,13 @@ fn known_constraints(config: &Value) -> (Value, Vec<Constraint>) {
 }
 
 impl Fleet {
-    /// The NodePool spec a planned state makes under the provider's scheme.
-    fn spec(
-        model: &Model,
-        provider: crate::catalog::LabelScheme,
-    ) -> Result<NodePoolSpec, Diagnostics> {
-        let scheme = effective_scheme(model.label_scheme.as_deref(), provider);
-        Ok(model.spec(model.constraints.requirements(scheme)?))
+    /// The catalog names of a state, under the provider's scheme.
+    fn resolve(model: &Model, cluster: &Cluster) -> Resolved {
+        Resolved::with_setting(
+            &model.constraints,
+            model.label_scheme.as_deref(),
+            cluster.label_scheme,
+        )
     }
 }
 
@@ -119,12 +123,18 @@ impl AppliedObject for Fleet {
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
         validation::validate(config, diagnostics);
-        sharing::validate(config, diagnostics);
+        let accelerators = config.attr("accelerators");
+        let models = accelerators.is_wholly_known().then(|| {
+            let names = accelerators.elements().into_iter().flatten();
+            Models::resolve(names.filter_map(Value::as_str))
+        });
+        sharing::validate(config, models.as_ref(), diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
         model.derive();
-        sharing::derive(model);
+        let models = Models::of(&model.constraints);
+        sharing::derive(model, &models);
     }
 
     /// What the label scheme cannot express, and raw requirements that
@@ -152,10 +162,16 @@ impl AppliedObject for Fleet {
         if !config.attr("label_scheme").is_wholly_known() {
             return;
         }
-        let scheme = effective_scheme(config.attr("label_scheme").as_str(), cluster.label_scheme);
         let (known, unknown) = known_constraints(config);
         match decode::<Constraints>(&known) {
-            Ok(constraints) => diagnostics.extend(constraints.known_problems(scheme, &unknown)),
+            Ok(constraints) => {
+                let resolved = Resolved::with_setting(
+                    &constraints,
+                    config.attr("label_scheme").as_str(),
+                    cluster.label_scheme,
+                );
+                diagnostics.extend(constraints.known_problems(&resolved, &unknown));
+            }
             Err(d) => diagnostics.extend(d),
         }
     }
@@ -172,10 +188,13 @@ impl AppliedObject for Fleet {
     }
 
     fn to_object(&self, cluster: &Cluster, model: &Model) -> Result<DynamicObject, Diagnostics> {
+        let requirements = model
+            .constraints
+            .requirements(&Self::resolve(model, cluster))?;
         Ok(node_pool(
             &model.name,
             model.metadata(),
-            &Self::spec(model, cluster.label_scheme)?,
+            &model.spec(requirements),
         ))
     }
 
@@ -243,7 +262,8 @@ impl AppliedObject for Fleet {
         state: &mut Model,
         deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
-        let warnings = sharing::write(cluster, prior, state, deadline).await?;
+        let resolved = Self::resolve(state, cluster);
+        let warnings = sharing::write(cluster, prior, state, &resolved, deadline).await?;
         Ok(Diagnostics(warnings))
     }
 
@@ -255,7 +275,8 @@ impl AppliedObject for Fleet {
         importing: bool,
         deadline: Deadline,
     ) -> Result<(), Diagnostics> {
-        sharing::read(cluster, state, prior, importing, deadline).await
+        let models = Models::of(&state.constraints);
+        sharing::read(cluster, state, prior, importing, &models, deadline).await
     }
 
     async fn delete_companions(

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::requirements::Constraints;
+use super::constraints::Constraints;
 use super::sharing::SharingState;
 use crate::framework::timeouts::Timeouts;
 

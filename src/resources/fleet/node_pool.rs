@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 
+use super::constraints::{Constraint, Constraints};
 use super::model::{Budget, Disruption, Model, NodeClass, Taint};
-use super::requirements::{Constraint, Constraints, Requirement};
+use super::requirements::Requirement;
 use super::sharing::{self, SharingState, split_labels};
 use crate::catalog::LabelScheme;
 use crate::cluster::api::Kind;
@@ -294,11 +295,6 @@ fn limits_from_spec(
             .collect()
     });
     owned_map(live, &prior.cloned(), importing)
-}
-
-/// The label scheme a fleet uses: its own setting, else the provider's.
-pub(super) fn effective_scheme(setting: Option<&str>, provider: LabelScheme) -> LabelScheme {
-    setting.and_then(LabelScheme::parse).unwrap_or(provider)
 }
 
 /// After an import: the label scheme whose own labels (GPU, instance

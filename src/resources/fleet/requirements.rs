@@ -12,61 +12,14 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::allowed::Allowed;
-use crate::catalog::{self, LabelScheme, MemoryUnit, selected_by};
+use super::constraints::{CONSTRAINTS, Constraint, Constraints, Slot};
+use super::resolved::Resolved;
+use crate::catalog::{LabelScheme, selected_by};
 use crate::framework::validators::quoted_list;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
-pub(super) const CAPACITY_TYPE_LABEL: &str = "karpenter.sh/capacity-type";
-pub(super) const CAPACITY_TYPES: &[&str] = &["on-demand", "spot", "reserved"];
-pub(super) const ARCHITECTURES: &[&str] = &["amd64", "arm64"];
-pub(super) const MAX_GPUS_PER_NODE: u32 = 1024;
-pub(super) const MAX_GPU_MEMORY_GIB: u32 = 10_000;
-/// Karpenter's bound on `minValues`.
-pub(super) const MAX_MIN_VALUES: u32 = 50;
 /// The CRD's bound on `spec.template.spec.requirements`.
 const MAX_REQUIREMENTS: usize = 100;
-const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
-const ARCH_LABEL: &str = "kubernetes.io/arch";
-const CFKE_PROVIDER_LABEL: &str = "cfke.io/provider";
-
-/// What nodes the fleet may launch: the attributes that become
-/// `spec.template.spec.requirements`.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-pub(super) struct Constraints {
-    pub(super) accelerators: Option<Vec<String>>,
-    pub(super) accelerator_count: Option<GpuCount>,
-    pub(super) accelerator_memory_min_gib: Option<u32>,
-    pub(super) capacity_types: Option<Vec<String>>,
-    pub(super) instance_families: Option<Vec<String>>,
-    pub(super) providers: Option<Vec<String>>,
-    pub(super) zones: Option<Vec<String>>,
-    pub(super) architectures: Option<Vec<String>>,
-    pub(super) min_values: Option<MinValues>,
-    pub(super) requirements: Option<Vec<RawRequirement>>,
-}
-
-/// GPUs per node.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-pub(super) struct GpuCount {
-    pub(super) min: Option<u32>,
-    pub(super) max: Option<u32>,
-}
-
-/// Karpenter's `minValues` for the requirements the constraint attributes
-/// generate: at least this many distinct label values among the instance
-/// types a node may be launched from. `accelerator_count` applies to both
-/// of its requirements.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-pub(super) struct MinValues {
-    pub(super) accelerators: Option<u32>,
-    pub(super) accelerator_count: Option<u32>,
-    pub(super) accelerator_memory_min_gib: Option<u32>,
-    pub(super) capacity_types: Option<u32>,
-    pub(super) instance_families: Option<u32>,
-    pub(super) providers: Option<u32>,
-    pub(super) zones: Option<u32>,
-    pub(super) architectures: Option<u32>,
-}
 
 /// A requirement as the `requirements` attribute holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,183 +79,61 @@ impl From<Requirement> for RawRequirement {
     }
 }
 
-/// One node constraint attribute, in the order requirements are generated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Constraint {
-    Accelerators,
-    MinAccelerators,
-    MaxAccelerators,
-    MinMemory,
-    CapacityTypes,
-    InstanceFamilies,
-    Providers,
-    Zones,
-    Architectures,
-}
-
 impl Constraint {
-    pub(super) const ALL: [Self; 9] = [
-        Self::Accelerators,
-        Self::MinAccelerators,
-        Self::MaxAccelerators,
-        Self::MinMemory,
-        Self::CapacityTypes,
-        Self::InstanceFamilies,
-        Self::Providers,
-        Self::Zones,
-        Self::Architectures,
-    ];
-
-    /// The attribute as configurations spell it.
-    pub(super) fn attribute(self) -> &'static str {
-        match self {
-            Self::MinAccelerators => "accelerator_count.min",
-            Self::MaxAccelerators => "accelerator_count.max",
-            _ => self.min_values_attribute(),
-        }
-    }
-
-    /// The attribute of `min_values` that gives this constraint's `minValues`.
-    pub(super) fn min_values_attribute(self) -> &'static str {
-        match self {
-            Self::Accelerators => "accelerators",
-            Self::MinAccelerators | Self::MaxAccelerators => "accelerator_count",
-            Self::MinMemory => "accelerator_memory_min_gib",
-            Self::CapacityTypes => "capacity_types",
-            Self::InstanceFamilies => "instance_families",
-            Self::Providers => "providers",
-            Self::Zones => "zones",
-            Self::Architectures => "architectures",
-        }
-    }
-
-    fn path(self) -> AttributePath {
-        self.attribute()
-            .split('.')
-            .fold(AttributePath::root(), |path, name| path.join_attr(name))
-    }
-
-    /// The requirement key and operator under `scheme`; `None` when the
-    /// scheme has no label for this constraint. Bounds are written `Gt` and
-    /// `Lt` (one past the bound): the NodePool CRD accepts `Gte` and `Lte`
-    /// only since Karpenter v1.9, `Gt` and `Lt` in every v1 release
-    /// (sigs.k8s.io/karpenter, pkg/apis/crds/karpenter.sh_nodepools.yaml).
-    pub(super) fn requirement(self, scheme: LabelScheme) -> Option<(&'static str, &'static str)> {
-        let gpu = scheme.label_keys();
-        match self {
-            Self::Accelerators => Some((gpu.name, "In")),
-            Self::MinAccelerators => Some((gpu.count, "Gt")),
-            Self::MaxAccelerators => Some((gpu.count, "Lt")),
-            Self::MinMemory => gpu.memory.map(|memory| (memory.key, "Gt")),
-            Self::CapacityTypes => Some((CAPACITY_TYPE_LABEL, "In")),
-            Self::InstanceFamilies => Some((scheme.instance_family_key(), "In")),
-            Self::Providers => (scheme == LabelScheme::Cfke).then_some((CFKE_PROVIDER_LABEL, "In")),
-            Self::Zones => Some((ZONE_LABEL, "In")),
-            Self::Architectures => Some((ARCH_LABEL, "In")),
-        }
-    }
-
-    /// Whether `key` is a label only some schemes generate requirements on,
-    /// and `scheme` is one of them.
-    pub(super) fn is_scheme_label(key: &str, scheme: LabelScheme) -> bool {
-        let generated_under = |s: LabelScheme| {
-            Self::ALL
-                .into_iter()
-                .any(|c| c.requirement(s).is_some_and(|(k, _)| k == key))
-        };
-        generated_under(scheme) && !LabelScheme::ALL.into_iter().all(generated_under)
-    }
-
-    /// Whether `constraints` sets this constraint's attribute.
-    pub(super) fn is_set(self, constraints: &Constraints) -> bool {
-        let count = constraints.accelerator_count.as_ref();
-        match self {
-            Self::Accelerators => constraints.accelerators.is_some(),
-            Self::MinAccelerators => count.is_some_and(|c| c.min.is_some()),
-            Self::MaxAccelerators => count.is_some_and(|c| c.max.is_some()),
-            Self::MinMemory => constraints.accelerator_memory_min_gib.is_some(),
-            Self::CapacityTypes => constraints.capacity_types.is_some(),
-            Self::InstanceFamilies => constraints.instance_families.is_some(),
-            Self::Providers => constraints.providers.is_some(),
-            Self::Zones => constraints.zones.is_some(),
-            Self::Architectures => constraints.architectures.is_some(),
-        }
-    }
-
-    fn inexpressible(self, scheme: LabelScheme) -> Diagnostic {
-        let what = match self {
-            Self::MinMemory => "GPU memory",
-            Self::Providers => "cloud provider",
-            _ => "matching",
-        };
+    fn inexpressible(&self, scheme: LabelScheme) -> Diagnostic {
         Diagnostic::error(
             "Not expressible with this label scheme",
             format!(
-                "`{}` cannot be expressed with the {scheme} label scheme: it has no {what} label. \
+                "`{}` cannot be expressed with the {scheme} label scheme: it has no {} label. \
                  Remove it, or set `label_scheme` to one that has (cfke has all).",
-                self.attribute()
+                self.attribute, self.label_tells
             ),
         )
         .at(self.path())
     }
-}
 
-impl MinValues {
-    /// The `minValues` of `constraint`'s requirement.
-    pub(super) fn of(&self, constraint: Constraint) -> Option<u32> {
-        *self.slot_ref(constraint)
-    }
-
-    fn slot_ref(&self, constraint: Constraint) -> &Option<u32> {
-        match constraint {
-            Constraint::Accelerators => &self.accelerators,
-            Constraint::MinAccelerators | Constraint::MaxAccelerators => &self.accelerator_count,
-            Constraint::MinMemory => &self.accelerator_memory_min_gib,
-            Constraint::CapacityTypes => &self.capacity_types,
-            Constraint::InstanceFamilies => &self.instance_families,
-            Constraint::Providers => &self.providers,
-            Constraint::Zones => &self.zones,
-            Constraint::Architectures => &self.architectures,
-        }
-    }
-
-    /// The field holding `constraint`'s `minValues`.
-    pub(super) fn slot(&mut self, constraint: Constraint) -> &mut Option<u32> {
-        match constraint {
-            Constraint::Accelerators => &mut self.accelerators,
-            Constraint::MinAccelerators | Constraint::MaxAccelerators => {
-                &mut self.accelerator_count
-            }
-            Constraint::MinMemory => &mut self.accelerator_memory_min_gib,
-            Constraint::CapacityTypes => &mut self.capacity_types,
-            Constraint::InstanceFamilies => &mut self.instance_families,
-            Constraint::Providers => &mut self.providers,
-            Constraint::Zones => &mut self.zones,
-            Constraint::Architectures => &mut self.architectures,
-        }
-    }
-
-    /// Whether any `minValues` is set.
-    pub(super) fn is_empty(&self) -> bool {
-        *self == Self::default()
+    /// The values of the requirement this constraint generates, if it is set.
+    fn values(
+        &self,
+        constraints: &Constraints,
+        resolved: &Resolved,
+    ) -> Result<Option<Vec<String>>, Diagnostic> {
+        Ok(match &self.slot {
+            Slot::Models => match &constraints.accelerators {
+                Some(_) => Some(accelerator_label_values(constraints, resolved)?),
+                None => None,
+            },
+            // Validation keeps bounds at 1 or more, so `Gt` stays at 0 or
+            // more, as the CRD requires.
+            Slot::Bound { get, unit, .. } => get(constraints).map(|n| {
+                let bound = unit.to_label(n, resolved.scheme);
+                let past = if self.operator == "Gt" {
+                    bound - 1
+                } else {
+                    bound + 1
+                };
+                vec![past.to_string()]
+            }),
+            Slot::Values { get, .. } => get(constraints).map(|v| sorted_unique(v)),
+        })
     }
 }
 
 /// A requirement an attribute generates.
 struct Generated {
-    constraint: Constraint,
+    constraint: &'static Constraint,
     requirement: Requirement,
 }
 
 /// Why the constraints cannot become requirements, and which constraints
 /// are to blame (so a decomposition can leave them raw instead).
 pub(super) struct Problem {
-    pub(super) blame: Vec<Constraint>,
+    pub(super) blame: Vec<&'static Constraint>,
     diagnostic: Diagnostic,
 }
 
 impl Problem {
-    fn new(blame: impl IntoIterator<Item = Constraint>, diagnostic: Diagnostic) -> Self {
+    fn new(blame: impl IntoIterator<Item = &'static Constraint>, diagnostic: Diagnostic) -> Self {
         Self {
             blame: blame.into_iter().collect(),
             diagnostic,
@@ -320,15 +151,16 @@ pub(super) fn sorted_unique(values: &[String]) -> Vec<String> {
 }
 
 impl Constraints {
-    /// The NodePool requirements under `scheme`: the generated ones in
-    /// [`Constraint::ALL`] order, then the raw ones. Errors point at what
-    /// the scheme cannot express, at `min_values` that cannot be met, and
-    /// at raw requirements that contradict an attribute.
+    /// The NodePool requirements, with catalog names as `resolved` has
+    /// them: the generated ones in [`CONSTRAINTS`] order, then the raw
+    /// ones. Errors point at what the scheme cannot express, at
+    /// `min_values` that cannot be met, and at raw requirements that
+    /// contradict an attribute.
     pub(super) fn requirements(
         &self,
-        scheme: LabelScheme,
+        resolved: &Resolved,
     ) -> Result<Vec<Requirement>, Diagnostics> {
-        let (generated, problems) = self.checked(scheme);
+        let (generated, problems) = self.checked(resolved);
         if !problems.is_empty() {
             return Err(Diagnostics(
                 problems.into_iter().map(|p| p.diagnostic).collect(),
@@ -341,27 +173,24 @@ impl Constraints {
             .collect())
     }
 
-    /// Everything that keeps these constraints from becoming requirements
-    /// under `scheme`; empty when they can.
-    pub(super) fn problems(&self, scheme: LabelScheme) -> Vec<Problem> {
-        self.checked(scheme).1
+    /// Everything that keeps these constraints from becoming requirements;
+    /// empty when they can.
+    pub(super) fn problems(&self, resolved: &Resolved) -> Vec<Problem> {
+        self.checked(resolved).1
     }
 
-    /// The problems under `scheme` that involve none of the `unknown`
-    /// constraints (left out of `self` because they are known only after
-    /// apply): what can be said now, at plan.
+    /// The problems that involve none of the `unknown` constraints (left
+    /// out of `self` because they are known only after apply), nor any
+    /// constraint whose requirement depends on one: what can be said now,
+    /// at plan.
     pub(super) fn known_problems(
         &self,
-        scheme: LabelScheme,
-        unknown: &[Constraint],
+        resolved: &Resolved,
+        unknown: &[&'static Constraint],
     ) -> Diagnostics {
-        // The models' label values depend on the memory bound.
-        let involved = |c: &Constraint| {
-            unknown.contains(c)
-                || (*c == Constraint::Accelerators && unknown.contains(&Constraint::MinMemory))
-        };
+        let involved = |c: &&Constraint| unknown.iter().any(|u| u == c || c.depends_on(u));
         Diagnostics(
-            self.problems(scheme)
+            self.problems(resolved)
                 .into_iter()
                 .filter(|p| !p.blame.iter().any(involved))
                 .map(|p| p.diagnostic)
@@ -373,8 +202,8 @@ impl Constraints {
         self.requirements.as_deref().unwrap_or_default()
     }
 
-    fn checked(&self, scheme: LabelScheme) -> (Vec<Generated>, Vec<Problem>) {
-        let (generated, mut problems) = self.generate(scheme);
+    fn checked(&self, resolved: &Resolved) -> (Vec<Generated>, Vec<Problem>) {
+        let (generated, mut problems) = self.generate(resolved);
         problems.extend(self.contradictions(&generated));
         let total = generated.len() + self.raw().len();
         if total > MAX_REQUIREMENTS {
@@ -393,14 +222,15 @@ impl Constraints {
     }
 
     /// The requirements the attributes generate, with their `minValues`.
-    fn generate(&self, scheme: LabelScheme) -> (Vec<Generated>, Vec<Problem>) {
+    fn generate(&self, resolved: &Resolved) -> (Vec<Generated>, Vec<Problem>) {
+        let scheme = resolved.scheme;
         let min_values = self.min_values.clone().unwrap_or_default();
         let mut problems = Vec::new();
         let mut generated = Vec::new();
-        for constraint in Constraint::ALL {
+        for constraint in &CONSTRAINTS {
             let min = min_values.of(constraint);
             match (
-                self.values(constraint, scheme),
+                constraint.values(self, resolved),
                 constraint.requirement(scheme),
             ) {
                 (Ok(None), _) => {}
@@ -426,31 +256,20 @@ impl Constraints {
                 (Err(d), _) => problems.push(Problem::new([constraint], d)),
             }
         }
-        if let Some(GpuCount {
-            min: Some(min),
-            max: Some(max),
-        }) = self.accelerator_count
-            && min > max
-        {
-            problems.push(Problem::new(
-                [Constraint::MinAccelerators, Constraint::MaxAccelerators],
-                Diagnostic::error(
-                    "Invalid accelerator count",
-                    format!("accelerator_count.min ({min}) is greater than accelerator_count.max ({max})."),
-                )
-                .at(Constraint::MinAccelerators.path()),
-            ));
+        for constraint in &CONSTRAINTS {
+            if let Some((upper, diagnostic)) = constraint.passes_upper(self) {
+                problems.push(Problem::new([constraint, upper], diagnostic));
+            }
         }
-        // accelerator_count's two constraints share a field: check each field once.
+        // Constraints sharing a field (accelerator_count's bounds): check each field once.
         let mut fields = BTreeSet::new();
-        for constraint in Constraint::ALL {
-            let field = constraint.min_values_attribute();
+        for constraint in &CONSTRAINTS {
+            let field = constraint.field;
             if !fields.insert(field) || min_values.of(constraint).is_none() {
                 continue;
             }
-            let attribute_set = Constraint::ALL
-                .into_iter()
-                .any(|c| c.min_values_attribute() == field && c.is_set(self));
+            let attribute_set =
+                constraint.is_set(self) || constraint.siblings().any(|c| c.is_set(self));
             if !attribute_set {
                 problems.push(Problem::new(
                     [],
@@ -489,7 +308,7 @@ impl Constraints {
                 continue;
             };
             if !allowed.satisfiable() {
-                // The attributes alone: accelerator_count.min > max, reported by validation.
+                // The attributes alone: a lower bound above its upper one, reported by validation.
                 continue;
             }
             let mut earlier = Vec::new();
@@ -508,47 +327,6 @@ impl Constraints {
             }
         }
         problems
-    }
-
-    /// The values of the requirement `constraint` generates, if it is set.
-    fn values(
-        &self,
-        constraint: Constraint,
-        scheme: LabelScheme,
-    ) -> Result<Option<Vec<String>>, Diagnostic> {
-        let count = self.accelerator_count.as_ref();
-        let number = |n: Option<u32>| n.map(|n| vec![n.to_string()]);
-        let set = |values: &Option<Vec<String>>| values.as_deref().map(sorted_unique);
-        Ok(match constraint {
-            Constraint::Accelerators => match &self.accelerators {
-                Some(names) => Some(accelerator_label_values(
-                    names,
-                    self.accelerator_memory_min_gib,
-                    scheme,
-                )?),
-                None => None,
-            },
-            // Validation keeps both bounds at 1 or more, so `Gt` stays at 0
-            // or more, as the CRD requires.
-            Constraint::MinAccelerators => number(count.and_then(|c| c.min).map(|n| n - 1)),
-            Constraint::MaxAccelerators => number(count.and_then(|c| c.max).map(|n| n + 1)),
-            Constraint::MinMemory => {
-                // Without a memory label the value goes unused: that is an error.
-                let unit = scheme
-                    .label_keys()
-                    .memory
-                    .map_or(MemoryUnit::GiB, |label| label.unit);
-                number(
-                    self.accelerator_memory_min_gib
-                        .map(|gib| unit.bound(gib) - 1),
-                )
-            }
-            Constraint::CapacityTypes => set(&self.capacity_types),
-            Constraint::InstanceFamilies => set(&self.instance_families),
-            Constraint::Providers => set(&self.providers),
-            Constraint::Zones => set(&self.zones),
-            Constraint::Architectures => set(&self.architectures),
-        })
     }
 }
 
@@ -574,7 +352,7 @@ pub(super) fn inclusive_bound(operator: &str, values: Option<&[String]>) -> Opti
 
 /// An `In` requirement must list at least `minValues` values (a CRD rule).
 fn too_few_values(
-    constraint: Constraint,
+    constraint: &'static Constraint,
     key: &str,
     operator: &str,
     values: &[String],
@@ -582,8 +360,8 @@ fn too_few_values(
     scheme: LabelScheme,
 ) -> Option<Problem> {
     let min = min.filter(|&min| operator == "In" && values.len() < min as usize)?;
-    let field = constraint.min_values_attribute();
-    let how = if constraint == Constraint::Accelerators {
+    let field = constraint.field;
+    let how = if matches!(constraint.slot, Slot::Models) {
         format!(" (models that share a `{key}` value under the {scheme} label scheme count once)")
     } else {
         String::new()
@@ -594,7 +372,7 @@ fn too_few_values(
             "min_values above the number of values",
             format!(
                 "min_values.{field} is {min}, but `{}` gives {} `{key}` value{}{how}: Karpenter needs at least that many to choose from. List more, or lower min_values.{field}.",
-                constraint.attribute(),
+                constraint.attribute,
                 values.len(),
                 if values.len() == 1 { "" } else { "s" },
             ),
@@ -615,12 +393,12 @@ fn contradiction(
         .map(|g| {
             format!(
                 "`{}` (`{}`)",
-                g.constraint.attribute(),
+                g.constraint.attribute,
                 g.requirement.describe()
             )
         })
         .collect();
-    let attribute = on_key[0].constraint.min_values_attribute();
+    let attribute = on_key[0].constraint.field;
     let with_earlier = match earlier {
         [] => String::new(),
         _ => format!(
@@ -650,25 +428,25 @@ fn contradiction(
     .at(AttributePath::attr("requirements").join_index(index))
 }
 
-/// The GPU name label values selecting exactly the named models (with the
-/// memory bound, if any). Errors when a model has no value under `scheme`,
-/// when the memory bound excludes a named model, and when the values would
-/// also select models that are not named (memory sizes share a value).
+/// The GPU name label values selecting exactly the resolved models (with
+/// the memory bound, if any). Errors when a model has no value under the
+/// scheme, when the memory bound excludes a named model, and when the
+/// values would also select models that are not named (memory sizes share
+/// a value).
 fn accelerator_label_values(
-    names: &[String],
-    memory_min: Option<u32>,
-    scheme: LabelScheme,
+    constraints: &Constraints,
+    resolved: &Resolved,
 ) -> Result<Vec<String>, Diagnostic> {
+    let Resolved { scheme, models } = resolved;
+    let scheme = *scheme;
+    let memory_min = constraints.accelerator_memory_min_gib;
     let path = AttributePath::attr("accelerators");
-    let mut requested = Vec::new();
-    for name in names {
-        let accelerator = catalog::lookup(name).map_err(|e| {
-            Diagnostic::error("Unknown accelerator", e.to_string()).at(path.clone())
-        })?;
-        requested.push(accelerator);
+    if let Some(unknown) = &models.unknown {
+        return Err(unknown.clone());
     }
+    let requested = &models.known;
     let mut values = BTreeSet::new();
-    for accelerator in &requested {
+    for accelerator in requested {
         let value = accelerator.label_value(scheme).ok_or_else(|| {
             Diagnostic::error(
                 "Not expressible with this label scheme",

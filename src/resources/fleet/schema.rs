@@ -2,21 +2,19 @@
 //! defaults (Karpenter's own, so they never show as diffs) and plan
 //! behaviour.
 
-use super::requirements::{
-    ARCHITECTURES, CAPACITY_TYPES, MAX_GPU_MEMORY_GIB, MAX_GPUS_PER_NODE, MAX_MIN_VALUES,
-};
+use super::constraints::{self, MAX_MIN_VALUES};
 use super::upgrade;
 use super::validation::{
     is_budget_duration, is_budget_nodes, is_cron_schedule, is_karpenter_duration,
     is_termination_grace_period,
 };
-use crate::catalog::{self, LabelScheme};
+use crate::catalog::LabelScheme;
 use crate::cluster::names::{
     annotation_keys, dns1123_subdomain, label_value, labels, qualified_name, resource_quantities,
 };
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{
-    Validator, all_or_none, at_least_one_of, each, integer_between, not_empty, one_of,
+    Validator, all_or_none, each, integer_between, not_empty, one_of,
 };
 use crate::protocol::Value;
 use crate::protocol::schema::Nesting;
@@ -34,18 +32,6 @@ const OPERATORS: &[&str] = &[
 ];
 const CONSOLIDATION_POLICIES: &[&str] = &["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"];
 const DISRUPTION_REASONS: &[&str] = &["Underutilized", "Empty", "Drifted"];
-/// The attributes `min_values` can give a `minValues`.
-const MIN_VALUES_ATTRS: [&str; 8] = [
-    "accelerators",
-    "accelerator_count",
-    "accelerator_memory_min_gib",
-    "capacity_types",
-    "instance_families",
-    "providers",
-    "zones",
-    "architectures",
-];
-
 // Karpenter's defaults (NodePool CRD v1), planned when the configuration
 // leaves them unset.
 const DEFAULT_CONSOLIDATION_POLICY: &str = "WhenEmptyOrUnderutilized";
@@ -55,13 +41,6 @@ const DEFAULT_EXPIRE_AFTER: &str = "720h";
 
 /// The `gpufleet_fleet` schema.
 pub(super) fn schema() -> ObjectSchema {
-    let set_of = |name, validator: Validator| {
-        Attr::string_set(name)
-            .optional()
-            .validate(not_empty())
-            .validate(each(validator))
-    };
-    let gpus_per_node = || integer_between(1, MAX_GPUS_PER_NODE.into(), "");
     let min_values = || integer_between(1, MAX_MIN_VALUES.into(), "");
     let mut schema = ObjectSchema::new(
         "A GPU fleet: a Karpenter NodePool whose nodes have the GPUs, taints and labels one kind of work needs. Workloads use `node_selector` and `tolerations` to land on it.",
@@ -72,39 +51,10 @@ pub(super) fn schema() -> ObjectSchema {
                 .requires_replace()
                 .validate(dns1123_subdomain())
                 .describe("NodePool name (at most 63 characters: nodes carry it in the `karpenter.sh/nodepool` label)."),
-            set_of("accelerators", catalog::known_name())
-                .describe("GPU models the nodes may have, e.g. `[\"H100\"]`: names from the accelerator catalog (see `gpufleet_accelerators`), in any case."),
-            Attr::nested(
-                "accelerator_count",
-                Nesting::Single,
-                vec![
-                    Attr::number("min").optional().validate(gpus_per_node()),
-                    Attr::number("max").optional().validate(gpus_per_node()),
-                ],
-            )
-            .optional()
-            .validate_object(at_least_one_of(&["min", "max"]))
-            .describe("GPUs per node, e.g. `{ min = 8, max = 8 }`."),
-            Attr::number("accelerator_memory_min_gib")
-                .optional()
-                .validate(integer_between(1, MAX_GPU_MEMORY_GIB.into(), ""))
-                .describe("Least memory per GPU in GiB, as NVIDIA states it (an L4 has 24). Not with the azure label scheme."),
-            set_of("capacity_types", one_of(CAPACITY_TYPES))
-                .describe("`on-demand`, `spot` and/or `reserved`."),
-            set_of("instance_families", label_value())
-                .describe("Instance families, e.g. `[\"p5\"]` (the scheme's instance family label)."),
-            set_of("providers", label_value())
-                .describe("Clouds, as `cfke.io/provider` values (`aws`, `gcp`, `hetzner`); cfke label scheme only."),
-            set_of("zones", label_value()).describe("Zones (`topology.kubernetes.io/zone`)."),
-            set_of("architectures", one_of(ARCHITECTURES)).describe("`amd64` and/or `arm64`."),
-            Attr::nested(
-                "min_values",
-                Nesting::Single,
-                MIN_VALUES_ATTRS.map(|name| Attr::number(name).optional().validate(min_values())).into(),
-            )
-            .optional()
-            .validate_object(at_least_one_of(&MIN_VALUES_ATTRS))
-            .describe("Karpenter's `minValues` for the requirement an attribute above generates: at least this many distinct values of its label among the instance types Karpenter may choose from, e.g. `{ instance_families = 3 }` for flexibility with spot. `accelerator_count` applies to both of its bounds."),
+        ]
+        .into_iter()
+        .chain(constraints::attributes())
+        .chain([
             Attr::nested(
                 "node_class",
                 Nesting::Single,
@@ -231,8 +181,7 @@ pub(super) fn schema() -> ObjectSchema {
             )
             .derived_from(&["taints"])
             .describe("Tolerations for workloads, one per taint."),
-        ]
-        .into_iter()
+        ])
         .chain(super::sharing::attributes())
         .collect(),
     );

@@ -30,10 +30,10 @@ use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::constraints::GpuCount;
 use super::model::{Model, NODEPOOL_LABEL};
-use super::node_pool::effective_scheme;
-use super::requirements::GpuCount;
-use crate::catalog::{self, Accelerator, GPU_RESOURCE};
+use super::resolved::{Models, Resolved};
+use crate::catalog::GPU_RESOURCE;
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::Kind;
 use crate::cluster::retry::Deadline;
@@ -44,7 +44,7 @@ use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use crate::resources::sharing::writes::{ConfigKey, observed_config};
 use crate::resources::sharing::{
-    self, CONFIG_LABEL, MIG_CONFIG_LABEL, Models, PlanNote, Settings, Strategy, device_plugin,
+    self, CONFIG_LABEL, MIG_CONFIG_LABEL, PlanNote, Settings, Strategy, device_plugin,
     marks_training,
 };
 
@@ -131,17 +131,6 @@ fn key(name: &str) -> ConfigKey {
     }
 }
 
-/// The catalog models of the fleet's `accelerators` (names are validated).
-fn models(model: &Model) -> Vec<&'static Accelerator> {
-    model
-        .constraints
-        .accelerators
-        .iter()
-        .flatten()
-        .filter_map(|name| catalog::lookup(name).ok())
-        .collect()
-}
-
 /// The GPUs every node of the fleet has, when `accelerator_count` fixes it.
 fn fixed_gpus(count: Option<&GpuCount>) -> Option<u32> {
     count.and_then(|c| c.min.filter(|min| Some(*min) == c.max))
@@ -169,11 +158,11 @@ fn overlay_name(fleet: &str, gpus: u32) -> String {
 }
 
 /// The overlays the fleet's sharing asks for.
-fn wanted_overlays(model: &Model) -> BTreeMap<String, Overlay> {
+fn wanted_overlays(model: &Model, models: &Models) -> BTreeMap<String, Overlay> {
     let Some(settings) = &model.sharing.gpu_sharing else {
         return BTreeMap::new();
     };
-    let advertised = settings.advertised(&models(model));
+    let advertised = settings.advertised(&models.known);
     gpu_counts(model.constraints.accelerator_count.as_ref())
         .into_iter()
         .filter_map(|gpus| {
@@ -191,13 +180,9 @@ fn wanted_overlays(model: &Model) -> BTreeMap<String, Overlay> {
         .collect()
 }
 
-fn config_text(model: &Model) -> Option<String> {
+fn config_text(model: &Model, models: &Models) -> Option<String> {
     let settings = model.sharing.gpu_sharing.as_ref()?;
-    Some(
-        settings
-            .device_plugin_config(None, &models(model))
-            .to_yaml(),
-    )
+    Some(settings.device_plugin_config(None, &models.known).to_yaml())
 }
 
 fn wanted_labels(model: &Model) -> Option<BTreeMap<String, String>> {
@@ -206,13 +191,12 @@ fn wanted_labels(model: &Model) -> Option<BTreeMap<String, String>> {
 }
 
 /// The outputs that follow from configuration.
-pub(super) fn derive(model: &mut Model) {
-    let models = models(model);
+pub(super) fn derive(model: &mut Model, models: &Models) {
     let advertised = model
         .sharing
         .gpu_sharing
         .as_ref()
-        .map(|s| s.advertised(&models));
+        .map(|s| s.advertised(&models.known));
     let (resource, per_gpu) = match &advertised {
         Some(a) => (a.resource.clone(), a.units_per_gpu()),
         None => (Some(GPU_RESOURCE.to_string()), 1),
@@ -220,9 +204,9 @@ pub(super) fn derive(model: &mut Model) {
     let fixed = fixed_gpus(model.constraints.accelerator_count.as_ref());
     model.sharing.gpu_resource = resource;
     model.sharing.gpus_per_node_advertised = fixed.map(|gpus| i64::from(gpus * per_gpu));
-    model.sharing.device_plugin_config = config_text(model);
+    model.sharing.device_plugin_config = config_text(model, models);
     model.sharing.sharing_labels = wanted_labels(model);
-    let overlays = wanted_overlays(model);
+    let overlays = wanted_overlays(model, models);
     model.sharing.node_overlays = model.sharing.gpu_sharing.as_ref().map(|_| overlays);
 }
 
@@ -268,9 +252,10 @@ pub(super) fn split_labels(
     )
 }
 
-/// Checks `gpu_sharing` against the fleet's models, and that the
-/// configured labels leave the sharing labels to it.
-pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
+/// Checks `gpu_sharing` against the fleet's models (when its
+/// `accelerators` are known), and that the configured labels leave the
+/// sharing labels to it.
+pub(super) fn validate(config: &Value, models: Option<&Models>, diagnostics: &mut Diagnostics) {
     let settings = config.attr("gpu_sharing");
     if settings.is_null() || settings.is_unknown() {
         return;
@@ -278,22 +263,15 @@ pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
     if let Some(name) = config.attr("name").as_str() {
         sharing::check_key_length(&key(name).key, AttributePath::attr("name"), diagnostics);
     }
-    let accelerators = config.attr("accelerators");
-    if !accelerators.is_wholly_known() {
+    let Some(models) = models else {
         return;
-    }
-    let models: Vec<&'static Accelerator> = accelerators
-        .elements()
-        .into_iter()
-        .flatten()
-        .filter_map(|n| n.as_str().and_then(|n| catalog::lookup(n).ok()))
-        .collect();
+    };
     let path = AttributePath::attr("gpu_sharing");
     sharing::check(
         settings,
         &path,
         Strategy::NODES,
-        Models::Fleet(&models),
+        sharing::Models::Fleet(&models.known),
         diagnostics,
     );
     for label in [CONFIG_LABEL, MIG_CONFIG_LABEL] {
@@ -386,11 +364,12 @@ pub(super) async fn write(
     cluster: &Cluster,
     prior: Option<&Model>,
     state: &mut Model,
+    resolved: &Resolved,
     deadline: Deadline,
 ) -> Result<Vec<Diagnostic>, Diagnostics> {
     let mut warnings = Vec::new();
     let key = key(&state.name);
-    match config_text(state) {
+    match config_text(state, &resolved.models) {
         Some(text) if key.write(cluster, &text, deadline).await? => {
             key.restart_readers(cluster, deadline).await?;
         }
@@ -400,7 +379,7 @@ pub(super) async fn write(
         }
         None => {}
     }
-    let wanted = wanted_overlays(state);
+    let wanted = wanted_overlays(state, &resolved.models);
     let before: BTreeSet<String> = prior
         .and_then(|p| p.sharing.node_overlays.clone())
         .unwrap_or_default()
@@ -410,8 +389,7 @@ pub(super) async fn write(
         return Ok(warnings);
     }
     let overlays = cluster.kubernetes.custom(NODE_OVERLAY).await?;
-    let scheme = effective_scheme(state.label_scheme.as_deref(), cluster.label_scheme);
-    let count_key = scheme.label_keys().count;
+    let count_key = resolved.scheme.label_keys().count;
     for (name, overlay) in &wanted {
         let object = overlay_object(state, name, overlay, count_key);
         match overlays
@@ -446,6 +424,7 @@ pub(super) async fn read(
     state: &mut Model,
     prior: &Model,
     importing: bool,
+    models: &Models,
     deadline: Deadline,
 ) -> Result<(), Diagnostics> {
     let key = key(&state.name);
@@ -467,9 +446,9 @@ pub(super) async fn read(
             .and_then(|l| l.get(MIG_CONFIG_LABEL).cloned());
         state.sharing.gpu_sharing = Some(sharing::settings_from(&parsed, layout));
     }
-    let expected = config_text(state);
+    let expected = config_text(state, models);
     state.sharing.device_plugin_config = observed_config(live, expected.as_deref());
-    let wanted = wanted_overlays(state);
+    let wanted = wanted_overlays(state, models);
     let mut names: BTreeSet<String> = wanted.keys().cloned().collect();
     names.extend(
         prior
@@ -706,7 +685,7 @@ mod tests {
     fn overlays_select_the_gpu_count_only_where_the_fleet_leaves_it_open() {
         let requirements = |config: serde_json::Value| {
             let model: Model = decode(&planned(config)).unwrap();
-            let overlays = wanted_overlays(&model);
+            let overlays = wanted_overlays(&model, &Models::of(&model.constraints));
             let (name, overlay) = overlays.iter().next().unwrap();
             overlay_object(&model, name, overlay, "cfke.io/accelerator-count").data["spec"]
                 ["requirements"]
@@ -724,7 +703,7 @@ mod tests {
         fixed["accelerator_count"] = json!({"min": 1, "max": 1});
         let model: Model = decode(&planned(fixed.clone())).unwrap();
         assert_eq!(
-            wanted_overlays(&model),
+            wanted_overlays(&model, &Models::of(&model.constraints)),
             BTreeMap::from([(
                 "inference-1-gpus".to_string(),
                 Overlay {

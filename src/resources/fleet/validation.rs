@@ -6,8 +6,8 @@
 //! generate, and whether raw ones contradict them) are checked at plan by
 //! the requirements engine.
 
+use super::constraints::{CAPACITY_TYPE_LABEL, CONSTRAINTS};
 use super::node_pool::{GPU_RESOURCE, GPUS_LIMIT, NODES_LIMIT};
-use super::requirements::CAPACITY_TYPE_LABEL;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use crate::resources::taint;
 
@@ -38,7 +38,11 @@ pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
             ),
         );
     }
-    check_counts(config, diagnostics);
+    // A lower bound above its upper one leaves no node (the requirements
+    // engine says so again at plan, for decomposition).
+    for diagnostic in CONSTRAINTS.iter().filter_map(|c| c.passes_upper_in(config)) {
+        diagnostics.push(diagnostic);
+    }
     // Karpenter allows one taint per key and effect across both lists.
     taint::check_unique(config, &["taints", "startup_taints"], diagnostics);
     check_taint_values(config, diagnostics);
@@ -123,20 +127,6 @@ fn reserved_key(key: &str, domains: &[&str]) -> Option<String> {
              labels themselves (only `{CAPACITY_TYPE_LABEL}` may be set)."
         )
     })
-}
-
-/// `min` of GPUs per node must not exceed `max`.
-fn check_counts(config: &Value, diagnostics: &mut Diagnostics) {
-    let count = config.attr("accelerator_count");
-    if let (Some(min), Some(max)) = (count.attr("min").as_i64(), count.attr("max").as_i64())
-        && min > max
-    {
-        diagnostics.error_at(
-            AttributePath::attr("accelerator_count").join_attr("min"),
-            "Invalid accelerator count",
-            format!("accelerator_count.min ({min}) is greater than accelerator_count.max ({max})."),
-        );
-    }
 }
 
 /// The CRD's pattern for template taint values needs at least one character.
