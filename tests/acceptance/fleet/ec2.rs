@@ -63,8 +63,6 @@ const TOLD_APART_BY_MEMORY: &[(&str, u32)] = &[("V100-32GB", 32), ("A100-80GB", 
 /// `each_memory_variant_alone_selects_its_families`.
 const NOT_ALONE_YET: &[&str] = &["V100-16GB", "A100-40GB"];
 
-const GPU_COUNT: &str = "karpenter.k8s.aws/instance-gpu-count";
-
 /// The generated instance types, or `None` (skipped, a failure under
 /// `make test`) when build.sh has not generated them.
 fn generated_types(what: &str) -> Option<Vec<Value>> {
@@ -320,18 +318,24 @@ fn alone() -> Vec<&'static str> {
         .collect()
 }
 
+/// An aws-scheme fleet of each of `models` selects its EC2 families
+/// ([`assert_selects_its_families`]).
+fn fleets_select_their_families(what: &str, models: &[&'static str], fractional: bool) {
+    let Some(types) = generated_types(what) else {
+        return;
+    };
+    for (model, requirements) in fleet_requirements(models) {
+        assert_selects_its_families(&types, model, &requirements, fractional);
+    }
+}
+
 /// For every catalog model EC2 sells, an aws-scheme fleet of that model
 /// selects at least one instance type, of its EC2 families only, and of
 /// every one of them the data has. Fractional types are allowed here for
 /// now (see [`FRACTIONAL`]).
 #[test]
 fn every_model_ec2_sells_selects_its_instance_families() {
-    let Some(types) = generated_types("the catalog against EC2's instance types") else {
-        return;
-    };
-    for (model, requirements) in fleet_requirements(&alone()) {
-        assert_selects_its_families(&types, model, &requirements, true);
-    }
+    fleets_select_their_families("the catalog against EC2's instance types", &alone(), true);
 }
 
 /// A fleet without `accelerator_count` asks for whole GPUs, so it must not
@@ -339,12 +343,11 @@ fn every_model_ec2_sells_selects_its_instance_families() {
 #[test]
 #[ignore = "whole-GPU fleets do not exclude fractional types yet (issue 19, fleet side): un-ignore once they do"]
 fn whole_gpu_fleets_never_select_fractional_types() {
-    let Some(types) = generated_types("whole-GPU fleets against EC2's fractional types") else {
-        return;
-    };
-    for (model, requirements) in fleet_requirements(&alone()) {
-        assert_selects_its_families(&types, model, &requirements, false);
-    }
+    fleets_select_their_families(
+        "whole-GPU fleets against EC2's fractional types",
+        &alone(),
+        false,
+    );
 }
 
 /// A fleet of just the smaller of two models EC2 names alike gets that
@@ -352,12 +355,11 @@ fn whole_gpu_fleets_never_select_fractional_types() {
 #[test]
 #[ignore = "a fleet cannot select the smaller memory variant alone yet (issue 19, memory variants): un-ignore once it can"]
 fn each_memory_variant_alone_selects_its_families() {
-    let Some(types) = generated_types("memory variants against EC2's instance types") else {
-        return;
-    };
-    for (model, requirements) in fleet_requirements(NOT_ALONE_YET) {
-        assert_selects_its_families(&types, model, &requirements, false);
-    }
+    fleets_select_their_families(
+        "memory variants against EC2's instance types",
+        NOT_ALONE_YET,
+        false,
+    );
 }
 
 /// The generated file is what karpenter-provider-aws makes of EC2's data,
@@ -383,40 +385,31 @@ fn generated_types_carry_ec2s_figures() {
         }
     };
     let p5 = "p5.48xlarge";
-    assert_eq!(
-        label(p5, "karpenter.k8s.aws/instance-gpu-name").as_deref(),
-        Some("h100")
-    );
-    assert_eq!(
-        label(p5, "karpenter.k8s.aws/instance-gpu-manufacturer").as_deref(),
-        Some("nvidia")
-    );
-    assert_eq!(label(p5, GPU_COUNT).as_deref(), Some("8"));
-    assert_eq!(
-        label(p5, "karpenter.k8s.aws/instance-gpu-memory").as_deref(),
-        Some("81920")
-    );
-    assert_eq!(
-        label(p5, "karpenter.k8s.aws/instance-family").as_deref(),
-        Some("p5")
-    );
-    assert_eq!(named(p5)["resources"]["nvidia.com/gpu"], "8");
-    assert_eq!(named(p5)["resources"]["vpc.amazonaws.com/efa"], "32");
-    assert_eq!(
-        label("g6f.large", "karpenter.k8s.aws/instance-gpu-name").as_deref(),
-        Some("l4")
-    );
-    assert_eq!(label("g6f.large", GPU_COUNT).as_deref(), Some("0"));
-    assert!(
-        named("g6f.large")["resources"]
-            .get("nvidia.com/gpu")
-            .is_none()
-    );
-    assert_eq!(
-        label("m7i.large", "karpenter.k8s.aws/instance-gpu-name"),
-        None
-    );
-    assert_eq!(label("m7i.large", GPU_COUNT), None);
+    let gpu = |key: &str| format!("karpenter.k8s.aws/instance-gpu-{key}");
+    for (name, key, expected) in [
+        (p5, gpu("name"), Some("h100")),
+        (p5, gpu("manufacturer"), Some("nvidia")),
+        (p5, gpu("count"), Some("8")),
+        (p5, gpu("memory"), Some("81920")),
+        (p5, "karpenter.k8s.aws/instance-family".into(), Some("p5")),
+        ("g6f.large", gpu("name"), Some("l4")),
+        ("g6f.large", gpu("count"), Some("0")),
+        ("m7i.large", gpu("name"), None),
+        ("m7i.large", gpu("count"), None),
+    ] {
+        assert_eq!(label(name, &key).as_deref(), expected, "{name} {key}");
+    }
+    for (name, resource, expected) in [
+        (p5, "nvidia.com/gpu", Some("8")),
+        (p5, "vpc.amazonaws.com/efa", Some("32")),
+        ("g6f.large", "nvidia.com/gpu", None),
+    ] {
+        assert_eq!(
+            named(name)["resources"][resource].as_str(),
+            expected,
+            "{name} {resource}"
+        );
+    }
     // Allocatable is capacity less what karpenter-provider-aws reserves (at
     // least its 7.5 % VM overhead): below the 2 TiB EC2 lists for p5.48xlarge.
     let memory = named(p5)["resources"]["memory"].as_str().unwrap();
