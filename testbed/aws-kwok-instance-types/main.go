@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -84,14 +85,7 @@ func run(wheel, region string, cpuFamilies []string, out string) error {
 
 	ctx := defaultOptions()
 	var types []kwok.InstanceTypeOptions
-	names := slices.Sorted(func(yield func(string) bool) {
-		for name := range infos {
-			if !yield(name) {
-				return
-			}
-		}
-	})
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(infos)) {
 		info := infos[name]
 		family, _, _ := strings.Cut(name, ".")
 		if info.GpuInfo == nil && !slices.Contains(cpuFamilies, family) {
@@ -99,8 +93,9 @@ func run(wheel, region string, cpuFamilies []string, out string) error {
 		}
 		price, priced := prices[info.InstanceType]
 		if len(zones[name]) == 0 || !priced {
-			// Karpenter's AWS provider offers neither: no zone has it, or it has no price
-			// (pkg/providers/instancetype/offering, which skips offerings without one).
+			// Karpenter's AWS provider could launch it nowhere: no zone has it, or it has no
+			// price, which makes its offerings unavailable
+			// (pkg/providers/instancetype/offering/base_resolver.go).
 			fmt.Fprintf(os.Stderr, "aws-kwok-instance-types: %s: not offered in %s (zones %v, on-demand price known: %t)\n", name, region, zones[name], priced)
 			continue
 		}
@@ -134,13 +129,7 @@ func kwokType(ctx context.Context, info ec2types.InstanceTypeInfo, region string
 	}
 	it := instancetype.NewInstanceType(ctx, info, region, zones, zoneInfo, nil, nil, nil, nil, nil, nil, nil, nil, nil, v1.AMIFamilyAL2023, nil)
 	var labels []corev1.NodeSelectorRequirement
-	for _, key := range slices.Sorted(func(yield func(string) bool) {
-		for key := range it.Requirements.Keys() {
-			if !yield(key) {
-				return
-			}
-		}
-	}) {
+	for _, key := range slices.Sorted(maps.Keys(it.Requirements)) {
 		if !slices.Contains(builtByKwok, key) {
 			r := it.Requirements.Get(key).NodeSelectorRequirement()
 			labels = append(labels, corev1.NodeSelectorRequirement{Key: r.Key, Operator: r.Operator, Values: r.Values})
@@ -154,8 +143,11 @@ func kwokType(ctx context.Context, info ec2types.InstanceTypeInfo, region string
 			resources[name] = q
 		}
 	}
+	// Sorted, so that the same data always gives the same file.
+	capacityTypes := it.Requirements.Get(karpv1.CapacityTypeLabelKey).Values()
+	slices.Sort(capacityTypes)
 	var offerings kwok.KWOKOfferings
-	for _, capacityType := range it.Requirements.Get(karpv1.CapacityTypeLabelKey).Values() {
+	for _, capacityType := range capacityTypes {
 		for _, zone := range zones {
 			offerings = append(offerings, kwok.KWOKOffering{
 				// Before its first spot price update, the AWS provider prices spot
