@@ -3,6 +3,10 @@
 # kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
 # the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
 # `make docs`) from Go modules, with no container images or release tarballs.
+# `aws-instance-types` is data, not a binary: the kwok provider's EC2 instance
+# types, which the generator aws-kwok-instance-types (built here too) writes
+# from the EC2 data of moto's wheel (fetched with pip at the version
+# aws-kwok-instance-types/moto.txt pins) into target/tools/aws-instance-types.json.
 #
 #   testbed/build.sh [name...]   # default: all of them
 #
@@ -18,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs aws-instance-types)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -50,6 +54,7 @@ module_dir() {
     terraform-1.5.*) echo terraform-1.5 ;;
     tofu-1.8.*) echo tofu-1.8 ;;
     tfplugindocs) echo tfplugindocs ;;
+    aws-kwok-instance-types) echo aws-kwok-instance-types ;;
     *) return 1 ;;
   esac
 }
@@ -62,6 +67,7 @@ version_module() {
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.13 | terraform-1.5) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
+    aws-kwok-instance-types) echo github.com/aws/karpenter-provider-aws ;;
   esac
 }
 package() {
@@ -72,15 +78,21 @@ package() {
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.13.* | terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
+    aws-kwok-instance-types) echo gpufleet.test/controlplane/aws-kwok-instance-types ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
 # The version pinned in the wrapper's go.mod (read as text: cheap, no network).
+# The generator's own source is ours, so its hash is part of its version.
 version() {
-  local dir mod
+  local dir mod v
   dir=$(module_dir "$1") mod=$(version_module "$1")
-  awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m && $(i + 1) ~ /^v[0-9]/) { print $(i + 1); exit } }' \
-    "$here/$dir/go.mod"
+  v=$(awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m && $(i + 1) ~ /^v[0-9]/) { print $(i + 1); exit } }' \
+    "$here/$dir/go.mod")
+  if [ "$dir" = aws-kwok-instance-types ] && [ -n "$v" ]; then
+    v+=-$(cat "$here/$dir/go.mod" "$here/$dir/main.go" | sha256sum | cut -c1-12)
+  fi
+  echo "$v"
 }
 
 ldflags() {
@@ -169,10 +181,51 @@ build() {
   log "built $* in $(($(date +%s) - start))s"
 }
 
-names=("$@")
-[ ${#names[@]} -gt 0 ] || names=("${all[@]}")
-for name in "${names[@]}"; do
+# --- the kwok provider's EC2 instance types (aws-instance-types) --------------
+
+moto_pin=$here/aws-kwok-instance-types/moto.txt
+# The pinned moto version, as `moto==X` in moto.txt.
+moto_version() { sed -n 's/^moto==\([^ ]*\).*/\1/p' "$moto_pin"; }
+
+# Generated, not built: cached as <cache>/aws-instance-types-<generator
+# version>-moto<version>.json, from the wheel pip fetches (checked against
+# moto.txt's hash) into <cache>/moto/. Needs python3 with pip.
+aws_instance_types() {
+  local v wheel out tmp
+  v=$(moto_version)
+  [ -n "$v" ] || die "cannot read the pinned moto version from $moto_pin"
+  out=$cache/aws-instance-types-$(version aws-kwok-instance-types)-moto$v.json
+  if [ "${GPUFLEET_REBUILD:-0}" = 1 ] || [ ! -s "$out" ]; then
+    wheel=$cache/moto/moto-$v-py3-none-any.whl
+    if [ ! -s "$wheel" ]; then
+      log "fetching moto $v's wheel (EC2's instance type data) ..."
+      mkdir -p "$cache/moto"
+      tmp=$(mktemp -d "$cache/moto/.fetch.XXXXXX")
+      python3 -m pip download --quiet --no-deps --only-binary=:all: --require-hashes \
+        -r "$moto_pin" -d "$tmp" >&2 || { rm -rf "$tmp"; die "pip could not fetch moto $v (pinned in $moto_pin)"; }
+      mv -f "$tmp/$(basename "$wheel")" "$wheel"
+      rm -rf "$tmp"
+    fi
+    tmp=$(mktemp "$cache/.aws-instance-types.XXXXXX")
+    "$cache/aws-kwok-instance-types-$(version aws-kwok-instance-types)" -moto "$wheel" -o "$tmp" ||
+      { rm -f "$tmp"; die "aws-kwok-instance-types could not write the instance types"; }
+    mv -f "$tmp" "$out"
+    log "wrote the EC2 instance types from moto $v"
+  fi
+  ln -sfn "$out" "$repo/target/tools/aws-instance-types.json"
+}
+
+asked=("$@")
+[ ${#asked[@]} -gt 0 ] || asked=("${all[@]}")
+names=()
+want_aws_types=0
+for name in "${asked[@]}"; do
+  if [ "$name" = aws-instance-types ]; then
+    want_aws_types=1
+    name=aws-kwok-instance-types
+  fi
   module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]})"
+  names+=("$name")
 done
 
 mkdir -p "$cache" "$bindir"
@@ -180,6 +233,7 @@ link_all() {
   for name in "${names[@]}"; do
     ln -sfn "$cache/$name-$(version "$name")" "$bindir/$name"
   done
+  [ $want_aws_types = 0 ] || aws_instance_types
   log "ready in $bindir: ${names[*]}"
 }
 # Everything cached: no need to wait for the lock while another checkout
@@ -202,7 +256,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs aws-kwok-instance-types; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue

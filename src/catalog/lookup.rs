@@ -255,6 +255,8 @@ mod tests {
             ("  H100 ", "H100"),
             ("t4", "T4"),
             ("Tesla T4", "T4"),
+            ("NVIDIA T4G", "T4G"),
+            ("t4g", "T4G"),
             ("a100-80gb", "A100-80GB"),
             ("A100 80GB", "A100-80GB"),
             ("a100_80gb", "A100-80GB"),
@@ -267,6 +269,8 @@ mod tests {
             ("RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000"),
             ("rtx-pro-server-6000", "RTX-PRO-6000"),
             ("RTXPRO6000BSE", "RTX-PRO-6000"),
+            ("RTX PRO 4500", "RTX-PRO-4500"),
+            ("RTX PRO 4500 Blackwell Server Edition", "RTX-PRO-4500"),
             ("v100s", "V100-32GB"),
             ("gh200", "GH200"),
             ("a10", "A10"),
@@ -347,7 +351,7 @@ mod tests {
                 message.contains("known accelerators: `P100`, `V100-16GB`"),
                 "{message}"
             );
-            assert!(message.ends_with("`RTX-PRO-6000`"), "{message}");
+            assert!(message.ends_with("`RTX-PRO-4500`"), "{message}");
         }
     }
 

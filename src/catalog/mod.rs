@@ -69,7 +69,7 @@ pub enum Architecture {
     Pascal,
     /// Compute capability 7.0 (V100).
     Volta,
-    /// Compute capability 7.5 (T4).
+    /// Compute capability 7.5 (T4, T4G).
     Turing,
     /// Compute capability 8.0 to 8.6 (A100, A30, A10, A10G, A40).
     Ampere,
@@ -77,7 +77,8 @@ pub enum Architecture {
     AdaLovelace,
     /// Compute capability 9.0 (H100, H200, H20, GH200).
     Hopper,
-    /// Compute capability 10.x and 12.x (B200, GB200, B300, GB300, RTX PRO 6000 Blackwell).
+    /// Compute capability 10.x and 12.x (B200, GB200, B300, GB300, RTX PRO 6000 and 4500
+    /// Blackwell).
     Blackwell,
 }
 
@@ -307,6 +308,7 @@ mod tests {
             ("V100-16GB", 16),
             ("V100-32GB", 32),
             ("T4", 16),
+            ("T4G", 16),
             ("A10", 24),
             ("A10G", 24),
             ("A30", 24),
@@ -317,6 +319,7 @@ mod tests {
             ("L40", 48),
             ("L40S", 48),
             ("RTX-PRO-6000", 96),
+            ("RTX-PRO-4500", 32),
             ("H100", 80),
             ("H200", 141),
             ("H20", 96),
@@ -340,6 +343,7 @@ mod tests {
             ("V100-16GB", (7, 0)),
             ("V100-32GB", (7, 0)),
             ("T4", (7, 5)),
+            ("T4G", (7, 5)),
             ("A100-40GB", (8, 0)),
             ("A100-80GB", (8, 0)),
             ("A30", (8, 0)),
@@ -358,6 +362,7 @@ mod tests {
             ("B300", (10, 3)),
             ("GB300", (10, 3)),
             ("RTX-PRO-6000", (12, 0)),
+            ("RTX-PRO-4500", (12, 0)),
         ];
         assert_eq!(expected.len(), all().len());
         for (name, cc) in expected {
@@ -572,6 +577,7 @@ mod tests {
             ("A10G", Some("A10G"), Some("a10g"), None),
             ("A10", Some("A10"), None, Some("A10")),
             ("T4", Some("T4"), Some("t4"), Some("T4")),
+            ("T4G", Some("T4G"), Some("t4g"), None),
             ("L4", Some("L4"), Some("l4"), None),
             ("L40S", Some("L40S"), Some("l40s"), None),
             ("V100-32GB", Some("V100"), Some("v100"), None),
@@ -584,6 +590,12 @@ mod tests {
                 "RTX-PRO-6000",
                 Some("RTX-PRO-6000"),
                 Some("rtx-pro-server-6000"),
+                None,
+            ),
+            (
+                "RTX-PRO-4500",
+                Some("RTX-PRO-4500"),
+                Some("rtx-pro-4500"),
                 None,
             ),
         ];
@@ -639,6 +651,7 @@ mod tests {
             ("A100-40GB", 40_960),
             ("H200", 144_384),
             ("T4", 16_384),
+            ("T4G", 16_384),
             ("V100-16GB", 16_384),
             ("V100-32GB", 32_768),
             ("A10G", 22_888),
@@ -647,6 +660,7 @@ mod tests {
             ("B200", 183_359),
             ("B300", 275_040),
             ("RTX-PRO-6000", 98_304),
+            ("RTX-PRO-4500", 32_768),
             // Not sold on EC2: memory_gib × 1024.
             ("A30", 24_576),
             ("GH200", 98_304),

@@ -173,7 +173,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         mig_profiles: &[],
         labels: labels("V100", aws("v100", 32_768), None),
     },
-    // Turing. EC2 g5g (Graviton) reports the same GPU as `t4g`.
+    // Turing. EC2 reports 16384 MiB for the T4 of g4dn (moto's copy of DescribeInstanceTypes).
     Accelerator {
         name: "T4",
         aliases: &["T4-16GB"],
@@ -182,6 +182,18 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         memory_gib: 16,
         mig_profiles: &[],
         labels: labels("T4", aws("t4", 16_384), Some("T4")),
+    },
+    // The T4 of EC2's Graviton g5g instances, which EC2 names `T4g` (16384 MiB) and AWS's
+    // G5g page calls "NVIDIA T4G Tensor Core GPUs": the same Turing chip (compute
+    // capability 7.5). Azure sells no T4G.
+    Accelerator {
+        name: "T4G",
+        aliases: &["T4G-16GB"],
+        architecture: Architecture::Turing,
+        compute_capability: (7, 5),
+        memory_gib: 16,
+        mig_profiles: &[],
+        labels: labels("T4G", aws("t4g", 16_384), None),
     },
     // Ampere.
     Accelerator {
@@ -377,6 +389,23 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         memory_gib: 96,
         mig_profiles: MIG_RTX_PRO_6000,
         labels: labels("RTX-PRO-6000", aws("rtx-pro-server-6000", 98_304), None),
+    },
+    // RTX PRO 4500 Blackwell Server Edition: 32 GB GDDR7 (NVIDIA's datasheet), compute
+    // capability 12.0 (CUDA GPUs list). The MIG user guide lists it with two instances from
+    // R610 drivers on; its MIG profiles are not covered. EC2 g7 reports it as `RTX PRO 4500`
+    // with 32768 MiB (moto's copy of DescribeInstanceTypes); Azure sells none.
+    Accelerator {
+        name: "RTX-PRO-4500",
+        aliases: &[
+            "RTX-PRO-4500-32GB",
+            "RTX-PRO-4500-Blackwell",
+            "RTX-PRO-4500-Blackwell-Server-Edition",
+        ],
+        architecture: Architecture::Blackwell,
+        compute_capability: (12, 0),
+        memory_gib: 32,
+        mig_profiles: &[],
+        labels: labels("RTX-PRO-4500", aws("rtx-pro-4500", 32_768), None),
     },
 ];
 

@@ -7,6 +7,8 @@ use common::{block_on, unique_name};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
+mod ec2;
+
 /// The live NodePool's spec, if the NodePool exists.
 fn live(name: &str) -> Option<Value> {
     block_on(async { node_pool_api().await.get_opt(name).await.unwrap() })

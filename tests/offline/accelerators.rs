@@ -23,14 +23,15 @@ fn listing(name: &str, filters: &str) -> String {
     )
 }
 
-/// The 22 models gpufleet supports, oldest architecture first as the data
+/// The 24 models gpufleet supports, oldest architecture first as the data
 /// source's documentation says: written out, so a model dropped, added or
 /// moved fails here.
-const EVERY_MODEL: [&str; 22] = [
+const EVERY_MODEL: [&str; 24] = [
     "P100",
     "V100-16GB",
     "V100-32GB",
     "T4",
+    "T4G",
     "A100-40GB",
     "A100-80GB",
     "A30",
@@ -49,6 +50,7 @@ const EVERY_MODEL: [&str; 22] = [
     "B300",
     "GB300",
     "RTX-PRO-6000",
+    "RTX-PRO-4500",
 ];
 
 /// H100 (SXM, 80 GB) as NVIDIA documents it: 80 GB (H100 datasheet),
