@@ -378,14 +378,14 @@ impl Constraint {
         &self,
         constraints: &Constraints,
     ) -> Option<(&'static Constraint, Diagnostic)> {
-        let (upper, max_of) = self.upper()?;
-        let Slot::Bound { get, .. } = &self.slot else {
-            return None;
-        };
-        let (min, max) = (get(constraints)?, max_of(constraints)?);
+        let (upper, upper_constraint) = self.upper()?;
+        let (min, max) = (
+            self.bound(constraints)?,
+            upper_constraint.bound(constraints)?,
+        );
         (min > max).then(|| {
             (
-                Constraint::named(upper.attribute),
+                upper_constraint,
                 self.passing(upper, min.into(), max.into()),
             )
         })
@@ -404,15 +404,19 @@ impl Constraint {
         (min > max).then(|| self.passing(upper, min, max))
     }
 
-    fn upper(&self) -> Option<(&Upper, fn(&Constraints) -> Option<u32>)> {
-        let Slot::Bound {
-            upper: Some(upper), ..
-        } = &self.slot
-        else {
-            return None;
-        };
-        match Constraint::named(upper.attribute).slot {
-            Slot::Bound { get, .. } => Some((upper, get)),
+    /// A bound's value in `constraints`.
+    fn bound(&self, constraints: &Constraints) -> Option<u32> {
+        match &self.slot {
+            Slot::Bound { get, .. } => get(constraints),
+            _ => None,
+        }
+    }
+
+    fn upper(&self) -> Option<(&Upper, &'static Constraint)> {
+        match &self.slot {
+            Slot::Bound {
+                upper: Some(upper), ..
+            } => Some((upper, Constraint::named(upper.attribute))),
             _ => None,
         }
     }
@@ -438,7 +442,7 @@ impl Constraint {
 
 impl BoundUnit {
     /// The inclusive label value a bound of `n` stands for under `scheme`.
-    pub(super) fn to_label(self, n: u32, scheme: LabelScheme) -> u32 {
+    pub(super) fn label_bound(self, n: u32, scheme: LabelScheme) -> u32 {
         match self {
             Self::Gpus => n,
             // Without a memory label the value goes unused: that is an error.
@@ -448,7 +452,7 @@ impl BoundUnit {
 
     /// The bound an inclusive label value stands for under `scheme`, if the
     /// attribute can hold it.
-    pub(super) fn from_label(self, value: u32, scheme: LabelScheme) -> Option<u32> {
+    pub(super) fn bound_for_label(self, value: u32, scheme: LabelScheme) -> Option<u32> {
         match self {
             Self::Gpus => Some(value).filter(|n| (1..=MAX_GPUS_PER_NODE).contains(n)),
             Self::GpuMemoryGib => {

@@ -126,7 +126,7 @@ fn claim(
             .is_some(),
         Slot::Bound { set, unit, .. } => {
             match inclusive_bound(&requirement.operator, requirement.values.as_deref())
-                .and_then(|bound| unit.from_label(bound, scheme))
+                .and_then(|bound| unit.bound_for_label(bound, scheme))
             {
                 Some(n) => {
                     set(constraints, n);

@@ -106,7 +106,7 @@ impl Constraint {
             // Validation keeps bounds at 1 or more, so `Gt` stays at 0 or
             // more, as the CRD requires.
             Slot::Bound { get, unit, .. } => get(constraints).map(|n| {
-                let bound = unit.to_label(n, resolved.scheme);
+                let bound = unit.label_bound(n, resolved.scheme);
                 let past = if self.operator == "Gt" {
                     bound - 1
                 } else {
