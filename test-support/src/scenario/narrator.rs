@@ -103,14 +103,17 @@ impl Narrator {
                     .entry(label(node, INSTANCE_TYPE).unwrap_or("-"))
                     .or_default() += 1;
             }
-            line += &format!("{fleet}: {} | ", counted(&types, "x"));
+            line += &format!(
+                "{fleet}: {} | ",
+                counted(&types, |t, n| format!("{t} x{n}"))
+            );
         }
         let mut phases: BTreeMap<&str, usize> = BTreeMap::new();
         let pods = all_pods(client).await;
         for pod in &pods {
             *phases.entry(phase_of(pod)).or_default() += 1;
         }
-        line += &format!("pods: {}", counted(&phases, ""));
+        line += &format!("pods: {}", counted(&phases, |p, n| format!("{n} {p}")));
         if *self.shown.borrow() != line {
             eprintln!("    [{:3}s] {line}", self.seconds());
             *self.shown.borrow_mut() = line;
@@ -162,17 +165,14 @@ impl Narrator {
     }
 }
 
-/// "2 Running, 1 Pending"; "none" for nothing.
-fn counted(counts: &BTreeMap<&str, usize>, between: &str) -> String {
+/// Each count as `each` writes it, comma-separated; "none" for nothing.
+fn counted(counts: &BTreeMap<&str, usize>, each: impl Fn(&str, usize) -> String) -> String {
     if counts.is_empty() {
         return "none".into();
     }
     counts
         .iter()
-        .map(|(what, n)| match between {
-            "" => format!("{n} {what}"),
-            _ => format!("{what} {between}{n}"),
-        })
+        .map(|(what, n)| each(what, *n))
         .collect::<Vec<_>>()
         .join(", ")
 }
