@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-export KUBECONFIG=$repo/target/cluster/kubeconfig CHECKPOINT_DISABLE=1
+# The demo's cluster, whatever test cluster GPUFLEET_CLUSTER_DIR names.
+export GPUFLEET_CLUSTER_DIR=$repo/target/cluster
+export KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig CHECKPOINT_DISABLE=1
 if [ -n "${TF_CLI_CONFIG_FILE:-}" ] && [ ! -f "$TF_CLI_CONFIG_FILE" ]; then unset TF_CLI_CONFIG_FILE; fi
 kubectl() { "$repo/target/tools/bin/kubectl" "$@"; }
 cli=$(command -v terraform || true)

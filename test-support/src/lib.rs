@@ -1,6 +1,7 @@
 //! What the test tiers (tests/offline, tests/acceptance, tests/system)
 //! share: where the cluster is, unique names, the Terraform harness,
-//! fixtures, fault injection and a server's TLS bootstrap.
+//! fixtures, fault injection, a server's TLS bootstrap, and the seed
+//! scenario, which `make demo` runs too.
 
 pub mod apiserver_metrics;
 pub mod audit;
@@ -10,6 +11,7 @@ pub mod go_module;
 pub mod lossy_network;
 pub mod pinging_client;
 pub mod plugin;
+pub mod scenario;
 pub mod terraform;
 pub mod tls_bootstrap;
 
@@ -128,8 +130,13 @@ pub fn unique_name(prefix: &str) -> String {
 
 /// A Kubernetes client for checking objects behind Terraform's back.
 pub async fn kube_client() -> kube::Client {
+    kube_client_at(&kubeconfig()).await
+}
+
+/// A Kubernetes client of the kubeconfig at `path`.
+pub async fn kube_client_at(path: &str) -> kube::Client {
     gpufleet::protocol::tls::install_crypto_provider();
-    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).unwrap();
+    let kubeconfig = kube::config::Kubeconfig::read_from(path).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
         .unwrap();

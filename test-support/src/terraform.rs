@@ -23,7 +23,7 @@ pub struct Cli {
 /// The CLI `name`: the first of `candidates` that exists, else the one on
 /// PATH; None when there is none. One that exists but cannot report its
 /// version is broken, and that is an error, not a CLI to leave out.
-fn find_cli(name: &'static str, candidates: &[PathBuf]) -> Option<Cli> {
+pub fn find_cli(name: &'static str, candidates: &[PathBuf]) -> Option<Cli> {
     let path = candidates
         .iter()
         .find(|p| p.is_file())
@@ -181,15 +181,27 @@ pub fn cli_command(cli: &Cli, dir: &Path, args: &[&str]) -> Command {
 /// As [`cli_command`], with another CLI configuration file (other
 /// provider installation methods).
 pub fn cli_command_with_config(cli: &Cli, dir: &Path, config: &Path, args: &[&str]) -> Command {
+    let mut command = user_cli_command(cli, dir, args);
+    command.env("TF_CLI_CONFIG_FILE", config);
+    command
+}
+
+/// `cli` with `args` in `dir`, never prompting, with the user's CLI
+/// configuration: gpufleet from wherever a plain `terraform init` finds it
+/// (`make install`'s implied local mirror). A TF_CLI_CONFIG_FILE naming no
+/// file is left out: it only adds a warning to every command.
+fn user_cli_command(cli: &Cli, dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(&cli.path);
     command
         .args(args)
         .current_dir(dir)
-        .env("TF_CLI_CONFIG_FILE", config)
         .env("CHECKPOINT_DISABLE", "1")
         .env("TF_IN_AUTOMATION", "1")
         .env("TF_INPUT", "0")
         .env_remove("TF_LOG");
+    if std::env::var_os("TF_CLI_CONFIG_FILE").is_some_and(|f| !Path::new(&f).is_file()) {
+        command.env_remove("TF_CLI_CONFIG_FILE");
+    }
     command
 }
 
@@ -219,13 +231,33 @@ pub fn provider_block_for(kubeconfig: &str, extra: &str) -> String {
 
 pub struct Workspace {
     pub cli: Cli,
-    dir: tempfile::TempDir,
+    dir: Home,
     /// Extra environment for every CLI run (e.g. KUBECONFIG for a
     /// configuration whose provider block reads it).
     env: Vec<(String, String)>,
     initialized: bool,
     /// Something may exist in the cluster that this workspace's state owns.
     applied: bool,
+}
+
+/// Where a workspace lives, and so what becomes of it when it goes.
+enum Home {
+    /// A temporary directory, removed with the workspace, which destroys
+    /// what its state holds first; gpufleet from the test mirror.
+    Temporary(tempfile::TempDir),
+    /// A directory that outlives the workspace, and so do the objects of its
+    /// state (`make demo`'s target/demo); gpufleet from wherever a plain
+    /// `terraform init` finds it.
+    Kept(PathBuf),
+}
+
+impl Home {
+    fn path(&self) -> &Path {
+        match self {
+            Home::Temporary(dir) => dir.path(),
+            Home::Kept(dir) => dir,
+        }
+    }
 }
 
 pub struct Run {
@@ -265,10 +297,29 @@ impl Workspace {
     pub fn new(cli: &Cli) -> Self {
         Self {
             cli: cli.clone(),
-            dir: tempfile::Builder::new()
-                .prefix(&format!("gpufleet-{}-", cli.name))
-                .tempdir()
-                .unwrap(),
+            dir: Home::Temporary(
+                tempfile::Builder::new()
+                    .prefix(&format!("gpufleet-{}-", cli.name))
+                    .tempdir()
+                    .unwrap(),
+            ),
+            env: Vec::new(),
+            initialized: false,
+            applied: false,
+        }
+    }
+
+    /// A workspace in `dir` (created if missing) that keeps its state and
+    /// the objects in it when it goes: for `make demo`, whose cluster stays
+    /// up. The provider is found as a user's `terraform init` finds it; it
+    /// may have been rebuilt under the same version since an earlier run,
+    /// so the lock file that run wrote, with its checksum, is dropped.
+    pub fn kept_in(cli: &Cli, dir: &Path) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let _ = std::fs::remove_file(dir.join(".terraform.lock.hcl"));
+        Self {
+            cli: cli.clone(),
+            dir: Home::Kept(dir.to_path_buf()),
             env: Vec::new(),
             initialized: false,
             applied: false,
@@ -331,7 +382,10 @@ impl Workspace {
 
     /// The CLI with `args` in this workspace, ready to run or to spawn.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = cli_command(&self.cli, self.dir.path(), args);
+        let mut command = match &self.dir {
+            Home::Temporary(dir) => cli_command(&self.cli, dir.path(), args),
+            Home::Kept(dir) => user_cli_command(&self.cli, dir, args),
+        };
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
         command
     }
@@ -684,14 +738,16 @@ impl Drop for Workspace {
     /// fails says what it left and keeps the workspace to destroy it from;
     /// in a test that passed so far it fails the test.
     fn drop(&mut self) {
-        if !self.applied {
+        if !self.applied || matches!(self.dir, Home::Kept(_)) {
             return;
         }
         let destroyed = self.try_run(DESTROY);
         if destroyed.as_ref().is_ok_and(|run| run.success) {
             return;
         }
-        self.dir.disable_cleanup(true);
+        if let Home::Temporary(temporary) = &mut self.dir {
+            temporary.disable_cleanup(true);
+        }
         let left = self
             .try_run(&["state", "list"])
             .map(|run| run.stdout + &run.stderr)

@@ -2,8 +2,8 @@
 # outputs (read from its state, as an application team would): every manifest
 # below takes its node selector, tolerations, priority class and GPU resource
 # from there. Each output is one step of the scenario, a Kubernetes List as
-# JSON for `kubectl apply -f -`; `make demo` and tests/system/scenario.rs apply them
-# in order.
+# JSON for `kubectl apply -f -`; the seed scenario (test-support/src/scenario/,
+# run by `make demo` and tests/system/scenario.rs) applies them in order.
 #
 # Under kwok nothing runs: kwok marks a pod Running once it is bound, and
 # completes a Job's pod after the time its kwok annotations give (the

@@ -1,0 +1,674 @@
+//! The seed scenario on real upstream components, once for the system test
+//! (tests/system/scenario.rs) and `make demo` (scripts/demo.rs): the root
+//! configuration of examples/training-and-inference applied with a real
+//! CLI, Karpenter's kwok provider turning its fleets into nodes,
+//! kube-scheduler placing the workloads that
+//! examples/training-and-inference/workloads writes from the
+//! configuration's outputs, and kwok playing the kubelet. Every step
+//! asserts what it shows, in the demo too. Needs a cluster started with
+//! `testbed/cluster.sh up --karpenter`.
+
+mod checks;
+pub mod lookups;
+mod narrator;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use kube::Client;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use serde_json::Value;
+
+use self::checks::{NEVER_PREEMPTS, assert_fleet_node, assert_no_nomination};
+use self::lookups::{
+    advertised, events, gpus, is_running, karpenter_failure, label, live_node_pool, node_map,
+    node_of, nodes_of_pool, pod, pods, unschedulable,
+};
+use self::narrator::Narrator;
+use crate::fixtures::Guard;
+use crate::repo_root;
+use crate::terraform::{Cli, Workspace};
+use crate::tls_bootstrap::{self, JoinMaterial};
+
+pub const EXAMPLE: &str = "examples/training-and-inference";
+pub const SERVER: &str = "simulated-8xh100-server";
+pub const NAMESPACE: &str = "ml";
+/// The scenario's fleets and the one instance type each may get
+/// (testbed/karpenter/instance-types.json).
+const FLEETS: [(&str, &str); 3] = [
+    ("training", "h100-8gpu"),
+    ("inference", "l4-1gpu"),
+    ("general", "cpu-16core"),
+];
+const TRAINING_GPU_LIMIT: i64 = 64;
+/// chat-api's replicas: one L4 time-sliced x4 holds them all.
+const CHAT_API_REPLICAS: i64 = 4;
+/// Fast enough to watch: Karpenter removes empty nodes 5 s after they
+/// empty (plus its own 10 s polling and 15 s validation), all at once.
+const FAST_DISRUPTION: &str = "consolidate_after = \"5s\"\ndisruption_budget = \"100%\"\n";
+/// finetune-llm's run: long enough to be seen, short enough to wait for.
+const FINETUNE_RUNS_FOR: &str = "8s";
+
+/// Whom the scenario runs for.
+pub enum Audience {
+    /// The system test: workspaces in temporary directories, and in the end
+    /// destroy, checked to leave nothing.
+    Test(Length),
+    /// `make demo`: state in this directory, each step narrated as it
+    /// starts, and the fleets left declared on the cluster, which stays up
+    /// (`make demo-down` destroys them). A run destroys what an earlier one
+    /// declared first.
+    Demo(PathBuf),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    /// Every step: placement, the training fleet full, its limit held, no
+    /// preemption by training, preemption by inference, consolidation.
+    Full,
+    /// Placement and an empty second plan only: what differs between CLIs
+    /// is their side of the protocol, which this covers.
+    Short,
+}
+
+pub struct Scenario {
+    cli: Cli,
+    kubeconfig: String,
+    /// The kubeconfig the provider reads (KUBECONFIG of the CLI runs).
+    provider_kubeconfig: String,
+    client: Client,
+    audience: Audience,
+    story: Narrator,
+}
+
+/// The workloads' steps, by output name: each a Kubernetes List (JSON).
+type Steps = BTreeMap<String, String>;
+
+impl Scenario {
+    /// The scenario with `cli` on the cluster of the admin `kubeconfig`.
+    pub async fn new(cli: &Cli, kubeconfig: &str, audience: Audience) -> Self {
+        Self {
+            cli: cli.clone(),
+            kubeconfig: kubeconfig.to_string(),
+            provider_kubeconfig: kubeconfig.to_string(),
+            client: crate::kube_client_at(kubeconfig).await,
+            story: Narrator::new(cli, matches!(audience, Audience::Demo(_))),
+            audience,
+        }
+    }
+
+    /// The provider reads `kubeconfig` instead of the admin's: the test
+    /// runs it as the user bound only to docs/rbac.yaml's roles.
+    pub fn with_provider_kubeconfig(mut self, kubeconfig: &str) -> Self {
+        self.provider_kubeconfig = kubeconfig.to_string();
+        self
+    }
+
+    fn length(&self) -> Length {
+        match self.audience {
+            Audience::Test(length) => length,
+            Audience::Demo(_) => Length::Full,
+        }
+    }
+
+    /// Waits for `probe`, showing progress in the demo.
+    async fn wait<T>(&self, what: &str, seconds: u64, probe: impl AsyncFnMut() -> Option<T>) -> T {
+        lookups::wait_showing(&self.client, Some(&self.story), what, seconds, probe).await
+    }
+
+    pub async fn play(self) {
+        // The test removes what it made outside Terraform however it ends.
+        let mut made = matches!(self.audience, Audience::Test(_)).then(|| {
+            (
+                Guard::of::<Namespace>(&[NAMESPACE]),
+                Guard::of::<Node>(&[SERVER]),
+                Guard::of::<CertificateSigningRequest>(&[]),
+            )
+        });
+        self.reset().await;
+        let mut cluster = self.apply_cluster();
+        let (token, csr) = self.join_server(&cluster).await;
+        if let Some((_, _, csrs)) = &mut made {
+            csrs.add(&csr);
+        }
+        self.wait_fleets_ready().await;
+        let mut workloads = self.render_workloads(&cluster);
+        let steps = outputs(&workloads);
+        self.story
+            .phase("apply, empty plan, workloads rendered from the outputs");
+
+        self.placement(&steps).await;
+        let full = self.length() == Length::Full;
+        if full {
+            self.finetune_succeeds().await;
+            self.fill_training_fleet(&steps).await;
+            let sweep = self.sweep_waits(&steps).await;
+            self.sweep_replaces_notebook(&sweep).await;
+            self.overflow_preempts(&steps).await;
+            self.story.summary(&self.client).await;
+        }
+        // Karpenter has been reconciling the NodePools all along (status,
+        // hash annotations): the configuration still matches the cluster.
+        self.story
+            .line("\nA second plan of each configuration is empty:");
+        for ws in [&mut cluster, &mut workloads] {
+            ws.assert_plan_empty();
+            self.story
+                .line(&format!("  {}: no changes", ws.path().display()));
+        }
+        if full {
+            self.consolidation().await;
+        }
+
+        match &self.audience {
+            Audience::Test(_) => {
+                self.delete_namespace().await;
+                // The workloads read the cluster's state: they go first.
+                workloads.destroy();
+                cluster.destroy();
+                self.assert_destroyed(&token).await;
+                self.story
+                    .phase("destroyed (Karpenter removed the fleets' nodes with them)");
+            }
+            Audience::Demo(dir) => {
+                cluster.assert_plan_empty();
+                self.story.line(&format!(
+                    "\nThe fleets stay declared (state in {}, KUBECONFIG={}); `make demo-down` removes everything.",
+                    dir.display(),
+                    self.kubeconfig
+                ));
+            }
+        }
+        self.story.done();
+    }
+
+    // ---------------------------------------------------------------- the steps
+
+    /// 1. The seed's workloads land where their selectors, tolerations and
+    ///    the fleets' requirements allow, on nodes Karpenter creates.
+    async fn placement(&self, steps: &Steps) {
+        self.story.step(
+            "1. finetune-llm (8 GPUs, training), chat-api (4 x 1 GPU, inference: one L4 time-sliced x4), eval-on-server, report-builder (no tolerations), and two pods no node may take",
+        );
+        self.apply_list(&steps["placement"]).await;
+        let chat = self.wait_chat_api().await;
+        // Time slicing x4: the four 1-GPU replicas share one L4, and
+        // Karpenter (planning with the fleet's NodeOverlay) launched one
+        // node for them.
+        let nodes = node_map(&self.client).await;
+        let chat_nodes: BTreeSet<&str> = chat.iter().map(|p| node_of(p).unwrap()).collect();
+        assert_eq!(
+            chat_nodes.len(),
+            1,
+            "four replicas on one L4: {chat_nodes:?}"
+        );
+        let inference_node = &nodes[*chat_nodes.first().unwrap()];
+        assert_fleet_node(inference_node, "inference");
+        assert_eq!(
+            label(inference_node, "cfke.io/accelerator-count"),
+            Some("1")
+        );
+        assert_eq!(
+            advertised(inference_node),
+            (CHAT_API_REPLICAS, CHAT_API_REPLICAS),
+            "the node advertises 1 GPU x 4 replicas (capacity, allocatable)"
+        );
+        self.assert_planned_on_one_claim(&chat, "inference").await;
+        let finetune = self
+            .wait("finetune-llm placed", 120, async || {
+                pods(&self.client, "finetune-llm")
+                    .await
+                    .into_iter()
+                    .find(|p| node_of(p).is_some())
+            })
+            .await;
+        let finetune_node = node_of(&finetune).unwrap().to_string();
+        let node = node_map(&self.client).await.remove(&finetune_node).unwrap();
+        assert_fleet_node(&node, "training");
+        assert_eq!(gpus(&node), 8);
+        assert_eq!(label(&node, "cfke.io/accelerator-name"), Some("H100"));
+        assert_eq!(label(&node, "cfke.io/accelerator-count"), Some("8"));
+        let eval = self.wait_running("eval-on-server").await;
+        assert_eq!(
+            node_of(&eval),
+            Some(SERVER),
+            "eval runs on the tainted server"
+        );
+        let report = self.wait_running("report-builder").await;
+        let node = node_map(&self.client)
+            .await
+            .remove(node_of(&report).unwrap())
+            .unwrap();
+        assert_fleet_node(&node, "general");
+        assert_eq!(gpus(&node), 0, "a pod without tolerations gets no GPU node");
+        // The GPU fleets are tainted, and the untainted fleet has no GPU type.
+        let message = self.karpenter_gave_up("stray-gpu-pod", "").await;
+        assert!(
+            message.contains("did not tolerate taint")
+                && message.contains("no instance type has enough resources"),
+            "{message}"
+        );
+        self.assert_unplaced("stray-gpu-pod").await;
+        let message = self.karpenter_gave_up("l4-on-training", "").await;
+        eprintln!("l4-on-training: {message}");
+        assert!(message.contains("incompatible"), "{message}");
+        self.assert_unplaced("l4-on-training").await;
+        self.assert_estates().await;
+        self.story.phase(
+            "placement: Karpenter created 1 H100 training node, 1 L4 inference node (4 chat-api pods on its time-sliced GPU), 1 CPU node",
+        );
+    }
+
+    /// 2. finetune-llm succeeds (kwok ends its pod after the time it declares).
+    async fn finetune_succeeds(&self) {
+        self.story.step(&format!(
+            "2. finetune-llm runs {FINETUNE_RUNS_FOR} and succeeds"
+        ));
+        let jobs = Api::<Job>::namespaced(self.client.clone(), NAMESPACE);
+        self.wait("finetune-llm to succeed", 120, async || {
+            let job = jobs.get("finetune-llm").await.unwrap();
+            (job.status?.succeeded? == 1).then_some(())
+        })
+        .await;
+        self.story.phase("finetune-llm succeeded");
+    }
+
+    /// 3. The training fleet fills up to its 64-GPU limit: 7 pods of
+    ///    pretrain-70b and a notebook without a priority class.
+    async fn fill_training_fleet(&self, steps: &Steps) {
+        self.story.step(
+            "3. pretrain-70b (7 x 8 GPUs) and a notebook without a priority class fill the training fleet to its 64-GPU limit",
+        );
+        self.apply_list(&steps["fill_training_fleet"]).await;
+        self.wait("pretrain-70b and the notebook running", 120, async || {
+            let pretrain = pods(&self.client, "pretrain-70b").await;
+            let notebook = pods(&self.client, "notebook").await;
+            (pretrain.iter().filter(|p| is_running(p)).count() == 7
+                && notebook.iter().all(is_running)
+                && notebook.len() == 1)
+                .then_some(())
+        })
+        .await;
+        let training = nodes_of_pool(&self.client, "training").await;
+        assert_eq!(training.len(), 8, "64 GPUs are 8 nodes of 8");
+        assert_eq!(training.iter().map(gpus).sum::<i64>(), TRAINING_GPU_LIMIT);
+        self.assert_estates().await;
+        self.story
+            .phase("training fleet full: 8 H100 nodes, 64 GPUs");
+    }
+
+    /// 4. One more training Job: Karpenter may not grow the fleet past its
+    ///    limit, and batch-training (preemptionPolicy Never) preempts
+    ///    nothing, not even the notebook at priority 0. Returns the pod.
+    async fn sweep_waits(&self, steps: &Steps) -> String {
+        self.story.step(
+            "4. sweep-lr (8 GPUs, batch-training) arrives: Karpenter may not exceed the limit, and batch-training never preempts, not even the notebook",
+        );
+        self.apply_list(&steps["sweep"]).await;
+        let sweep = self
+            .wait("sweep-lr created", 60, async || {
+                pods(&self.client, "sweep-lr").await.into_iter().next()
+            })
+            .await;
+        let sweep_name = sweep.metadata.name.clone().unwrap();
+        let message = self.karpenter_gave_up(&sweep_name, "exceed limits").await;
+        self.assert_never_preempts(&sweep_name).await;
+        let sweep = pod(&self.client, &sweep_name).await.unwrap();
+        assert!(node_of(&sweep).is_none(), "sweep-lr must wait");
+        assert_no_nomination(&sweep);
+        let notebook = pod(&self.client, "notebook")
+            .await
+            .expect("notebook not preempted");
+        assert!(
+            is_running(&notebook) && notebook.metadata.deletion_timestamp.is_none(),
+            "a batch-training pod must not preempt the priority-0 notebook"
+        );
+        let training = nodes_of_pool(&self.client, "training").await;
+        assert_eq!(training.len(), 8, "limit held");
+        let claims = lookups::fleet_node_claims(&self.client, "training").await;
+        assert_eq!(claims, 8, "limit held");
+        self.story.phase(&format!(
+            "limit held, no preemption by training ({message})"
+        ));
+        sweep_name
+    }
+
+    /// 5. The notebook ends; sweep-lr takes its GPUs.
+    async fn sweep_replaces_notebook(&self, sweep_name: &str) {
+        self.story
+            .step("5. the notebook ends; sweep-lr takes its GPUs");
+        Api::<Pod>::namespaced(self.client.clone(), NAMESPACE)
+            .delete("notebook", &DeleteParams::default())
+            .await
+            .unwrap();
+        let sweep = self
+            .wait("sweep-lr running", 60, async || {
+                pod(&self.client, sweep_name).await.filter(is_running)
+            })
+            .await;
+        assert_fleet_node(
+            &node_map(&self.client).await[node_of(&sweep).unwrap()],
+            "training",
+        );
+        self.story
+            .phase("notebook gone, sweep-lr running in its place");
+    }
+
+    /// 6. Inference overflowing onto the full training fleet preempts a
+    ///    training pod; the training pod's replacement waits and never
+    ///    preempts the inference pod back.
+    async fn overflow_preempts(&self, steps: &Steps) {
+        self.story.step(
+            "6. chat-api-overflow (inference allowed onto training GPUs) arrives at the full training fleet: it preempts a training pod",
+        );
+        self.apply_list(&steps["overflow"]).await;
+        let overflow = self.wait_running("chat-api-overflow").await;
+        let overflow_node = node_of(&overflow).unwrap().to_string();
+        assert_fleet_node(&node_map(&self.client).await[&overflow_node], "training");
+        let victim = self
+            .wait("a preemption", 60, async || {
+                events(&self.client)
+                    .await
+                    .into_iter()
+                    .find(|e| e.reason.as_deref() == Some("Preempted"))
+            })
+            .await;
+        let victim_name = victim.involved_object.name.clone().unwrap();
+        assert!(
+            victim_name.starts_with("pretrain-70b-") || victim_name.starts_with("sweep-lr-"),
+            "the victim must be a training pod: {victim_name}"
+        );
+        assert!(
+            victim
+                .message
+                .as_deref()
+                .is_some_and(|m| m.contains(&overflow_node)),
+            "{victim:?}"
+        );
+        // The Job controller may replace its pod more than once (a pending
+        // extra is deleted first), so any waiting training pod the scheduler
+        // has tried stands for the replacement.
+        let (replacement, verdict) = self
+            .wait(
+                "the preempted pod's replacement, tried by the scheduler",
+                90,
+                async || {
+                    let mut waiting = pods(&self.client, "pretrain-70b").await;
+                    waiting.extend(pods(&self.client, "sweep-lr").await);
+                    waiting.into_iter().find_map(|p| {
+                        let verdict = unschedulable(&p)?;
+                        (node_of(&p).is_none() && p.metadata.deletion_timestamp.is_none())
+                            .then_some((p, verdict))
+                    })
+                },
+            )
+            .await;
+        let replacement_name = replacement.metadata.name.clone().unwrap();
+        assert!(
+            verdict.contains(NEVER_PREEMPTS),
+            "{replacement_name}: the scheduler did not rule out preemption by policy: {verdict}"
+        );
+        assert_no_nomination(&replacement);
+        let overflow_now = pod(&self.client, overflow.metadata.name.as_deref().unwrap())
+            .await
+            .expect("the inference pod was preempted");
+        assert!(is_running(&overflow_now) && node_of(&overflow_now) == Some(&overflow_node));
+        let training = nodes_of_pool(&self.client, "training").await;
+        assert_eq!(training.len(), 8, "limit held");
+        self.assert_estates().await;
+        self.story.phase(&format!(
+            "inference preempted {victim_name}; its replacement waits"
+        ));
+    }
+
+    /// 7. Every job finishes and every pod goes: Karpenter removes the empty
+    ///    nodes of all three fleets.
+    async fn consolidation(&self) {
+        self.story
+            .step("7. all work ends: the pods go, and Karpenter removes the empty nodes");
+        let mut of_this_run = BTreeSet::new();
+        for (fleet, _) in FLEETS {
+            for node in nodes_of_pool(&self.client, fleet).await {
+                of_this_run.extend(node.metadata.name);
+            }
+        }
+        self.start_deleting_namespace().await;
+        self.wait(
+            "Karpenter to remove every empty fleet node",
+            180,
+            async || {
+                let mut left = 0;
+                for (fleet, _) in FLEETS {
+                    left += nodes_of_pool(&self.client, fleet).await.len();
+                }
+                (left == 0).then_some(())
+            },
+        )
+        .await;
+        self.story
+            .phase("workloads deleted; Karpenter removed every fleet node");
+        self.story.disruptions(&self.client, &of_this_run).await;
+        self.wait_namespace_gone().await;
+    }
+
+    // ---------------------------------------------------------------- setup
+
+    /// A clean start: no workloads, no joined server, no fleets. The demo
+    /// first destroys what an earlier run of it declared; anything else
+    /// holding the scenario's fleets is an error.
+    async fn reset(&self) {
+        self.delete_namespace().await;
+        if let Audience::Demo(dir) = &self.audience
+            && dir.join("terraform.tfstate").is_file()
+        {
+            self.story.step(&format!(
+                "destroying what an earlier run declared (state in {})",
+                dir.display()
+            ));
+            let mut earlier = Workspace::kept_in(&self.cli, dir);
+            earlier
+                .env("KUBECONFIG", &self.provider_kubeconfig)
+                .destroy();
+            self.wait_fleets_gone().await;
+        }
+        let nodes = Api::<Node>::all(self.client.clone());
+        if nodes.get_opt(SERVER).await.unwrap().is_some() {
+            nodes
+                .delete(SERVER, &DeleteParams::default())
+                .await
+                .unwrap();
+        }
+        for (fleet, _) in FLEETS {
+            assert!(
+                live_node_pool(&self.client, fleet).await.is_none(),
+                "NodePool {fleet} exists: another run of the scenario (or `make demo`) uses this cluster"
+            );
+        }
+    }
+
+    /// A workspace for the configuration in `dir_in_example` of `EXAMPLE`
+    /// ("" for its root): the test's own, or the demo's under its directory.
+    fn workspace(&self, dir_in_example: &str) -> Workspace {
+        let mut ws = match &self.audience {
+            Audience::Test(_) => Workspace::new(&self.cli),
+            Audience::Demo(dir) => Workspace::kept_in(&self.cli, &dir.join(dir_in_example)),
+        };
+        ws.config_from(&format!("{EXAMPLE}/{dir_in_example}"));
+        ws
+    }
+
+    /// Applies the root configuration with fast disruption settings.
+    fn apply_cluster(&self) -> Workspace {
+        self.story.step(&format!(
+            "{} {}: apply {EXAMPLE}",
+            self.cli.name, self.cli.version
+        ));
+        let mut cluster = self.workspace("");
+        cluster
+            .env("KUBECONFIG", &self.provider_kubeconfig)
+            .file("terraform.tfvars", FAST_DISRUPTION);
+        let run = cluster.apply();
+        self.story.applied(&run.stdout);
+        cluster
+    }
+
+    /// The workloads configuration, applied against the cluster's state.
+    fn render_workloads(&self, cluster: &Workspace) -> Workspace {
+        let mut workloads = self.workspace("workloads");
+        workloads.file(
+            "terraform.tfvars",
+            &format!(
+                "cluster_state = \"{}\"\nfinetune_runs_for = \"{FINETUNE_RUNS_FOR}\"\n",
+                cluster.path().join("terraform.tfstate").display()
+            ),
+        );
+        workloads.apply();
+        workloads
+    }
+
+    /// The self-managed GPU server joins with the root configuration's join
+    /// material, as its kubelet's TLS bootstrap would (tls_bootstrap): a
+    /// Node of simulated-gpu-server.json's labels and status, which kwok
+    /// then runs, registered already carrying the training taint. Returns
+    /// the id of the token it joined with and the name of its CSR.
+    async fn join_server(&self, cluster: &Workspace) -> (String, String) {
+        let material = JoinMaterial::of(&cluster.output("training_server_join"));
+        let manifest =
+            std::fs::read_to_string(repo_root().join(EXAMPLE).join("simulated-gpu-server.json"))
+                .unwrap();
+        let server: Node = serde_json::from_str(&manifest).unwrap();
+        let csr = tls_bootstrap::join(&material, &server).await;
+        let server = Api::<Node>::all(self.client.clone())
+            .get(SERVER)
+            .await
+            .unwrap();
+        let training = server
+            .spec
+            .and_then(|s| s.taints)
+            .unwrap_or_default()
+            .into_iter()
+            .any(|t| t.key == "workload" && t.value.as_deref() == Some("training"));
+        assert!(training, "the server registered with the training taint");
+        self.story.step(&format!(
+            "{SERVER} joined with the training_server_join token (CSR {csr}): registered with the training taint (the maintenance one is its own)"
+        ));
+        (material.id_and_secret().0.to_string(), csr)
+    }
+
+    /// Karpenter marks a NodePool Ready once it has resolved its node class;
+    /// that it does shows Karpenter runs at all.
+    async fn wait_fleets_ready(&self) {
+        for (fleet, _) in FLEETS {
+            self.wait(
+                &format!(
+                    "NodePool {fleet} Ready (is Karpenter running? `cluster.sh up --karpenter`)"
+                ),
+                60,
+                async || {
+                    let pool = live_node_pool(&self.client, fleet).await?;
+                    pool.data["status"]["conditions"]
+                        .as_array()?
+                        .iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                        .then_some(())
+                },
+            )
+            .await;
+        }
+    }
+
+    // ---------------------------------------------------------------- actions and waits
+
+    /// Creates every object of a Kubernetes List (JSON).
+    async fn apply_list(&self, list: &str) {
+        let list: Value = serde_json::from_str(list).unwrap();
+        for item in list["items"].as_array().unwrap() {
+            let api_version = item["apiVersion"].as_str().unwrap();
+            let kind = item["kind"].as_str().unwrap();
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            let resource = ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(group, version, kind),
+                &format!("{}s", kind.to_lowercase()),
+            );
+            let api: Api<DynamicObject> = match item["metadata"]["namespace"].as_str() {
+                Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
+                None => Api::all_with(self.client.clone(), &resource),
+            };
+            let object: DynamicObject = serde_json::from_value(item.clone()).unwrap();
+            api.create(&PostParams::default(), &object)
+                .await
+                .unwrap_or_else(|e| panic!("creating {kind} {:?}: {e}", item["metadata"]["name"]));
+            self.story
+                .line(&format!("    {kind} {} created", item["metadata"]["name"]));
+        }
+    }
+
+    async fn delete_namespace(&self) {
+        self.start_deleting_namespace().await;
+        self.wait_namespace_gone().await;
+    }
+
+    async fn start_deleting_namespace(&self) {
+        let namespaces = Api::<Namespace>::all(self.client.clone());
+        if namespaces.get_opt(NAMESPACE).await.unwrap().is_some() {
+            let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
+        }
+    }
+
+    async fn wait_namespace_gone(&self) {
+        let namespaces = Api::<Namespace>::all(self.client.clone());
+        self.wait("namespace ml to go", 120, async || {
+            namespaces
+                .get_opt(NAMESPACE)
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        })
+        .await;
+    }
+
+    /// chat-api's replicas, each asking for one GPU of the inference fleet.
+    async fn wait_chat_api(&self) -> Vec<Pod> {
+        let what = format!("{CHAT_API_REPLICAS} chat-api pods running");
+        self.wait(&what, 120, async || {
+            let pods = pods(&self.client, "chat-api").await;
+            (pods.len() == CHAT_API_REPLICAS as usize && pods.iter().all(is_running))
+                .then_some(pods)
+        })
+        .await
+    }
+
+    async fn wait_running(&self, app: &str) -> Pod {
+        self.wait(&format!("{app} running"), 120, async || {
+            pods(&self.client, app).await.into_iter().find(is_running)
+        })
+        .await
+    }
+
+    /// Waits until Karpenter has tried, and failed, to find a node for `pod`
+    /// (a pod name, or the `app` of a single pod), with `expected` in its
+    /// message.
+    async fn karpenter_gave_up(&self, pod: &str, expected: &str) -> String {
+        self.wait(&format!("Karpenter's verdict on {pod}"), 60, async || {
+            karpenter_failure(&self.client, NAMESPACE, pod)
+                .await
+                .filter(|m| m.contains(expected))
+        })
+        .await
+    }
+}
+
+/// The workloads' outputs: the manifests of each step, by output name.
+fn outputs(workloads: &Workspace) -> Steps {
+    workloads
+        .outputs()
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, o)| (name.clone(), o["value"].as_str().unwrap().to_string()))
+        .collect()
+}
