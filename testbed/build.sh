@@ -2,15 +2,18 @@
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
 # kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
 # the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
-# `make docs`) from Go modules, with no container images or release tarballs.
+# `make docs`) from Go modules, with no container images or release tarballs;
+# on request also the bench's plugin floor (plugin-floor: our own Go source in
+# benches/plugin-floor, for `make bench` only).
 #
-#   testbed/build.sh [name...]   # default: all of them
+#   testbed/build.sh [name...]   # default: all but plugin-floor
 #
 # Each binary is cached as $GPUFLEET_BIN_CACHE/<name>-<version> (default
 # ~/.cache/gpufleet/bin), so only the first run on a machine pays the long cold
 # build; later runs just refresh the symlinks in <repo>/target/tools/bin/.
 # Versions come from the require lines of the wrapper modules' go.mod files,
-# so bumping a version there is all it takes to get a fresh build.
+# so bumping a version there is all it takes to get a fresh build; the plugin
+# floor's also carries a hash of its source, so editing it rebuilds too.
 # GPUFLEET_REBUILD=1 ignores the cache.
 set -euo pipefail
 
@@ -50,7 +53,15 @@ module_dir() {
     terraform-1.5.*) echo terraform-1.5 ;;
     tofu-1.8.*) echo tofu-1.8 ;;
     tfplugindocs) echo tfplugindocs ;;
+    plugin-floor) echo plugin-floor ;;
     *) return 1 ;;
+  esac
+}
+# Where a module dir is: the wrapper modules here, the plugin floor with the benches.
+module_root() {
+  case $1 in
+    plugin-floor) echo "$repo/benches/plugin-floor" ;;
+    *) echo "$here/$1" ;;
   esac
 }
 version_module() {
@@ -62,6 +73,7 @@ version_module() {
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.13 | terraform-1.5) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
+    plugin-floor) echo github.com/hashicorp/terraform-plugin-framework ;;
   esac
 }
 package() {
@@ -72,15 +84,21 @@ package() {
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.13.* | terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
+    plugin-floor) echo gpufleet.test/benches/plugin-floor ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
-# The version pinned in the wrapper's go.mod (read as text: cheap, no network).
+# The version pinned in the wrapper's go.mod (read as text: cheap, no network);
+# for our own source, plus the first 12 hex digits of its files' SHA-256.
 version() {
-  local dir mod
+  local dir mod v
   dir=$(module_dir "$1") mod=$(version_module "$1")
-  awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m && $(i + 1) ~ /^v[0-9]/) { print $(i + 1); exit } }' \
-    "$here/$dir/go.mod"
+  v=$(awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m && $(i + 1) ~ /^v[0-9]/) { print $(i + 1); exit } }' \
+    "$(module_root "$dir")/go.mod")
+  if [ "$dir" = plugin-floor ] && [ -n "$v" ]; then
+    v+=-$(cd "$(module_root "$dir")" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-12)
+  fi
+  echo "$v"
 }
 
 ldflags() {
@@ -116,7 +134,7 @@ ldflags() {
 # machine's Go; the module proxy serves Go 1.27.3 as a module, and `go`
 # fetches it (about 76 MB, once) for that module only.
 toolchain() {
-  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$here/$1/go.mod"
+  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$(module_root "$1")/go.mod"
 }
 
 # Prints a line every minute while a long build runs, so CI logs show life.
@@ -148,7 +166,7 @@ build() {
   tick=$!
   local ok=0
   # nice: a developer machine has other compilers running; keep them responsive.
-  if (cd "$here/$dir" && GOTOOLCHAIN=$(toolchain "$dir") nice -n 10 "$GO" build -trimpath -buildvcs=false \
+  if (cd "$(module_root "$dir")" && GOTOOLCHAIN=$(toolchain "$dir") nice -n 10 "$GO" build -trimpath -buildvcs=false \
     -ldflags "$(ldflags "$dir" "$v")" -o "$tmp/" "${pkgs[@]}"); then ok=1; fi
   kill "$tick" 2>/dev/null || true
   wait "$tick" 2>/dev/null || true
@@ -172,7 +190,7 @@ build() {
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 for name in "${names[@]}"; do
-  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]})"
+  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]} plugin-floor)"
 done
 
 mkdir -p "$cache" "$bindir"
@@ -202,7 +220,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs plugin-floor; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue
