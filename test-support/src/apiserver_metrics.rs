@@ -58,22 +58,8 @@ impl Counts {
     /// What was counted between `before` and `self`.
     pub fn since(&self, before: &Counts) -> Counts {
         Counts {
-            requests: self
-                .requests
-                .iter()
-                .filter_map(|(key, &after)| {
-                    let delta = after - before.requests.get(key).copied().unwrap_or(0);
-                    (delta > 0).then(|| (key.clone(), delta))
-                })
-                .collect(),
-            seconds: self
-                .seconds
-                .iter()
-                .filter_map(|(key, &after)| {
-                    let delta = after - before.seconds.get(key).copied().unwrap_or(0.0);
-                    (delta > 0.0).then(|| (key.clone(), delta))
-                })
-                .collect(),
+            requests: grown(&self.requests, &before.requests),
+            seconds: grown(&self.seconds, &before.seconds),
         }
     }
 
@@ -104,6 +90,20 @@ impl Counts {
     }
 }
 
+/// The keys whose value grew from `before` to `after`, by how much.
+fn grown<T>(after: &ByKey<T>, before: &ByKey<T>) -> ByKey<T>
+where
+    T: Copy + Default + PartialOrd + std::ops::Sub<Output = T>,
+{
+    after
+        .iter()
+        .filter_map(|(key, &value)| {
+            let delta = value - before.get(key).copied().unwrap_or_default();
+            (delta > T::default()).then(|| (key.clone(), delta))
+        })
+        .collect()
+}
+
 fn parse_labels(text: &str) -> BTreeMap<String, String> {
     let mut labels = BTreeMap::new();
     let mut rest = text;
@@ -126,4 +126,42 @@ pub async fn scrape(client: &kube::Client) -> Counts {
         .await
         .expect("read the API server's /metrics");
     Counts::parse(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines as kube-apiserver v1.34 writes them (labels abridged).
+    const METRICS: &str = r#"apiserver_request_total{code="200",resource="priorityclasses",subresource="",verb="GET"} 7
+apiserver_request_total{code="404",resource="priorityclasses",subresource="",verb="GET"} 1
+apiserver_request_duration_seconds_sum{resource="priorityclasses",subresource="",verb="GET"} 0.25
+apiserver_request_duration_seconds_sum{resource="priorityclasses",subresource="",verb="WATCH"} 60
+apiserver_request_duration_seconds_count{resource="priorityclasses",subresource="",verb="GET"} 8
+apiserver_request_duration_seconds_sum{resource="",subresource="apis",verb="GET"} 0.5
+"#;
+
+    #[test]
+    fn counts_and_times_by_verb_and_resource() {
+        let counts = Counts::parse(METRICS);
+        assert_eq!(
+            counts.by_verb("priorityclasses"),
+            [("GET".to_string(), 8)].into()
+        );
+        assert_eq!(counts.seconds_on("priorityclasses"), 0.25);
+        assert_eq!(counts.seconds_on("apis"), 0.5);
+    }
+
+    #[test]
+    fn since_keeps_what_grew() {
+        let before = Counts::parse(METRICS);
+        let after = Counts::parse(&METRICS.replace("} 7", "} 9").replace("} 0.25", "} 1.25"));
+        let grown = after.since(&before);
+        assert_eq!(
+            grown.by_verb("priorityclasses"),
+            [("GET".to_string(), 2)].into()
+        );
+        assert_eq!(grown.seconds_on("priorityclasses"), 1.0);
+        assert_eq!(grown.seconds_on("apis"), 0.0);
+    }
 }
