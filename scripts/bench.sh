@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # make bench: the start-up bench and the workload bench (terraform apply,
-# plan, destroy through gpufleet, the terraform_data floor and, with
+# plan, destroy through gpufleet, beside two floors: terraform_data, which is
+# Terraform's own cost, and the plugin floor, a provider made with HashiCorp's
+# terraform-plugin-framework that only stores its attributes, from
+# benches/plugin-floor; and, with
 # GPUFLEET_BENCH_PEER=/path/to/terraform-provider-kubernetes_vX.Y.Z, the
 # hashicorp/kubernetes provider) on a control plane of its own in
 # target/bench-cluster. Writes target/bench/; with --publish (only from a
@@ -30,7 +33,7 @@ if [ $publish = 1 ]; then
 fi
 
 cargo build --release --quiet
-bash testbed/build.sh etcd kube-apiserver kube-scheduler kube-controller-manager kubectl
+bash testbed/build.sh etcd kube-apiserver kube-scheduler kube-controller-manager kubectl plugin-floor
 export GPUFLEET_CLUSTER_DIR=$PWD/target/bench-cluster
 bash testbed/cluster.sh up
 trap 'bash testbed/cluster.sh down >/dev/null 2>&1 || true' EXIT

@@ -2,19 +2,22 @@
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
 # kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
 # the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
-# `make docs`) from Go modules, with no container images or release tarballs.
+# `make docs`) from Go modules, with no container images or release tarballs;
+# on request also the bench's plugin floor (plugin-floor: our own Go source in
+# benches/plugin-floor, for `make bench` only).
 # `aws-instance-types` is data, not a binary: the kwok provider's EC2 instance
 # types, which the generator aws-kwok-instance-types (built here too) writes
 # from the EC2 data of moto's wheel (fetched with pip at the version
 # aws-kwok-instance-types/moto.txt pins) into target/tools/aws-instance-types.json.
 #
-#   testbed/build.sh [name...]   # default: all of them
+#   testbed/build.sh [name...]   # default: all but plugin-floor
 #
 # Each binary is cached as $GPUFLEET_BIN_CACHE/<name>-<version> (default
 # ~/.cache/gpufleet/bin), so only the first run on a machine pays the long cold
 # build; later runs just refresh the symlinks in <repo>/target/tools/bin/.
 # Versions come from the require lines of the wrapper modules' go.mod files,
-# so bumping a version there is all it takes to get a fresh build.
+# so bumping a version there is all it takes to get a fresh build; the plugin
+# floor's also carries a hash of its source, so editing it rebuilds too.
 # GPUFLEET_REBUILD=1 ignores the cache.
 set -euo pipefail
 
@@ -55,7 +58,15 @@ module_dir() {
     tofu-1.8.*) echo tofu-1.8 ;;
     tfplugindocs) echo tfplugindocs ;;
     aws-kwok-instance-types) echo aws-kwok-instance-types ;;
+    plugin-floor) echo plugin-floor ;;
     *) return 1 ;;
+  esac
+}
+# Where a module dir is: the wrapper modules here, the plugin floor with the benches.
+module_root() {
+  case $1 in
+    plugin-floor) echo "$repo/benches/plugin-floor" ;;
+    *) echo "$here/$1" ;;
   esac
 }
 version_module() {
@@ -68,6 +79,7 @@ version_module() {
     terraform-1.13 | terraform-1.5) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
     aws-kwok-instance-types) echo github.com/aws/karpenter-provider-aws ;;
+    plugin-floor) echo github.com/hashicorp/terraform-plugin-framework ;;
   esac
 }
 package() {
@@ -79,18 +91,20 @@ package() {
     terraform-1.13.* | terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
     aws-kwok-instance-types) echo gpufleet.test/controlplane/aws-kwok-instance-types ;;
+    plugin-floor) echo gpufleet.test/benches/plugin-floor ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
 # The version pinned in the wrapper's go.mod (read as text: cheap, no network).
-# The generator's own source is ours, so its hash is part of its version.
+# For our own source (the EC2 generator, the plugin floor), plus the first
+# 12 hex digits of the SHA-256 of its go.mod and Go files.
 version() {
   local dir mod v
   dir=$(module_dir "$1") mod=$(version_module "$1")
   v=$(awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m && $(i + 1) ~ /^v[0-9]/) { print $(i + 1); exit } }' \
-    "$here/$dir/go.mod")
-  if [ "$dir" = aws-kwok-instance-types ] && [ -n "$v" ]; then
-    v+=-$(cat "$here/$dir/go.mod" "$here/$dir/main.go" | sha256sum | cut -c1-12)
+    "$(module_root "$dir")/go.mod")
+  if [ "$dir" = aws-kwok-instance-types ] || [ "$dir" = plugin-floor ] && [ -n "$v" ]; then
+    v+=-$(cd "$(module_root "$dir")" && cat go.mod ./*.go | sha256sum | cut -c1-12)
   fi
   echo "$v"
 }
@@ -128,7 +142,7 @@ ldflags() {
 # machine's Go; the module proxy serves Go 1.27.3 as a module, and `go`
 # fetches it (about 76 MB, once) for that module only.
 toolchain() {
-  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$here/$1/go.mod"
+  awk '$1 == "toolchain" { print $2; found = 1 } END { if (!found) print "local" }' "$(module_root "$1")/go.mod"
 }
 
 # Prints a line every minute while a long build runs, so CI logs show life.
@@ -160,7 +174,7 @@ build() {
   tick=$!
   local ok=0
   # nice: a developer machine has other compilers running; keep them responsive.
-  if (cd "$here/$dir" && GOTOOLCHAIN=$(toolchain "$dir") nice -n 10 "$GO" build -trimpath -buildvcs=false \
+  if (cd "$(module_root "$dir")" && GOTOOLCHAIN=$(toolchain "$dir") nice -n 10 "$GO" build -trimpath -buildvcs=false \
     -ldflags "$(ldflags "$dir" "$v")" -o "$tmp/" "${pkgs[@]}"); then ok=1; fi
   kill "$tick" 2>/dev/null || true
   wait "$tick" 2>/dev/null || true
@@ -224,7 +238,7 @@ for name in "${asked[@]}"; do
     want_aws_types=1
     name=aws-kwok-instance-types
   fi
-  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]})"
+  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]} plugin-floor)"
   names+=("$name")
 done
 
@@ -256,7 +270,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs aws-kwok-instance-types; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs aws-kwok-instance-types plugin-floor; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue

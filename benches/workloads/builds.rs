@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::config::{self, Provider, Versions, Workload};
 use crate::load::{self, Load};
-use crate::{Bench, provider_mirror, spread};
+use crate::{Bench, Installed, provider_mirror, spread};
 use common::apiserver_metrics::scrape;
 
 const PARALLELISMS: [usize; 2] = [10, 50];
@@ -69,6 +69,7 @@ pub(crate) fn compare(
     let versions = Versions {
         gpufleet: env!("CARGO_PKG_VERSION"),
         peer: None,
+        plugin_floor: None,
     };
     let workload = Workload::PriorityClasses(count);
     let builds: Vec<Build> = parse(spec)
@@ -77,9 +78,11 @@ pub(crate) fn compare(
         .map(|(i, (label, binary))| {
             let cli_config = provider_mirror(
                 &out.join(format!("mirror-build-{i}")),
-                &binary,
-                None,
-                &versions,
+                &[Installed {
+                    source: "gpufleet/gpufleet",
+                    version: versions.gpufleet,
+                    binary: &binary,
+                }],
             );
             let dir = out.join("work").join(format!("builds-{i}"));
             let _ = std::fs::remove_dir_all(&dir);

@@ -1,13 +1,17 @@
 //! The configurations each workload is measured with: the same objects
-//! through gpufleet, through hashicorp/kubernetes (the peer), and as
-//! `terraform_data` (the floor: Terraform's own cost per resource, no plugin).
+//! through gpufleet, through hashicorp/kubernetes (the peer), as
+//! `terraform_data` (Terraform's own cost per resource, no plugin) and, for
+//! priority classes, through the plugin floor (benches/plugin-floor: a
+//! provider made with HashiCorp's terraform-plugin-framework whose resource
+//! has gpufleet_priority_class's schema and only stores it).
 
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Provider {
     Gpufleet,
-    Floor,
+    TerraformData,
+    PluginFloor,
     Peer,
 }
 
@@ -15,9 +19,16 @@ impl Provider {
     pub(crate) fn label(self) -> &'static str {
         match self {
             Provider::Gpufleet => "gpufleet",
-            Provider::Floor => "floor",
+            Provider::TerraformData => "terraform_data",
+            Provider::PluginFloor => "plugin-floor",
             Provider::Peer => "peer",
         }
+    }
+
+    /// Whether it has a configuration for `workload`: the plugin floor has
+    /// priority classes only.
+    pub(crate) fn measures(self, workload: Workload) -> bool {
+        self != Provider::PluginFloor || matches!(workload, Workload::PriorityClasses(_))
     }
 }
 
@@ -69,9 +80,12 @@ pub(crate) const NODE_PREFIX: &str = "bench-node-";
 pub(crate) struct Versions<'a> {
     pub(crate) gpufleet: &'a str,
     pub(crate) peer: Option<&'a str>,
+    /// The plugin floor's, which is the terraform-plugin-framework version it is built on.
+    pub(crate) plugin_floor: Option<&'a str>,
 }
 
-/// `main.tf` for one provider and workload against `kubeconfig`.
+/// `main.tf` for one provider and workload against `kubeconfig` (see
+/// [`Provider::measures`]).
 pub(crate) fn main_tf(
     provider: Provider,
     workload: Workload,
@@ -88,16 +102,27 @@ pub(crate) fn main_tf(
             "terraform {{\n  required_providers {{\n    kubernetes = {{ source = \"hashicorp/kubernetes\", version = \"{}\" }}\n  }}\n}}\n\nprovider \"kubernetes\" {{\n  config_path = \"{kubeconfig}\"\n}}\n\n",
             versions.peer.expect("peer version")
         ),
-        Provider::Floor => String::new(),
+        // No provider block: it has no configuration.
+        Provider::PluginFloor => format!(
+            "terraform {{\n  required_providers {{\n    pluginfloor = {{ source = \"gpufleet/pluginfloor\", version = \"{}\" }}\n  }}\n}}\n\n",
+            versions.plugin_floor.expect("plugin floor version")
+        ),
+        Provider::TerraformData => String::new(),
     };
     let body = match (provider, workload) {
-        (Provider::Gpufleet, Workload::PriorityClasses(_)) => format!(
-            "resource \"gpufleet_priority_class\" \"c\" {{\n  count = {n}\n  name  = \"bench-pc-${{count.index}}\"\n  value = 1000 + count.index\n}}\n"
+        // The plugin floor's resource has gpufleet's schema, so the same configuration.
+        (Provider::Gpufleet | Provider::PluginFloor, Workload::PriorityClasses(_)) => format!(
+            "resource \"{}_priority_class\" \"c\" {{\n  count = {n}\n  name  = \"bench-pc-${{count.index}}\"\n  value = 1000 + count.index\n}}\n",
+            if provider == Provider::Gpufleet {
+                "gpufleet"
+            } else {
+                "pluginfloor"
+            }
         ),
         (Provider::Peer, Workload::PriorityClasses(_)) => format!(
             "resource \"kubernetes_priority_class_v1\" \"c\" {{\n  count = {n}\n  metadata {{\n    name = \"bench-peer-pc-${{count.index}}\"\n  }}\n  value = 1000 + count.index\n}}\n"
         ),
-        (Provider::Floor, Workload::PriorityClasses(_)) => format!(
+        (Provider::TerraformData, Workload::PriorityClasses(_)) => format!(
             "resource \"terraform_data\" \"c\" {{\n  count = {n}\n  input = {{ name = \"bench-pc-${{count.index}}\", value = 1000 + count.index }}\n}}\n"
         ),
         (Provider::Gpufleet, Workload::Fleets(_)) => format!(
@@ -130,7 +155,7 @@ pub(crate) fn main_tf(
 }}
 "#
         ),
-        (Provider::Floor, Workload::Fleets(_)) => format!(
+        (Provider::TerraformData, Workload::Fleets(_)) => format!(
             "resource \"terraform_data\" \"f\" {{\n  count = {n}\n  input = {{\n    name         = \"bench-fleet-${{count.index}}\"\n    node_class   = {{ group = \"karpenter.kwok.sh\", kind = \"KWOKNodeClass\", name = \"default\" }}\n    accelerators = [\"H100\"]\n    taints       = [{{ key = \"workload\", value = \"training\", effect = \"NoSchedule\" }}]\n  }}\n}}\n"
         ),
         (Provider::Gpufleet, Workload::Taints(_)) => format!(
@@ -141,10 +166,13 @@ pub(crate) fn main_tf(
             "resource \"kubernetes_node_taint\" \"t\" {{\n  count = {n}\n  metadata {{\n    name = \"{}${{count.index}}\"\n  }}\n  taint {{\n    key    = \"gpufleet-bench-peer\"\n    value  = \"x\"\n    effect = \"NoSchedule\"\n  }}\n  field_manager = \"bench-peer\"\n}}\n",
             NODE_PREFIX
         ),
-        (Provider::Floor, Workload::Taints(_)) => format!(
+        (Provider::TerraformData, Workload::Taints(_)) => format!(
             "resource \"terraform_data\" \"t\" {{\n  count = {n}\n  input = {{ node_name = \"{}${{count.index}}\", taints = [{{ key = \"gpufleet-bench\", value = \"x\", effect = \"NoSchedule\" }}] }}\n}}\n",
             NODE_PREFIX
         ),
+        (Provider::PluginFloor, workload) => {
+            unreachable!("the plugin floor has no configuration for {workload}")
+        }
     };
     preamble + &body
 }

@@ -1,10 +1,12 @@
 //! The workload benchmark (`make bench`): terraform apply from empty, a
 //! no-op plan (refresh) and destroy of N priority classes, 50 fleets and
-//! taints on 50 nodes, through gpufleet, as `terraform_data` (the floor:
-//! Terraform's own cost) and, when GPUFLEET_BENCH_PEER names a
-//! hashicorp/kubernetes provider binary, through it. Runs alternate
-//! (provider by provider within each repetition) so that a busy moment on
-//! the machine hits all of them alike. Also: per-RPC server-side latency
+//! taints on 50 nodes, through gpufleet, as `terraform_data` (Terraform's
+//! own cost), for priority classes through the plugin floor (what a plugin
+//! made with terraform-plugin-framework costs before any API call;
+//! benches/plugin-floor, built by `testbed/build.sh plugin-floor`) and, when
+//! GPUFLEET_BENCH_PEER names a hashicorp/kubernetes provider binary, through
+//! it. Runs alternate (provider by provider within each repetition) so that
+//! a busy moment on the machine hits all of them alike. Also: per-RPC server-side latency
 //! from the provider's TRACE log at -parallelism=10 and 50, and sequential
 //! call latency on both networks the plugin can serve on. With
 //! GPUFLEET_BENCH_BUILDS, instead: two builds side by side (builds.rs).
@@ -32,6 +34,8 @@ use serde::Serialize;
 
 const PHASES: [&str; 3] = ["apply", "plan", "destroy"];
 const NODES: usize = 50;
+/// `-parallelism` of the measured runs (Terraform's default).
+pub(crate) const PARALLELISM: usize = 10;
 
 #[derive(Serialize, Clone)]
 pub(crate) struct Sample {
@@ -45,6 +49,8 @@ pub(crate) struct Sample {
     pub(crate) provider_launches: usize,
     /// Requests to the workload's resource, by verb; plus discovery.
     pub(crate) requests: BTreeMap<String, u64>,
+    /// The API server's time answering them, added up (WATCH left out).
+    pub(crate) api_s: f64,
     pub(crate) load: load::Load,
 }
 
@@ -69,6 +75,12 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/release/terraform-provider-gpufleet"));
     let peer = env("GPUFLEET_BENCH_PEER").map(PathBuf::from);
+    let plugin_floor = root.join("target/tools/bin/plugin-floor");
+    assert!(
+        plugin_floor.exists(),
+        "no plugin floor at {}: run `bash testbed/build.sh plugin-floor` (scripts/bench.sh does)",
+        plugin_floor.display()
+    );
     let sizes: Vec<usize> = env("GPUFLEET_BENCH_SIZES")
         .unwrap_or_else(|| "100,500".into())
         .split(',')
@@ -82,18 +94,38 @@ fn main() {
 
     let gpufleet_version = env!("CARGO_PKG_VERSION");
     let peer_version = peer.as_deref().map(peer_version);
+    let plugin_floor_version = plugin_floor_version(&root);
     let versions = Versions {
         gpufleet: gpufleet_version,
         peer: peer_version.as_deref(),
+        plugin_floor: Some(&plugin_floor_version),
     };
-    let mirror = out.join("mirror");
-    let cli_config = provider_mirror(&mirror, &binary, peer.as_deref(), &versions);
+    let mut installed = vec![
+        Installed {
+            source: "gpufleet/gpufleet",
+            version: versions.gpufleet,
+            binary: &binary,
+        },
+        Installed {
+            source: "gpufleet/pluginfloor",
+            version: &plugin_floor_version,
+            binary: &plugin_floor,
+        },
+    ];
+    if let (Some(peer), Some(version)) = (&peer, versions.peer) {
+        installed.push(Installed {
+            source: "hashicorp/kubernetes",
+            version,
+            binary: peer,
+        });
+    }
+    let cli_config = provider_mirror(&out.join("mirror"), &installed);
     let bench = Bench {
         cli,
         kubeconfig,
         cli_config,
         runs: env("GPUFLEET_BENCH_RUNS").map_or(5, |r| r.parse().unwrap()),
-        parallelism: 10,
+        parallelism: PARALLELISM,
     };
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -121,14 +153,18 @@ fn main() {
         .collect();
     workloads.push(Workload::Fleets(50));
     workloads.push(Workload::Taints(NODES));
-    let mut providers = vec![Provider::Gpufleet, Provider::Floor];
+    let mut providers = vec![
+        Provider::Gpufleet,
+        Provider::TerraformData,
+        Provider::PluginFloor,
+    ];
     if peer.is_some() {
         providers.push(Provider::Peer);
     }
 
     let mut workspaces = BTreeMap::new();
     for &workload in &workloads {
-        for &provider in &providers {
+        for &provider in providers.iter().filter(|p| p.measures(workload)) {
             let dir = out
                 .join("work")
                 .join(format!("{}-{}", workload.slug(), provider.label()));
@@ -147,7 +183,7 @@ fn main() {
     let mut samples = Vec::new();
     for run in 1..=bench.runs {
         for &workload in &workloads {
-            for &provider in &providers {
+            for &provider in providers.iter().filter(|p| p.measures(workload)) {
                 let dir = &workspaces[&(workload.slug(), provider.label())];
                 for phase in PHASES {
                     let sample = bench.phase(&runtime, &client, dir, workload, provider, phase);
@@ -196,6 +232,8 @@ fn main() {
         &binary,
         peer.as_deref(),
         peer_version.as_deref(),
+        &plugin_floor,
+        &plugin_floor_version,
         &bench.kubeconfig,
     );
     report::write(
@@ -268,6 +306,7 @@ impl Bench {
             provider_cpu_s: outcome.provider_cpu.as_secs_f64(),
             provider_launches: outcome.provider_launches,
             requests: requests(&counted, workload),
+            api_s: counted.seconds_on(workload.api_resource()),
             load,
         }
     }
@@ -312,34 +351,52 @@ fn peer_version(binary: &Path) -> String {
         })
 }
 
-/// A filesystem mirror with our provider (and the peer), and a CLI config using it.
-fn provider_mirror(
-    mirror: &Path,
-    binary: &Path,
-    peer: Option<&Path>,
-    versions: &Versions<'_>,
-) -> PathBuf {
+/// The plugin floor's version: the terraform-plugin-framework version its
+/// go.mod requires (`v1.19.0` → `1.19.0`).
+fn plugin_floor_version(root: &Path) -> String {
+    let go_mod = root.join("benches/plugin-floor/go.mod");
+    std::fs::read_to_string(&go_mod)
+        .unwrap_or_else(|e| panic!("{}: {e}", go_mod.display()))
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("require github.com/hashicorp/terraform-plugin-framework v")
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{} requires no terraform-plugin-framework",
+                go_mod.display()
+            )
+        })
+        .to_string()
+}
+
+/// A provider binary the bench installs from its mirror.
+pub(crate) struct Installed<'a> {
+    /// `namespace/type`, on registry.terraform.io.
+    pub(crate) source: &'a str,
+    pub(crate) version: &'a str,
+    pub(crate) binary: &'a Path,
+}
+
+/// A filesystem mirror with `providers`, and a CLI config using it for them.
+fn provider_mirror(mirror: &Path, providers: &[Installed<'_>]) -> PathBuf {
     let _ = std::fs::remove_dir_all(mirror);
-    let place = |source: &str, kind: &str, version: &str, from: &Path| {
+    let mut included = Vec::new();
+    for provider in providers {
+        let kind = provider.source.rsplit('/').next().unwrap();
         let dir = mirror.join(format!(
-            "registry.terraform.io/{source}/{version}/linux_amd64"
+            "registry.terraform.io/{}/{}/linux_amd64",
+            provider.source, provider.version
         ));
         std::fs::create_dir_all(&dir).unwrap();
         std::os::unix::fs::symlink(
-            std::fs::canonicalize(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())),
-            dir.join(format!("terraform-provider-{kind}_v{version}")),
+            std::fs::canonicalize(provider.binary)
+                .unwrap_or_else(|e| panic!("{}: {e}", provider.binary.display())),
+            dir.join(format!("terraform-provider-{kind}_v{}", provider.version)),
         )
         .unwrap();
-        format!("\"registry.terraform.io/{source}\"")
-    };
-    let mut included = vec![place(
-        "gpufleet/gpufleet",
-        "gpufleet",
-        versions.gpufleet,
-        binary,
-    )];
-    if let (Some(peer), Some(version)) = (peer, versions.peer) {
-        included.push(place("hashicorp/kubernetes", "kubernetes", version, peer));
+        included.push(format!("\"registry.terraform.io/{}\"", provider.source));
     }
     let list = included.join(", ");
     let config = mirror.join("cli.tfrc");

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::transport::Latency;
-use crate::{PHASES, Sample, spread};
+use crate::{PARALLELISM, PHASES, Sample, spread};
 
 /// Per RPC name: server-side latencies in µs, from `rpc served` TRACE lines.
 pub(crate) type RpcLatencies = BTreeMap<String, Vec<f64>>;
@@ -41,6 +41,7 @@ pub(crate) struct Facts {
     pub(crate) gpufleet: String,
     pub(crate) gpufleet_binary_bytes: u64,
     pub(crate) peer: Option<String>,
+    pub(crate) plugin_floor: String,
     pub(crate) rustc: String,
 }
 
@@ -58,6 +59,8 @@ impl Facts {
         binary: &Path,
         peer: Option<&Path>,
         peer_version: Option<&str>,
+        plugin_floor: &Path,
+        plugin_floor_version: &str,
         kubeconfig: &str,
     ) -> Facts {
         let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -120,6 +123,14 @@ impl Facts {
                     p.display()
                 )
             }),
+            plugin_floor: format!(
+                "benches/plugin-floor on terraform-plugin-framework v{plugin_floor_version}, {}",
+                // `<path>: go1.26.8`
+                output("go", &["version", &plugin_floor.display().to_string()])
+                    .rsplit(' ')
+                    .next()
+                    .unwrap_or("?")
+            ),
             rustc: output("rustc", &["--version"]),
         }
     }
@@ -231,7 +242,7 @@ pub(crate) fn write(
     writeln!(md, "# Benchmarks\n").unwrap();
     writeln!(
         md,
-        "Measured by `make bench` (benches/workloads, benches/startup) on a control plane of its own; `make bench-publish` commits the latest run here, only from a clean tree. Wall times are the median of {runs} runs with the range in brackets, `-parallelism=10`, runs alternating between providers. The floor is the same number of `terraform_data` resources: what Terraform itself costs, with no plugin.\n"
+        "Measured by `make bench` (benches/workloads, benches/startup) on a control plane of its own; `make bench-publish` commits the latest run here, only from a clean tree. Wall times are the median of {runs} runs with the range in brackets, `-parallelism={PARALLELISM}`, runs alternating between providers. Two floors: the same number of `terraform_data` resources, what Terraform itself costs with no plugin; and, for priority classes, the plugin floor, the same configuration through a provider made with HashiCorp's terraform-plugin-framework (benches/plugin-floor) whose resource has gpufleet_priority_class's schema and only stores it: what a plugin as the framework makes one costs before any API call.\n"
     )
     .unwrap();
     writeln!(md, "| | |\n|---|---|").unwrap();
@@ -267,6 +278,7 @@ pub(crate) fn write(
             .unwrap_or("not run (set GPUFLEET_BENCH_PEER to a hashicorp/kubernetes binary)")
     )
     .unwrap();
+    writeln!(md, "| plugin floor | {} |", facts.plugin_floor).unwrap();
     writeln!(md, "| compiler | {} |\n", facts.rustc).unwrap();
 
     writeln!(
@@ -276,22 +288,25 @@ pub(crate) fn write(
     .unwrap();
     writeln!(
         md,
-        "| workload | phase | floor s | gpufleet s | gpufleet ÷ floor | peer s | gpufleet ÷ peer |"
+        "| workload | phase | terraform_data s | plugin floor s | gpufleet s | gpufleet ÷ terraform_data | gpufleet ÷ plugin floor | peer s | gpufleet ÷ peer |"
     )
     .unwrap();
-    writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
+    writeln!(md, "|---|---|---|---|---|---|---|---|---|").unwrap();
     for (_, w) in &workloads {
         for phase in PHASES {
-            let (f, g, p) = (
-                wall(samples, w, "floor", phase),
+            let (t, f, g, p) = (
+                wall(samples, w, "terraform_data", phase),
+                wall(samples, w, "plugin-floor", phase),
                 wall(samples, w, "gpufleet", phase),
                 wall(samples, w, "peer", phase),
             );
             writeln!(
                 md,
-                "| {w} | {phase} | {} | {} | {} | {} | {} |",
+                "| {w} | {phase} | {} | {} | {} | {} | {} | {} | {} |",
+                fmt_stat(&t, ""),
                 fmt_stat(&f, ""),
                 fmt_stat(&g, ""),
+                fmt_ratio(ratio(&g, &t)),
                 fmt_ratio(ratio(&g, &f)),
                 fmt_stat(&p, ""),
                 fmt_ratio(ratio(&g, &p))
@@ -300,12 +315,14 @@ pub(crate) fn write(
         }
     }
 
+    shares(&mut md, samples, &workloads);
+
     writeln!(md, "\n## Provider process and API requests\n").unwrap();
     writeln!(md, "Peak resident memory is the largest VmHWM of any plugin process the command started (polled from /proc every 5 ms); CPU is user + system time of those processes; launches is how many plugin processes the command started. Requests are what the API server counted (`apiserver_request_total`, by verb, for the workload's resource, plus discovery) during the command.\n").unwrap();
     let providers: &[&str] = if has_peer {
-        &["gpufleet", "peer"]
+        &["gpufleet", "plugin-floor", "peer"]
     } else {
-        &["gpufleet"]
+        &["gpufleet", "plugin-floor"]
     };
     writeln!(
         md,
@@ -317,6 +334,9 @@ pub(crate) fn write(
         for phase in PHASES {
             for provider in providers {
                 let chosen = select(samples, w, provider, phase);
+                if chosen.is_empty() {
+                    continue; // the plugin floor has priority classes only
+                }
                 let rss = stat(&chosen, |s| s.provider_peak_kib as f64 / 1024.0);
                 let cpu = stat(&chosen, |s| s.provider_cpu_s);
                 let launches = chosen.first().map_or(0, |s| s.provider_launches);
@@ -393,6 +413,53 @@ pub(crate) fn write(
     .unwrap();
 }
 
+/// The API server's time in a command's wall time: its time answering the
+/// requests, added up, over the parallelism (all of it spent with that many
+/// requests in flight), median of the runs.
+fn api_time(samples: &[Sample], workload: &str, phase: &str) -> Option<Stat> {
+    stat(&select(samples, workload, "gpufleet", phase), |s| {
+        s.api_s / PARALLELISM as f64
+    })
+}
+
+/// gpufleet's wall time over the plugin floor's plus the API server's time.
+fn beside_plugin_floor(samples: &[Sample], workload: &str, phase: &str) -> Option<f64> {
+    let floor = wall(samples, workload, "plugin-floor", phase)?.median;
+    let api = api_time(samples, workload, phase)?.median;
+    Some(wall(samples, workload, "gpufleet", phase)?.median / (floor + api))
+}
+
+/// Where the time of the workloads the plugin floor has goes, in medians:
+/// Terraform, a framework plugin on top, and gpufleet's own share on top
+/// of that, split into the API server's time and the rest.
+fn shares(md: &mut String, samples: &[Sample], workloads: &[(usize, String)]) {
+    writeln!(md, "\n## Where the time goes\n").unwrap();
+    writeln!(md, "Medians, in seconds, each column on top of the one before: Terraform itself (terraform_data); a plugin as HashiCorp's terraform-plugin-framework makes one (plugin floor − terraform_data: the process, the gRPC calls, the framework's decoding and plan modifiers); gpufleet's own share (gpufleet − plugin floor), of which the API server's time (its time answering gpufleet's requests to the workload's resource, `apiserver_request_duration_seconds`, WATCH left out, added up and divided by the parallelism, {PARALLELISM}: as if always that many were in flight) and the rest (protocol, values, the client). Differences of medians, so a small one can come out negative on a noisy machine.\n").unwrap();
+    writeln!(md, "| workload | phase | Terraform | + framework plugin | + gpufleet's share | of it: API server | of it: the rest | gpufleet ÷ (plugin floor + API server) |\n|---|---|---|---|---|---|---|---|").unwrap();
+    for (_, w) in workloads {
+        for phase in PHASES {
+            let median = |provider| wall(samples, w, provider, phase).map(|s| s.median);
+            let (Some(terraform), Some(floor), Some(gpufleet), Some(api)) = (
+                median("terraform_data"),
+                median("plugin-floor"),
+                median("gpufleet"),
+                api_time(samples, w, phase).map(|s| s.median),
+            ) else {
+                continue;
+            };
+            let share = gpufleet - floor;
+            writeln!(
+                md,
+                "| {w} | {phase} | {terraform:.2} | {:.2} | {share:.2} | {api:.2} | {:.2} | {} |",
+                floor - terraform,
+                share - api,
+                fmt_ratio(beside_plugin_floor(samples, w, phase))
+            )
+            .unwrap();
+        }
+    }
+}
+
 fn goals(
     md: &mut String,
     samples: &[Sample],
@@ -424,10 +491,21 @@ fn goals(
             &wall(samples, &largest, against, phase),
         )
     };
-    let plan_floor = r("gpufleet", "plan", "floor");
+    for phase in ["plan", "apply"] {
+        let x = beside_plugin_floor(samples, &largest, phase);
+        writeln!(
+            md,
+            "| {} of {largest} ≤ 1.2× (plugin floor + API server time) | {} | {} |",
+            if phase == "plan" { "refresh" } else { phase },
+            fmt_ratio(x),
+            verdict(x.map(|x| x <= 1.2))
+        )
+        .unwrap();
+    }
+    let plan_floor = r("gpufleet", "plan", "terraform_data");
     writeln!(
         md,
-        "| refresh of {largest} ≤ 1.5× floor | {} | {} |",
+        "| refresh of {largest} ≤ 1.5× terraform_data | {} | {} |",
         fmt_ratio(plan_floor),
         verdict(plan_floor.map(|x| x <= 1.5))
     )
@@ -441,10 +519,10 @@ fn goals(
     )
     .unwrap();
     for phase in ["apply", "destroy"] {
-        let x = r("gpufleet", phase, "floor");
+        let x = r("gpufleet", phase, "terraform_data");
         writeln!(
             md,
-            "| {phase} of {largest} ≤ 1.1× floor | {} | {} |",
+            "| {phase} of {largest} ≤ 1.1× terraform_data | {} | {} |",
             fmt_ratio(x),
             verdict(x.map(|x| x <= 1.1))
         )
@@ -512,7 +590,8 @@ fn chart(samples: &[Sample], has_peer: bool) -> String {
         s
     };
     let providers: Vec<(&str, &str)> = [
-        ("floor", "#888888"),
+        ("terraform_data", "#888888"),
+        ("plugin-floor", "#2ca02c"),
         ("gpufleet", "#1f77b4"),
         ("peer", "#d62728"),
     ]
