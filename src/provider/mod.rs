@@ -162,7 +162,6 @@ impl ProviderDefinition for Gpufleet {
                     .device_plugin_config_map
                     .unwrap_or_else(|| DEFAULT_DEVICE_PLUGIN_CONFIG_MAP.into()),
             },
-            plan_notes: Default::default(),
         })
     }
 
