@@ -337,11 +337,9 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
     }
 
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
-        let planned = async {
-            let resource = self.resource(&req.type_name)?;
-            Ok::<_, Diagnostics>(resource.plan(&*self.client()?, &req).await)
-        }
-        .await;
+        let planned = self
+            .resource(&req.type_name)
+            .and_then(|r| Ok(r.plan(&*self.client()?, &req)));
         planned.unwrap_or_else(|diagnostics| PlanResponse {
             diagnostics,
             ..Default::default()

@@ -42,18 +42,9 @@ impl<C: Send + Sync + 'static> Harness<C> {
     }
 
     /// `PlanResourceChange` for `config` against `prior` (null to create),
-    /// with Terraform's proposed new state, on the tests' one runtime (a
-    /// plan may look at the cluster, whose client lives as long as it).
+    /// with Terraform's proposed new state.
     pub fn plan(&self, client: &C, prior: &Value, config: &Value) -> PlanResponse {
-        static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
-        let runtime = RUNTIME.get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .expect("a runtime for plans")
-        });
-        runtime.block_on(self.resource.plan(
+        self.resource.plan(
             client,
             &PlanRequest {
                 type_name: self.resource.name().to_string(),
@@ -62,7 +53,7 @@ impl<C: Send + Sync + 'static> Harness<C> {
                 config: config.clone(),
                 prior_private: Vec::new(),
             },
-        ))
+        )
     }
 
     /// (path, detail) of every error validation and then planning report,

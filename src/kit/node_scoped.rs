@@ -95,9 +95,8 @@ pub trait NodeScoped: Send + Sync + 'static {
     /// Checks across attributes beyond the schema's validators and the
     /// target's rules.
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
-    /// Plan-time checks that need provider settings or the cluster as it is
-    /// (see [`Resource::modify_plan`]).
-    async fn modify_plan(
+    /// Plan-time checks that need provider settings (never the cluster).
+    fn modify_plan(
         &self,
         _cluster: &Cluster,
         _change: &mut PlanChange<'_>,
@@ -277,13 +276,13 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
         self.0.validate(config, diagnostics);
     }
 
-    async fn modify_plan(
+    fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
-        self.0.modify_plan(cluster, change, diagnostics).await;
+        self.0.modify_plan(cluster, change, diagnostics);
     }
 
     fn list_schema(&self) -> Option<ObjectSchema> {
