@@ -247,14 +247,16 @@ where
         "{network}: {CALLS} sequential calls: median {median:.3} ms, p99 {:.3} ms, max {max:.3} ms, {stalled} over 30 ms",
         millis[CALLS * 99 / 100]
     );
-    // A stalled call takes ~44 ms. Unstalled, this debug build takes
-    // 0.5-0.9 ms on a busy 2-core machine and up to 2 ms while other tests
-    // run beside it; the release binary ~0.1 ms (`make bench`).
-    assert!(median < 5.0, "{network}: median call took {median:.3} ms");
-    // Other processes taking the CPU delay a few calls past 30 ms on a busy
+    // A stalled call waits for the client's delayed ACK, ~40 ms, every
+    // time. Unstalled, this debug build takes 0.5-0.9 ms on a quiet 2-core
+    // machine, up to 2 ms beside other tests, and 8 ms at a load of 13
+    // (the offline tier runs CLIs beside it); the release binary ~0.1 ms
+    // (`make bench`). Half a stall stays well apart from both.
+    assert!(median < 20.0, "{network}: median call took {median:.3} ms");
+    // Other processes taking the CPU delay some calls past 30 ms on a busy
     // machine; the stall delays every one.
     assert!(
-        stalled <= CALLS / 20,
+        stalled <= CALLS / 10,
         "{network}: {stalled} of {CALLS} calls took over 30 ms (max {max:.1} ms)"
     );
 }
