@@ -40,12 +40,12 @@
 use std::collections::BTreeMap;
 
 use common::audit::{Counts, counted, counted_kubeconfig};
-use common::fixtures::{OperatorNamespace, class, fleet};
+use common::fixtures::{Guard, OperatorNamespace, class, fleet};
 use common::terraform::{Cli, Workspace, each_cli, provider_block_for};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
-use kube::api::{DeleteParams, ObjectMeta, PostParams};
+use kube::api::{ObjectMeta, PostParams};
 
 const CLASSES: u64 = 2;
 
@@ -99,6 +99,27 @@ fn config(classes: &[String], pool: &str, node: &str, revision: &str) -> String 
     body
 }
 
+/// A node of the run's own for the node-scoped resources, deleted when
+/// the guard drops.
+fn scratch_node(prefix: &str) -> (String, Guard) {
+    let node = unique_name(prefix);
+    let object = Node {
+        metadata: ObjectMeta {
+            name: Some(node.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    block_on(async {
+        Api::<Node>::all(kube_client().await)
+            .create(&PostParams::default(), &object)
+            .await
+    })
+    .unwrap();
+    let guard = Guard::of::<Node>(&[&node]);
+    (node, guard)
+}
+
 /// Both budgets, one after the other: the counted user's requests are
 /// counted whoever sends them, so one test at a time sends them.
 #[test]
@@ -110,16 +131,7 @@ fn each_command_stays_within_its_request_budget() {
 }
 
 fn plain_resources(cli: &Cli) {
-    let node = unique_name("budget-node");
-    let nodes = || async { Api::<Node>::all(kube_client().await) };
-    let object = Node {
-        metadata: ObjectMeta {
-            name: Some(node.clone()),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    block_on(async { nodes().await.create(&PostParams::default(), &object).await }).unwrap();
+    let (node, _node) = scratch_node("budget-node");
 
     let classes: Vec<String> = (0..CLASSES).map(|_| unique_name("budget-pc")).collect();
     let pool = unique_name("budget-fleet");
@@ -173,8 +185,6 @@ fn plain_resources(cli: &Cli) {
             ("nodes", &[("GET", 2), ("PATCH", 1)]),
         ],
     );
-
-    block_on(async { nodes().await.delete(&node, &DeleteParams::default()).await }).unwrap();
 }
 
 /// The sharing resources: the cluster-wide key, a fleet's key beside its
@@ -207,16 +217,7 @@ const MOST_RELEASE_CONFLICTS: u64 = 3;
 
 fn sharing_resources(cli: &Cli) {
     let namespace = OperatorNamespace::new("budget-sharing");
-    let node = unique_name("budget-shared-node");
-    let nodes = || async { Api::<Node>::all(kube_client().await) };
-    let object = Node {
-        metadata: ObjectMeta {
-            name: Some(node.clone()),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    block_on(async { nodes().await.create(&PostParams::default(), &object).await }).unwrap();
+    let (node, _node) = scratch_node("budget-shared-node");
     let pool = unique_name("budget-shared-fleet");
     let mut ws = Workspace::new(cli);
     ws.config_raw(&sharing_config(&namespace, &pool, &node, 2))
@@ -302,5 +303,4 @@ fn sharing_resources(cli: &Cli) {
             ("nodes", &[("GET", 1 + 1), ("APPLY", 1)]),
         ],
     );
-    block_on(async { nodes().await.delete(&node, &DeleteParams::default()).await }).unwrap();
 }
