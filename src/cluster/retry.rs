@@ -45,6 +45,8 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the look at the cluster after an unknown outcome may take; it
 /// runs even after StopProvider, to report what was written.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a plan may look at the cluster.
+const PLAN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The `timeouts` attribute of every resource: the deadlines of its
 /// operations.
@@ -67,6 +69,7 @@ enum Source {
     Configured(Operation),
     Default(Operation),
     Check,
+    Plan,
 }
 
 impl Deadline {
@@ -77,6 +80,12 @@ impl Deadline {
             Some(budget) => Self::after(budget, Source::Configured(operation)),
             None => Self::after(DEFAULT_TIMEOUT, Source::Default(operation)),
         }
+    }
+
+    /// The deadline of a look at the cluster while planning, which must
+    /// not wait for a cluster it cannot reach.
+    pub fn at_plan() -> Self {
+        Self::after(PLAN_TIMEOUT, Source::Plan)
     }
 
     /// The deadline of the look at the cluster after an unknown outcome.
@@ -110,6 +119,7 @@ impl Deadline {
                 op.attribute()
             ),
             Source::Check => format!("the {budget} this check may take"),
+            Source::Plan => format!("the {budget} a look at the cluster may take at plan"),
         }
     }
 }

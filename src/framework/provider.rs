@@ -337,9 +337,11 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
     }
 
     async fn plan_resource_change(&self, req: PlanRequest) -> PlanResponse {
-        let planned = self
-            .resource(&req.type_name)
-            .and_then(|r| Ok(r.plan(&*self.client()?, &req)));
+        let planned = async {
+            let resource = self.resource(&req.type_name)?;
+            Ok::<_, Diagnostics>(resource.plan(&*self.client()?, &req).await)
+        }
+        .await;
         planned.unwrap_or_else(|diagnostics| PlanResponse {
             diagnostics,
             ..Default::default()

@@ -77,7 +77,12 @@ pub fn register_data_source<C: Send + Sync + 'static, D: DataSource<C>>(
 pub(super) trait Operations<C>: Send + Sync {
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics);
     fn derive(&self, planned: &Value, ty: &Type) -> Result<Value, Diagnostics>;
-    fn modify_plan(&self, client: &C, change: &mut PlanChange<'_>, diagnostics: &mut Diagnostics);
+    async fn modify_plan(
+        &self,
+        client: &C,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    );
     async fn read(
         &self,
         client: &C,
@@ -194,8 +199,13 @@ impl<C: Send + Sync + 'static, R: Resource<C>> Operations<C> for R {
         encode(&model, ty)
     }
 
-    fn modify_plan(&self, client: &C, change: &mut PlanChange<'_>, diagnostics: &mut Diagnostics) {
-        Resource::modify_plan(self, client, change, diagnostics);
+    async fn modify_plan(
+        &self,
+        client: &C,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        Resource::modify_plan(self, client, change, diagnostics).await;
     }
 
     async fn read(
@@ -388,7 +398,7 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
 
     /// Planning as `PlanResourceChange` runs it: the framework's generic
     /// plan, then derived attributes, then the resource's own adjustments.
-    pub fn plan(&self, client: &C, req: &PlanRequest) -> PlanResponse {
+    pub async fn plan(&self, client: &C, req: &PlanRequest) -> PlanResponse {
         let mut planned = plan::plan(
             &self.schema,
             &req.prior_state,
@@ -417,7 +427,8 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
                 requires_replace: &mut planned.requires_replace,
             };
             self.operations
-                .modify_plan(client, &mut change, &mut diagnostics);
+                .modify_plan(client, &mut change, &mut diagnostics)
+                .await;
         }
         let planned_identity = self.planned_identity(&planned.planned).unwrap_or_else(|d| {
             diagnostics.extend(d);
@@ -473,7 +484,7 @@ mod tests {
         let registered = register_resource(Observing);
         let plan = |id: Value| {
             let config = registered.schema.object(&[("id", id)]);
-            registered.plan(
+            futures::executor::block_on(registered.plan(
                 &(),
                 &PlanRequest {
                     type_name: "test_observing".into(),
@@ -482,7 +493,7 @@ mod tests {
                     config,
                     prior_private: Vec::new(),
                 },
-            )
+            ))
         };
         let known = plan(Value::string("a"));
         assert_eq!(

@@ -126,9 +126,17 @@ pub trait Resource<C>: Send + Sync + 'static {
     /// inputs are known) and on every state the resource returns, so plan
     /// and state agree by construction.
     fn derive(&self, _model: &mut Self::Model) {}
-    /// Plan-time checks and adjustments that need provider settings.
-    /// Planning must not call the cluster.
-    fn modify_plan(
+    /// Plan-time checks and adjustments that need provider settings or
+    /// what the cluster holds now. It may read the cluster, but a plan for
+    /// new resources must not need it: an unreachable cluster is a warning
+    /// naming what apply will check. It must not depend on the plans of
+    /// other resources in the same run: Terraform plans them in no fixed
+    /// order and in parallel (hashicorp/terraform,
+    /// internal/terraform/graph_walk_context.go, `Execute`), and a plan's
+    /// answer is final before the next is asked for, so whatever one
+    /// resource learnt from another planned earlier would make the
+    /// diagnostics depend on that order.
+    async fn modify_plan(
         &self,
         _client: &C,
         _change: &mut PlanChange<'_>,

@@ -42,9 +42,18 @@ impl<C: Send + Sync + 'static> Harness<C> {
     }
 
     /// `PlanResourceChange` for `config` against `prior` (null to create),
-    /// with Terraform's proposed new state.
+    /// with Terraform's proposed new state, on the tests' one runtime (a
+    /// plan may look at the cluster, whose client lives as long as it).
     pub fn plan(&self, client: &C, prior: &Value, config: &Value) -> PlanResponse {
-        self.resource.plan(
+        static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+        let runtime = RUNTIME.get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("a runtime for plans")
+        });
+        runtime.block_on(self.resource.plan(
             client,
             &PlanRequest {
                 type_name: self.resource.name().to_string(),
@@ -53,7 +62,7 @@ impl<C: Send + Sync + 'static> Harness<C> {
                 config: config.clone(),
                 prior_private: Vec::new(),
             },
-        )
+        ))
     }
 
     /// (path, detail) of every error validation and then planning report,

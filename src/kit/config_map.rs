@@ -83,6 +83,17 @@ impl<'a> OwnedKey<'a> {
         Ok(value_of(live.as_ref(), self.key))
     }
 
+    /// Every key of the map and its value (none when the map is absent).
+    pub async fn read_all(
+        &self,
+        kubernetes: &Kubernetes,
+        deadline: Deadline,
+    ) -> Result<std::collections::BTreeMap<String, String>, GaveUp> {
+        let maps = self.objects(kubernetes, "read the map beside").await?;
+        let live = maps.named(&self.map.name).get(deadline).await?;
+        Ok(live.and_then(|m| m.data).unwrap_or_default())
+    }
+
     /// Writes `value` under the key; returns what was there before.
     pub async fn apply(
         &self,

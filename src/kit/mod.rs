@@ -10,7 +10,6 @@
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
 //! - [`list`]: the filters and listing `terraform query` uses.
-//! - [`plan_notes`]: what resources planned in this run tell each other.
 
 pub mod config_map;
 pub mod list;
@@ -18,12 +17,10 @@ pub mod node_scoped;
 pub mod node_target;
 pub mod object;
 pub mod ownership;
-pub mod plan_notes;
 
 use crate::catalog::LabelScheme;
 use crate::cluster::Kubernetes;
 use config_map::ConfigMapRef;
-use plan_notes::PlanNotes;
 
 /// What every resource and data source works against: the cluster and the
 /// provider-wide settings.
@@ -35,23 +32,25 @@ pub struct Cluster {
     /// The ConfigMap the NVIDIA device plugin reads its configurations
     /// from, in the GPU Operator's namespace.
     pub device_plugin_config: ConfigMapRef,
-    /// What the resources planned so far in this run noted for each other.
-    pub plan_notes: PlanNotes,
 }
 
 impl Cluster {
-    /// A cluster that is never reached, for plan-time unit tests (planning
-    /// never calls the cluster).
+    /// A cluster that is never reached (nothing listens where it points),
+    /// for plan-time unit tests: every look at it finds it unreachable.
     #[cfg(test)]
     pub fn offline(label_scheme: LabelScheme) -> Self {
         Self {
-            kubernetes: Kubernetes::new(Default::default()),
+            kubernetes: Kubernetes::new(crate::cluster::connection::Connection {
+                host: Some("https://127.0.0.1:1".into()),
+                token: Some("never-sent".into()),
+                insecure: Some(true),
+                ..Default::default()
+            }),
             label_scheme,
             device_plugin_config: ConfigMapRef {
                 namespace: "gpu-operator".into(),
                 name: "gpufleet-device-plugin".into(),
             },
-            plan_notes: PlanNotes::default(),
         }
     }
 }

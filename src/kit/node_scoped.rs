@@ -95,8 +95,9 @@ pub trait NodeScoped: Send + Sync + 'static {
     /// Checks across attributes beyond the schema's validators and the
     /// target's rules.
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
-    /// Plan-time checks that need provider settings (never the cluster).
-    fn modify_plan(
+    /// Plan-time checks that need provider settings or the cluster as it is
+    /// (see [`Resource::modify_plan`]).
+    async fn modify_plan(
         &self,
         _cluster: &Cluster,
         _change: &mut PlanChange<'_>,
@@ -276,13 +277,13 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
         self.0.validate(config, diagnostics);
     }
 
-    fn modify_plan(
+    async fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
-        self.0.modify_plan(cluster, change, diagnostics);
+        self.0.modify_plan(cluster, change, diagnostics).await;
     }
 
     fn list_schema(&self) -> Option<ObjectSchema> {

@@ -55,8 +55,9 @@ pub trait AppliedObject: Send + Sync + 'static {
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
     /// Fills attributes derived from configuration (see [`Resource::derive`]).
     fn derive(&self, _model: &mut Self::Model) {}
-    /// Plan-time checks that need provider settings (never the cluster).
-    fn modify_plan(
+    /// Plan-time checks that need provider settings or the cluster as it is
+    /// (see [`Resource::modify_plan`]).
+    async fn modify_plan(
         &self,
         _cluster: &Cluster,
         _change: &mut PlanChange<'_>,
@@ -333,13 +334,13 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         self.0.derive(model);
     }
 
-    fn modify_plan(
+    async fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
-        self.0.modify_plan(cluster, change, diagnostics);
+        self.0.modify_plan(cluster, change, diagnostics).await;
     }
 
     async fn create(

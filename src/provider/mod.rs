@@ -162,7 +162,6 @@ impl ProviderDefinition for Gpufleet {
                     .device_plugin_config_map
                     .unwrap_or_else(|| DEFAULT_DEVICE_PLUGIN_CONFIG_MAP.into()),
             },
-            plan_notes: Default::default(),
         })
     }
 
@@ -195,14 +194,16 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
         ),
         ("gpufleet_fleet", resources::fleet::PERMISSIONS),
         ("gpufleet_fleet", SHARING_KEY),
+        ("gpufleet_fleet", CLUSTER_POLICY),
         ("gpufleet_node_taint", resources::node_taint::PERMISSIONS),
-        ("gpufleet_gpu_sharing", resources::gpu_sharing::PERMISSIONS),
+        ("gpufleet_gpu_sharing", CLUSTER_POLICY),
         ("gpufleet_gpu_sharing", SHARING_KEY),
         (
             "gpufleet_node_sharing",
             resources::node_sharing::PERMISSIONS,
         ),
         ("gpufleet_node_sharing", SHARING_KEY),
+        ("gpufleet_node_sharing", CLUSTER_POLICY),
         ("gpufleet_node_join", resources::node_join::PERMISSIONS),
         (
             "gpufleet_node_join",
@@ -218,6 +219,8 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
 /// What the sharing resources need to write their device-plugin
 /// configuration key and restart the pods that read it.
 const SHARING_KEY: &[Permission] = resources::sharing::writes::PERMISSIONS;
+/// The GPU Operator's ClusterPolicy, for the sharing resources that read or set it.
+const CLUSTER_POLICY: &[Permission] = resources::sharing::cluster_policy::PERMISSIONS;
 
 /// The namespace the generated Role is for: the GPU Operator's default one.
 pub const RBAC_OPERATOR_NAMESPACE: &str = "gpu-operator";

@@ -16,37 +16,19 @@
 //! when the configuration under `default` changes, the device-plugin pods
 //! on the nodes that use it are restarted (`restart_device_plugin`).
 
-use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
-use serde_json::json;
-
 use super::sharing::cluster_policy::{self, CLUSTER_POLICY, TakenOver};
 use super::sharing::device_plugin::{self, MigStrategy};
 use super::sharing::writes::{ConfigKey, observed_config};
-use super::sharing::{self, DEFAULT_KEY, PlanNote, Settings, Strategy, field_manager};
-use crate::cluster::permissions::Permission;
+use super::sharing::{self, DEFAULT_KEY, DEFAULT_OWNER, Settings, Strategy, field_manager};
 use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::one_of;
-use crate::framework::{
-    Failed, Identity, IdentityAttr, PlanChange, Private, Resource, Stored, Warnings,
-};
+use crate::framework::{Failed, Identity, IdentityAttr, Private, Resource, Stored, Warnings};
 use crate::kit::Cluster;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
-
-/// Who owns the `default` key and the ClusterPolicy fields.
-const OWNER: &str = "sharing-default";
-
-/// What it needs of the API besides its configuration key
-/// ([`sharing::writes::PERMISSIONS`]): `list` the ClusterPolicies to find
-/// the GPU Operator's, `patch` (server-side apply) our fields of it, and
-/// `get` then `patch` to give back the fields it took over.
-pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
-    "nvidia.com",
-    "clusterpolicies",
-    &["get", "list", "patch"],
-)];
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 /// The `gpufleet_gpu_sharing` resource.
 pub struct GpuSharing;
@@ -85,7 +67,7 @@ impl Model {
 fn key() -> ConfigKey {
     ConfigKey {
         key: DEFAULT_KEY.to_string(),
-        owner: OWNER.to_string(),
+        owner: DEFAULT_OWNER.to_string(),
     }
 }
 
@@ -119,23 +101,28 @@ async fn wired_cluster_policy(
         .and_then(|p| p.metadata.name))
 }
 
-/// Our fields of the ClusterPolicy: the ConfigMap, its default key and,
-/// when set, the MIG strategy.
-fn policy_fields(
+/// Our fields of the ClusterPolicy: the ConfigMap, its default key and the
+/// MIG strategy when set, or else `mixed` while a key of a MIG fleet or
+/// node sharing asks for it (unset, the field is watched: its owner is
+/// recorded, for a MIG fleet or node sharing may set `mixed` as this
+/// resource).
+async fn policy_fields(
     cluster: &Cluster,
     model: &Model,
-) -> Vec<(cluster_policy::Field, serde_json::Value)> {
-    let mut fields = vec![
-        (
-            cluster_policy::CONFIG_NAME,
-            json!(cluster.device_plugin_config.name),
-        ),
-        (cluster_policy::CONFIG_DEFAULT, json!(DEFAULT_KEY)),
-    ];
-    if let Some(mig) = &model.mig_strategy {
-        fields.push((cluster_policy::MIG_STRATEGY, json!(mig)));
-    }
-    fields
+    deadline: Deadline,
+) -> Result<cluster_policy::Wanted, GaveUp> {
+    let needed = match &model.mig_strategy {
+        Some(_) => Vec::new(),
+        None => key().others_needing_mixed(cluster, deadline).await?,
+    };
+    let mig = model
+        .mig_strategy
+        .as_deref()
+        .or((!needed.is_empty()).then_some("mixed"));
+    Ok(cluster_policy::Wanted {
+        fields: cluster_policy::default_fields(cluster, mig),
+        watched: vec![cluster_policy::MIG_STRATEGY],
+    })
 }
 
 impl GpuSharing {
@@ -154,16 +141,16 @@ impl GpuSharing {
         let changed = key().write(cluster, &text, deadline).await?;
         planned.device_plugin_config = Some(text);
         let mut warnings = Warnings::default();
-        let manager = field_manager(OWNER);
+        let manager = field_manager(DEFAULT_OWNER);
         let wired_before = prior.and_then(|p| p.cluster_policy.clone());
         let result: Result<(), Diagnostics> = async {
             planned.cluster_policy = None;
             if planned.manage_cluster_policy != Some(false) {
                 match cluster_policy::find(cluster, deadline).await? {
                     Some(policy) => {
-                        let fields = policy_fields(cluster, &planned);
+                        let wanted = policy_fields(cluster, &planned, deadline).await?;
                         cluster_policy::point(
-                            cluster, &policy, &fields, &manager, &mut taken, deadline,
+                            cluster, &policy, &wanted, &manager, &mut taken, deadline,
                         )
                         .await?;
                         planned.cluster_policy = policy.metadata.name;
@@ -237,7 +224,7 @@ impl Resource<Cluster> for GpuSharing {
             Attr::string("mig_strategy")
                 .optional()
                 .validate(one_of(MigStrategy::NAMES))
-                .describe("How MIG devices are advertised on every node: `none`, `single` (all alike, as `nvidia.com/gpu`) or `mixed` (each profile its own resource; what fleets with `strategy = \"mig\"` need). Written to the configuration's `flags.migStrategy` and the ClusterPolicy's `spec.mig.strategy`; unset leaves the ClusterPolicy's as it is."),
+                .describe("How MIG devices are advertised on every node: `none`, `single` (all alike, as `nvidia.com/gpu`) or `mixed` (each profile its own resource; what fleets with `strategy = \"mig\"` need). Written to the configuration's `flags.migStrategy` and the ClusterPolicy's `spec.mig.strategy`; unset, the ClusterPolicy's stays as it is except that it is `mixed` while a fleet or node sharing with a MIG layout needs it."),
             Attr::bool("manage_cluster_policy")
                 .default(Value::Bool(true))
                 .describe("Point the GPU Operator's ClusterPolicy at the configuration: `spec.devicePlugin.config.{name,default}` and (with `mig_strategy`) `spec.mig.strategy`, nothing else. On destroy each goes back to the value and owner it had before."),
@@ -272,7 +259,9 @@ impl Resource<Cluster> for GpuSharing {
         if let (Some(mig), Some(strategy)) = (
             config.attr("mig_strategy").as_str(),
             config.attr("strategy").as_str(),
-        ) && let Some((_, summary, reason)) = sharing::refused_under(mig, strategy, None)
+        ) && let (Some(parsed), Some(sharing)) =
+            (MigStrategy::parse(mig), Strategy::parse(strategy))
+            && let Some((_, summary, reason)) = sharing::refused_under(parsed, sharing)
         {
             diagnostics.error_at(
                 AttributePath::attr("mig_strategy"),
@@ -285,37 +274,6 @@ impl Resource<Cluster> for GpuSharing {
     fn derive(&self, model: &mut Model) {
         model.id = Some(DEFAULT_KEY.to_string());
         model.device_plugin_config = Some(model.config_text());
-    }
-
-    fn modify_plan(
-        &self,
-        cluster: &Cluster,
-        change: &mut PlanChange<'_>,
-        diagnostics: &mut Diagnostics,
-    ) {
-        let config = change.config;
-        let (Some(strategy), replicas, mig, managed) = (
-            config.attr("strategy").as_str(),
-            config.attr("replicas"),
-            config.attr("mig_strategy"),
-            config.attr("manage_cluster_policy"),
-        ) else {
-            return;
-        };
-        if replicas.is_unknown() || mig.is_unknown() || managed.is_unknown() {
-            return;
-        }
-        let note = PlanNote::ClusterDefault {
-            strategy: strategy.to_string(),
-            replicas: replicas.as_i64().and_then(|r| u32::try_from(r).ok()),
-            mig_strategy: mig.as_str().map(str::to_string),
-            managed: managed.as_bool() != Some(false),
-        };
-        diagnostics.extend(sharing::plan_caveats(
-            cluster,
-            "gpufleet_gpu_sharing",
-            &note,
-        ));
     }
 
     async fn create(
@@ -384,8 +342,14 @@ impl Resource<Cluster> for GpuSharing {
         let deadline = prior.deadline(Operation::Delete);
         if let Some(name) = &prior.cluster_policy {
             let mut taken = private.kept();
-            cluster_policy::release(cluster, name, &field_manager(OWNER), &mut taken, deadline)
-                .await?;
+            cluster_policy::release(
+                cluster,
+                name,
+                &field_manager(DEFAULT_OWNER),
+                &mut taken,
+                deadline,
+            )
+            .await?;
         }
         let removed = key().release(cluster, deadline).await?;
         if removed && prior.restart_device_plugin != Some(false) {

@@ -25,6 +25,7 @@ use k8s_openapi::api::core::v1::Node;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::sharing::caveats::{self, MigPlan, PolicySeen, Subject};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::api::{Change, Edit};
@@ -78,6 +79,17 @@ impl NodeConfig {
 
     fn config_text(&self) -> String {
         self.settings.device_plugin_config(None, &[]).to_yaml()
+    }
+}
+
+/// What the MIG-strategy checks are about; the nodes' GPU models are
+/// unknown.
+fn subject<'a>(name: &str, settings: &'a Settings) -> Subject<'a> {
+    Subject {
+        what: format!("gpufleet_node_sharing {name:?}"),
+        path: AttributePath::root(),
+        settings,
+        models: &[],
     }
 }
 
@@ -221,33 +233,27 @@ impl NodeScoped for NodeSharing {
         }
     }
 
-    fn modify_plan(
+    /// How the sharing goes with the GPU Operator's MIG strategy, read
+    /// from the cluster (see [`sharing::caveats`]).
+    async fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
         let config = change.config;
-        let (Some(name), Some(strategy), layout) = (
-            config.attr("name").as_str(),
-            config.attr("strategy").as_str(),
-            config.attr("mig_layout"),
-        ) else {
-            return;
-        };
-        if layout.is_unknown() {
+        if !config.is_wholly_known() {
             return;
         }
-        let note = sharing::PlanNote::Nodes {
-            name: name.to_string(),
-            sharing: strategy.to_string(),
-            mig_layout: layout.as_str().map(str::to_string),
+        let Ok(settings) = crate::framework::model::decode::<Settings>(config) else {
+            return;
         };
-        diagnostics.extend(sharing::plan_caveats(
-            cluster,
-            &format!("gpufleet_node_sharing {name}"),
-            &note,
-        ));
+        let name = config.attr("name").as_str().unwrap_or_default();
+        let subject = subject(name, &settings);
+        if subject.needs_mixed() || settings.strategy() == Strategy::Mps {
+            let seen = caveats::look(cluster, Deadline::at_plan()).await;
+            diagnostics.extend(caveats::check(&seen, &subject).0);
+        }
     }
 
     fn id(&self, state: &Model) -> Option<String> {
@@ -321,15 +327,37 @@ impl NodeScoped for NodeSharing {
         Ok(Some(state))
     }
 
-    /// The configuration key, before the labels that select it.
+    /// The configuration key, before the labels that select it, once the
+    /// ClusterPolicy's MIG strategy is checked (and set, when
+    /// `gpufleet_gpu_sharing` manages it) as at plan.
     async fn write_companions(
         &self,
         cluster: &Cluster,
         state: &mut Model,
         deadline: Deadline,
     ) -> Result<Companions, GaveUp> {
+        let subject = subject(&state.own.name, &state.own.settings);
+        let mut mig = MigPlan::Nothing;
+        if subject.needs_mixed() || state.own.settings.strategy() == Strategy::Mps {
+            let seen = caveats::look(cluster, deadline).await;
+            if let PolicySeen::Unreachable(why) = &seen {
+                return Err(Diagnostics::from(Diagnostic::error(
+                    "Cannot read the GPU Operator's ClusterPolicy",
+                    why.clone(),
+                ))
+                .into());
+            }
+            let (diagnostics, plan) = caveats::check(&seen, &subject);
+            if diagnostics.has_errors() {
+                return Err(diagnostics.into());
+            }
+            mig = plan;
+        }
         let text = state.own.config_text();
         let changed = state.own.key().write(cluster, &text, deadline).await?;
+        if let MigPlan::SetMixed(policy) = mig {
+            sharing::cluster_policy::set_mixed_as_default(cluster, &policy, deadline).await?;
+        }
         state.own.device_plugin_config = Some(text);
         state.own.labels = Some(state.own.wanted_labels());
         Ok(Companions::Written { changed })

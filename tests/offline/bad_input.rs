@@ -12,7 +12,6 @@
 //! # path: taints[0].effect      (the diagnostic's attribute path)
 //! # message: is not one of      (a key phrase of summary or detail)
 //! # gap: line terraform: why   (optional: a known deficiency, see below)
-//! # alone: why                  (optional: planned in a run of its own)
 //! resource "gpufleet_node_taint" "this" {
 //!   ...
 //!       effect = "Sometimes" # <- diagnostic
@@ -32,10 +31,8 @@
 //!
 //! Speed: all cases run as modules of one workspace per CLI: one `validate`
 //! for all of them, one `plan` for the plan-stage cases validate let
-//! through, the two CLIs in parallel. A case marked `alone` (resources
-//! that check each other across the run, such as the cluster-wide sharing
-//! and a fleet) gets a `plan` of its own, so no other case's resources
-//! take part.
+//! through, the two CLIs in parallel. No resource's checks depend on the
+//! other resources of a run, so the cases do not disturb each other.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -85,8 +82,6 @@ struct Case {
     path: String,
     message: String,
     gaps: Vec<Gap>,
-    /// Planned in a run of its own.
-    alone: bool,
     /// 1-based line of the marker.
     marker_line: usize,
     /// 1-based first line of the top-level block holding the marker.
@@ -99,7 +94,6 @@ impl Case {
     fn parse(name: String, source: String) -> Result<Case, String> {
         let mut header = BTreeMap::new();
         let mut gaps = Vec::new();
-        let mut alone = false;
         for line in source.lines().take_while(|l| l.starts_with('#')) {
             let Some((key, value)) = line.trim_start_matches('#').trim().split_once(':') else {
                 continue;
@@ -121,7 +115,6 @@ impl Case {
                 key @ ("expect" | "path" | "message") => {
                     header.insert(key, value);
                 }
-                "alone" => alone = true,
                 _ => {}
             }
         }
@@ -181,7 +174,6 @@ impl Case {
             path: field("path")?,
             message: field("message")?,
             gaps,
-            alone,
             marker_line,
             block_line,
             block_attributes,
@@ -404,10 +396,8 @@ fn run_corpus(cli: &Cli, cases: &[Case]) -> Report {
         .filter(|c| c.stage == Stage::Plan && !at_validate.contains_key(&file_of(c)))
         .collect();
     let mut at_plan = BTreeMap::new();
-    let (alone, together): (Vec<&Case>, Vec<&Case>) = to_plan.into_iter().partition(|c| c.alone);
-    let runs = std::iter::once(together).chain(alone.into_iter().map(|c| vec![c]));
-    for run in runs.filter(|r| !r.is_empty()) {
-        set_modules(&ws, &run);
+    if !to_plan.is_empty() {
+        set_modules(&ws, &to_plan);
         let plan = ws.run(&["plan", "-json", "-no-color", "-input=false", "-lock=false"]);
         if let Some(sign) = crash_sign(&(plan.stdout.clone() + &plan.stderr)) {
             problems.push(format!("plan crashed ({sign}):\n{}", plan.stderr));

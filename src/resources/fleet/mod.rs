@@ -141,7 +141,7 @@ impl AppliedObject for Fleet {
     /// contradict attributes, fail the plan, not the apply. Karpenter refuses
     /// to turn a NodePool static or dynamic in place, so adding or removing
     /// `replicas` replaces the fleet.
-    fn modify_plan(
+    async fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
@@ -157,7 +157,7 @@ impl AppliedObject for Fleet {
                 .requires_replace
                 .push(AttributePath::attr("replicas"));
         }
-        sharing::modify_plan(cluster, change, diagnostics);
+        sharing::modify_plan(cluster, change, diagnostics).await;
         let config = change.config;
         if !config.attr("label_scheme").is_wholly_known() {
             return;

@@ -42,10 +42,12 @@ use crate::framework::schema::Attr;
 use crate::kit::Cluster;
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use crate::resources::sharing::caveats::{self, MigPlan, PolicySeen, Subject};
+use crate::resources::sharing::device_plugin::MigStrategy;
 use crate::resources::sharing::writes::{ConfigKey, observed_config};
 use crate::resources::sharing::{
-    self, CONFIG_LABEL, MIG_CONFIG_LABEL, PlanNote, Settings, Strategy, device_plugin,
-    marks_training,
+    self, CONFIG_LABEL, DEFAULT_KEY, DEFAULT_OWNER, MIG_CONFIG_LABEL, Settings, Strategy,
+    cluster_policy, device_plugin, marks_training,
 };
 
 /// Karpenter's NodeOverlays.
@@ -162,7 +164,7 @@ fn wanted_overlays(model: &Model, models: &Models) -> BTreeMap<String, Overlay> 
     let Some(settings) = &model.sharing.gpu_sharing else {
         return BTreeMap::new();
     };
-    let advertised = settings.advertised(&models.known);
+    let advertised = settings.advertised(&models.known, MigStrategy::Mixed);
     gpu_counts(model.constraints.accelerator_count.as_ref())
         .into_iter()
         .filter_map(|gpus| {
@@ -190,13 +192,16 @@ fn wanted_labels(model: &Model) -> Option<BTreeMap<String, String>> {
     Some(settings.node_labels(&key(&model.name).key))
 }
 
-/// The outputs that follow from configuration.
+/// The outputs that follow from configuration. What nodes advertise is
+/// what they do under the mixed MIG strategy, the one a plan and an apply
+/// of a MIG fleet make sure of (see [`caveats::check`]); without MIG every
+/// strategy advertises the same.
 pub(super) fn derive(model: &mut Model, models: &Models) {
     let advertised = model
         .sharing
         .gpu_sharing
         .as_ref()
-        .map(|s| s.advertised(&models.known));
+        .map(|s| s.advertised(&models.known, MigStrategy::Mixed));
     let (resource, per_gpu) = match &advertised {
         Some(a) => (a.resource.clone(), a.units_per_gpu()),
         None => (Some(GPU_RESOURCE.to_string()), 1),
@@ -289,9 +294,11 @@ pub(super) fn validate(config: &Value, models: Option<&Models>, diagnostics: &mu
     }
 }
 
-/// Plan-time warnings: sharing on a fleet tainted for training, and how
-/// the fleet goes with the cluster-wide default planned in the same run.
-pub(super) fn modify_plan(
+/// Plan-time warnings and errors: sharing on a fleet tainted for training,
+/// and how the fleet goes with the cluster as it is: the ClusterPolicy's
+/// MIG strategy, and the cluster-wide sharing a fleet without `gpu_sharing`
+/// takes (see [`caveats`] for why not with what else this run plans).
+pub(super) async fn modify_plan(
     cluster: &Cluster,
     change: &PlanChange<'_>,
     diagnostics: &mut Diagnostics,
@@ -300,11 +307,17 @@ pub(super) fn modify_plan(
     let (Some(name), settings) = (config.attr("name").as_str(), config.attr("gpu_sharing")) else {
         return;
     };
-    if !settings.is_wholly_known() {
+    if !settings.is_wholly_known() || !config.attr("accelerators").is_wholly_known() {
         return;
     }
-    let strategy = settings.attr("strategy").as_str().map(str::to_string);
-    if strategy.as_deref().is_some_and(|s| s != "none") {
+    if settings.is_null() {
+        diagnostics.extend(cluster_wide_sharing(cluster, name).await);
+        return;
+    }
+    let Ok(parsed) = crate::framework::model::decode::<Settings>(settings) else {
+        return;
+    };
+    if parsed.strategy() != Strategy::None {
         let training = config
             .attr("taints")
             .elements()
@@ -323,23 +336,94 @@ pub(super) fn modify_plan(
                         "Fleet {name:?} is tainted for training ({}={}) but shares its GPUs ({}): a training job asking for 8 GPUs would get 8 slices, not 8 cards. Training usually wants `strategy = \"none\"`.",
                         taint.attr("key").as_str().unwrap_or_default(),
                         taint.attr("value").as_str().unwrap_or_default(),
-                        strategy.as_deref().unwrap_or_default()
+                        parsed.strategy
                     ),
                 )
                 .at(AttributePath::attr("gpu_sharing")),
             );
         }
     }
-    let note = PlanNote::Fleet {
-        name: name.to_string(),
-        sharing: strategy,
-        mig_layout: settings.attr("mig_layout").as_str().map(str::to_string),
+    let models = Models::resolve(
+        config
+            .attr("accelerators")
+            .elements()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str),
+    );
+    let subject = Subject {
+        what: format!("Fleet {name:?}"),
+        path: AttributePath::attr("gpu_sharing"),
+        settings: &parsed,
+        models: &models.known,
     };
-    diagnostics.extend(sharing::plan_caveats(
-        cluster,
-        &format!("gpufleet_fleet {name}"),
-        &note,
-    ));
+    if subject.needs_mixed() || parsed.strategy() == Strategy::Mps {
+        let seen = caveats::look(cluster, Deadline::at_plan()).await;
+        diagnostics.extend(caveats::check(&seen, &subject).0);
+    }
+}
+
+/// The warning for a fleet without `gpu_sharing` whose nodes take a
+/// cluster-wide default that shares GPUs (read from the `default` key).
+async fn cluster_wide_sharing(cluster: &Cluster, name: &str) -> Diagnostics {
+    let default = ConfigKey {
+        key: DEFAULT_KEY.to_string(),
+        owner: DEFAULT_OWNER.to_string(),
+    };
+    let Ok(Some(text)) = default.read(cluster, Deadline::at_plan()).await else {
+        return Diagnostics::default();
+    };
+    let Ok(parsed) = device_plugin::parse(&text) else {
+        return Diagnostics::default();
+    };
+    let shared = sharing::settings_from(&parsed, None);
+    if shared.strategy() == Strategy::None {
+        return Diagnostics::default();
+    }
+    Diagnostic::warning(
+        "Fleet gets the cluster-wide GPU sharing",
+        format!(
+            "Fleet {name:?} sets no `gpu_sharing`, so its nodes take the cluster-wide default under key `{DEFAULT_KEY}` of {} ({}{}): a pod asking for 8 GPUs there no longer gets 8 dedicated cards. To keep them dedicated (e.g. for training), set `gpu_sharing = {{ strategy = \"none\" }}` on the fleet.",
+            cluster.device_plugin_config,
+            shared.strategy,
+            shared.replicas.map(|r| format!(" × {r}")).unwrap_or_default()
+        ),
+    )
+    .into()
+}
+
+/// Before a fleet with `gpu_sharing` writes anything: the same check as
+/// at plan, against the cluster now; what it must do about the MIG
+/// strategy, or why it must not write.
+async fn check_before_write(
+    cluster: &Cluster,
+    state: &Model,
+    models: &Models,
+    deadline: Deadline,
+) -> Result<MigPlan, Diagnostics> {
+    let Some(settings) = &state.sharing.gpu_sharing else {
+        return Ok(MigPlan::Nothing);
+    };
+    let subject = Subject {
+        what: format!("Fleet {:?}", state.name),
+        path: AttributePath::attr("gpu_sharing"),
+        settings,
+        models: &models.known,
+    };
+    if !subject.needs_mixed() && settings.strategy() != Strategy::Mps {
+        return Ok(MigPlan::Nothing);
+    }
+    let seen = caveats::look(cluster, deadline).await;
+    if let PolicySeen::Unreachable(why) = &seen {
+        return Err(
+            Diagnostic::error("Cannot read the GPU Operator's ClusterPolicy", why.clone()).into(),
+        );
+    }
+    let (diagnostics, plan) = caveats::check(&seen, &subject);
+    if diagnostics.has_errors() {
+        return Err(diagnostics);
+    }
+    Ok(plan)
 }
 
 /// The overlay's requirements: the fleet's NodePool and, unless every node
@@ -368,6 +452,7 @@ pub(super) async fn write(
     deadline: Deadline,
 ) -> Result<Vec<Diagnostic>, Diagnostics> {
     let mut warnings = Vec::new();
+    let mig = check_before_write(cluster, state, &resolved.models, deadline).await?;
     let key = key(&state.name);
     match config_text(state, &resolved.models) {
         Some(text) if key.write(cluster, &text, deadline).await? => {
@@ -378,6 +463,9 @@ pub(super) async fn write(
             key.release(cluster, deadline).await?;
         }
         None => {}
+    }
+    if let MigPlan::SetMixed(policy) = mig {
+        cluster_policy::set_mixed_as_default(cluster, &policy, deadline).await?;
     }
     let wanted = wanted_overlays(state, &resolved.models);
     let before: BTreeSet<String> = prior

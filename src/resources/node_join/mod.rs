@@ -301,7 +301,7 @@ impl AppliedObject for BootstrapToken {
     }
 
     /// A token that expires within the rotation window is replaced.
-    fn modify_plan(
+    async fn modify_plan(
         &self,
         _cluster: &Cluster,
         change: &mut PlanChange<'_>,
@@ -538,13 +538,13 @@ impl Resource<Cluster> for NodeJoin {
         self.0.derive(model);
     }
 
-    fn modify_plan(
+    async fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
-        self.0.modify_plan(cluster, change, diagnostics);
+        self.0.modify_plan(cluster, change, diagnostics).await;
     }
 
     /// Generates what the configuration leaves to the provider, checks the

@@ -137,20 +137,14 @@ fn a_token_about_to_expire_is_replaced_and_a_fresh_one_kept() {
     let h = harness();
     let cluster = Cluster::offline(LabelScheme::Cfke);
     let config = h.value(json!({}));
-    let fresh = h.plan(
-        &cluster,
-        &state_expiring_in(&h, SignedDuration::from_hours(20)),
-        &config,
-    );
+    let prior = state_expiring_in(&h, SignedDuration::from_hours(20));
+    let fresh = h.plan(&cluster, &prior, &config);
     assert!(
         fresh.requires_replace.is_empty(),
         "{:?}",
         fresh.requires_replace
     );
-    assert_eq!(
-        fresh.planned_state,
-        state_expiring_in(&h, SignedDuration::from_hours(20))
-    );
+    assert_eq!(fresh.planned_state, prior);
     for within in [SignedDuration::from_mins(30), SignedDuration::from_mins(-5)] {
         let expiring = h.plan(&cluster, &state_expiring_in(&h, within), &config);
         assert_eq!(

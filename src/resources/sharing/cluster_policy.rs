@@ -12,11 +12,24 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
 use crate::cluster::api::{Change, Edit, Kind};
+use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::kit::Cluster;
 
 /// The GPU Operator's ClusterPolicies.
 pub const CLUSTER_POLICY: Kind = Kind::new("nvidia.com/v1", "ClusterPolicy", "clusterpolicies");
+
+/// What the resources that read or set the ClusterPolicy need of it:
+/// `list` the ClusterPolicies to find the GPU Operator's, `patch`
+/// (server-side apply) gpufleet's fields of it, and `get` then `patch` to
+/// give back the fields it took over. gpufleet_gpu_sharing points it at
+/// the device-plugin ConfigMap; a MIG fleet or node sharing reads its MIG
+/// strategy and, when a gpufleet_gpu_sharing manages it, sets `mixed`.
+pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
+    "nvidia.com",
+    "clusterpolicies",
+    &["get", "list", "patch"],
+)];
 
 /// A field of ours, as its path under `spec`.
 pub type Field = &'static [&'static str];
@@ -30,6 +43,23 @@ pub const CONFIG_DEFAULT: Field = &["devicePlugin", "config", "default"];
 /// What the operator passes to the device plugin as `MIG_STRATEGY` (the same
 /// file, `MIGSpec.Strategy`; controllers/object_controls.go sets the variable).
 pub const MIG_STRATEGY: Field = &["mig", "strategy"];
+
+/// What a write of ours wants of a ClusterPolicy: `fields` set, and
+/// `watched` fields recorded (see [`point`]).
+pub struct Wanted {
+    /// Our fields and their values.
+    pub fields: Vec<(Field, Json)>,
+    /// Fields we do not set but may be given.
+    pub watched: Vec<Field>,
+}
+
+/// Whose fields of which ClusterPolicy a give-back is about.
+struct Scope<'a> {
+    policy: &'a str,
+    kept: &'a [Field],
+    watched: &'a [Field],
+    ours: &'a str,
+}
 
 /// A field another writer owned before we took it over.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -90,24 +120,31 @@ fn other_owner(policy: &DynamicObject, field: Field, ours: &str) -> Option<Strin
 }
 
 /// Whether `manager` owns `field` of `policy`.
-fn owned_by(policy: &DynamicObject, field: &[&str], manager: &str) -> bool {
+pub fn owned_by(policy: &DynamicObject, field: &[&str], manager: &str) -> bool {
     owners(policy, field).any(|m| m == manager)
 }
 
 /// Points `policy` at the configuration: exactly `fields`, as `manager`.
 /// Each field another writer owns is recorded in `taken` before it is
-/// taken over; fields recorded for this policy that are no longer among
-/// `fields` are given back.
+/// taken over, and so is each of `watched`, fields `manager` may be given
+/// later by others (the MIG strategy, which MIG fleets ask for); fields
+/// recorded for this policy that are neither among `fields` nor watched
+/// are given back, and a watched one when this apply deleted it.
 pub async fn point(
     cluster: &Cluster,
     policy: &DynamicObject,
-    fields: &[(Field, Json)],
+    wanted: &Wanted,
     manager: &str,
     taken: &mut Vec<TakenOver>,
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
+    let Wanted { fields, watched } = wanted;
     let name = policy.name_any();
-    for (field, _) in fields {
+    let recordable = fields
+        .iter()
+        .map(|(f, _)| *f)
+        .chain(watched.iter().copied());
+    for field in recordable {
         let recorded = taken.iter().any(|t| t.policy == name && t.field == *field);
         let value = value_at(&policy.data["spec"], field);
         if recorded || value.is_null() {
@@ -124,8 +161,41 @@ pub async fn point(
     }
     let kept: Vec<Field> = fields.iter().map(|(f, _)| *f).collect();
     let apply = apply(cluster, &name, fields, manager, deadline);
-    let returned = give_back_around(cluster, &name, &kept, manager, taken, apply, deadline);
-    returned.await
+    let scope = Scope {
+        policy: &name,
+        kept: &kept,
+        watched,
+        ours: manager,
+    };
+    give_back_around(cluster, scope, taken, apply, deadline).await
+}
+
+/// The fields `gpufleet_gpu_sharing` sets: the ConfigMap, its default key
+/// and, when given, the MIG strategy.
+pub fn default_fields(cluster: &Cluster, mig_strategy: Option<&str>) -> Vec<(Field, Json)> {
+    let mut fields = vec![
+        (CONFIG_NAME, json!(cluster.device_plugin_config.name)),
+        (CONFIG_DEFAULT, json!(super::DEFAULT_KEY)),
+    ];
+    if let Some(mig) = mig_strategy {
+        fields.push((MIG_STRATEGY, json!(mig)));
+    }
+    fields
+}
+
+/// Sets `spec.mig.strategy = mixed` in ClusterPolicy `name`, which
+/// `gpufleet_gpu_sharing` manages, as that resource writes it: a MIG fleet
+/// or node sharing applied after it needs it. The resource recorded the
+/// field's owner when it first pointed the policy (it watches the field),
+/// keeps `mixed` while a key needs it and gives the field back on destroy.
+pub async fn set_mixed_as_default(
+    cluster: &Cluster,
+    name: &str,
+    deadline: Deadline,
+) -> Result<(), GaveUp> {
+    let fields = default_fields(cluster, Some("mixed"));
+    let manager = super::field_manager(super::DEFAULT_OWNER);
+    apply(cluster, name, &fields, &manager, deadline).await
 }
 
 /// Releases our fields of ClusterPolicy `name` and gives back what we took.
@@ -137,7 +207,13 @@ pub async fn release(
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
     let apply = apply(cluster, name, &[], manager, deadline);
-    give_back_around(cluster, name, &[], manager, taken, apply, deadline).await
+    let scope = Scope {
+        policy: name,
+        kept: &[],
+        watched: &[],
+        ours: manager,
+    };
+    give_back_around(cluster, scope, taken, apply, deadline).await
 }
 
 /// A server-side apply of exactly `fields`; none releases them all.
@@ -175,25 +251,34 @@ async fn apply(
 
 /// Runs `apply`, giving back around it, each as the writer that owned it,
 /// the fields recorded for `policy` that are not among `kept`, then forgets
-/// them. Before the apply: those we set to another value, so that their
-/// owner holds them again and our apply leaves them alone (releasing every
-/// field of a map would leave it null, which the CRD refuses). After it:
-/// those our release deleted. A field another writer set meanwhile keeps
-/// its newer value.
+/// them unless `watched`. Before the apply: those we set to another value,
+/// so that their owner holds them again and our apply leaves them alone
+/// (releasing every field of a map would leave it null, which the CRD
+/// refuses). After it: those our release deleted. A field another writer
+/// set meanwhile keeps its newer value.
 async fn give_back_around(
     cluster: &Cluster,
-    policy: &str,
-    kept: &[Field],
-    ours: &str,
+    scope: Scope<'_>,
     taken: &mut Vec<TakenOver>,
     apply: impl std::future::Future<Output = Result<(), GaveUp>>,
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
-    let returned = |t: &TakenOver| t.policy == policy && !kept.iter().any(|f| t.field == *f);
-    let given: Vec<TakenOver> = taken.iter().filter(|t| returned(t)).cloned().collect();
+    let Scope {
+        policy,
+        kept,
+        watched,
+        ours,
+    } = scope;
+    let among = |fields: &[Field], t: &TakenOver| fields.iter().any(|f| t.field == *f);
+    let given: Vec<TakenOver> = taken
+        .iter()
+        .filter(|t| t.policy == policy && !among(kept, t))
+        .cloned()
+        .collect();
     give_back(cluster, policy, &given, ours, deadline).await?;
     apply.await?;
     give_back(cluster, policy, &given, ours, deadline).await?;
+    let returned = |t: &TakenOver| t.policy == policy && !among(kept, t) && !among(watched, t);
     taken.retain(|t| !returned(t));
     Ok(())
 }

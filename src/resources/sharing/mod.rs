@@ -10,14 +10,14 @@
 //!
 //! - [`device_plugin`]: the configuration file, typed, and how the plugin reads it.
 //! - [`writes`]: writing a key and restarting the device-plugin pods it affects.
-//! - [`caveats`]: how the sharing resources planned in one run go together.
+//! - [`caveats`]: how a fleet's or node's sharing goes with the cluster's MIG strategy.
 
 pub mod caveats;
 pub mod cluster_policy;
 pub mod device_plugin;
 pub mod writes;
 
-pub use caveats::{PlanNote, plan_caveats, refused_under};
+pub use caveats::refused_under;
 
 use std::collections::BTreeMap;
 
@@ -36,6 +36,9 @@ pub const CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
 pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The key nodes without [`CONFIG_LABEL`] use.
 pub const DEFAULT_KEY: &str = "default";
+/// Who owns [`DEFAULT_KEY`] and the ClusterPolicy fields
+/// (`gpufleet_gpu_sharing`).
+pub const DEFAULT_OWNER: &str = "sharing-default";
 
 /// The device plugin shares a device at least 2 ways and sets no upper
 /// bound (NVIDIA k8s-device-plugin, api/config/v1/replicas.go).
@@ -552,8 +555,13 @@ impl Settings {
         labels
     }
 
-    /// What one GPU of `models` advertises with these settings.
-    pub fn advertised(&self, models: &[&'static Accelerator]) -> Advertised {
+    /// What one GPU of `models` advertises with these settings when the
+    /// device plugin runs with the MIG strategy `mig` (NVIDIA
+    /// k8s-device-plugin, internal/rm/device_map.go and rm.go): MIG devices
+    /// each under their profile's name with `mixed`, all as
+    /// `nvidia.com/gpu` with `single` (which refuses a layout of several
+    /// profiles or none), the whole GPU with `none`.
+    pub fn advertised(&self, models: &[&'static Accelerator], mig: MigStrategy) -> Advertised {
         let shared = |resource: String| {
             if self.renames() {
                 shared_resource(&resource)
@@ -574,22 +582,37 @@ impl Settings {
         match (self.strategy(), self.replicas) {
             (Strategy::TimeSlicing | Strategy::Mps, Some(r)) => whole_shared(r),
             (Strategy::Mig, replicas) => match self.layout(models) {
-                Some(layout) if layout.mig_enabled => {
-                    let factor = replicas.unwrap_or(1);
-                    let per_gpu: Vec<(String, u32)> = layout
-                        .resources()
-                        .into_iter()
-                        .map(|(r, n)| {
-                            let r = if replicas.is_some() { shared(r) } else { r };
-                            (r, n * factor)
-                        })
-                        .collect();
-                    Advertised {
-                        resource: per_gpu.first().map(|(r, _)| r.clone()),
-                        per_gpu,
-                        hides_whole_gpus: true,
+                Some(layout) if layout.mig_enabled => match mig {
+                    MigStrategy::Mixed => {
+                        let factor = replicas.unwrap_or(1);
+                        let per_gpu: Vec<(String, u32)> = layout
+                            .resources()
+                            .into_iter()
+                            .map(|(r, n)| {
+                                let r = if replicas.is_some() { shared(r) } else { r };
+                                (r, n * factor)
+                            })
+                            .collect();
+                        Advertised {
+                            resource: per_gpu.first().map(|(r, _)| r.clone()),
+                            per_gpu,
+                            hides_whole_gpus: true,
+                        }
                     }
-                }
+                    MigStrategy::Single => match layout.devices.as_slice() {
+                        [(_, count)] => Advertised {
+                            resource: Some(GPU_RESOURCE.to_string()),
+                            per_gpu: vec![(GPU_RESOURCE.to_string(), u32::from(*count))],
+                            hides_whole_gpus: false,
+                        },
+                        _ => Advertised {
+                            resource: None,
+                            per_gpu: Vec::new(),
+                            hides_whole_gpus: true,
+                        },
+                    },
+                    MigStrategy::None => whole,
+                },
                 Some(layout) if !layout.mig_enabled => replicas.map_or(whole, whole_shared),
                 _ => whole,
             },

@@ -165,7 +165,7 @@ fn what_a_gpu_advertises() {
     let h100 = [lookup("H100").unwrap()];
     let shared =
         settings(json!({"strategy": "time_slicing", "replicas": 4, "rename_by_default": true}));
-    let advertised = shared.advertised(&h100);
+    let advertised = shared.advertised(&h100, MigStrategy::Mixed);
     assert_eq!(
         advertised.resource.as_deref(),
         Some("nvidia.com/gpu.shared")
@@ -179,7 +179,7 @@ fn what_a_gpu_advertises() {
         ])
     );
     let mig = settings(json!({"strategy": "mig", "mig_layout": "all-balanced", "replicas": 2}));
-    let advertised = mig.advertised(&h100);
+    let advertised = mig.advertised(&h100, MigStrategy::Mixed);
     assert_eq!(
         advertised.resource.as_deref(),
         Some("nvidia.com/mig-1g.10gb")
@@ -187,9 +187,41 @@ fn what_a_gpu_advertises() {
     assert_eq!(advertised.units_per_gpu(), 4);
     assert_eq!(advertised.node_capacity(2)["nvidia.com/mig-3g.40gb"], "4");
     let dedicated = settings(json!({"strategy": "none"}));
-    assert!(dedicated.advertised(&h100).node_capacity(8).is_empty());
+    assert!(
+        dedicated
+            .advertised(&h100, MigStrategy::Mixed)
+            .node_capacity(8)
+            .is_empty()
+    );
     let enabled = settings(json!({"strategy": "mig", "mig_layout": "all-enabled"}));
-    assert_eq!(enabled.advertised(&h100).resource, None);
+    assert_eq!(enabled.advertised(&h100, MigStrategy::Mixed).resource, None);
+}
+
+/// The same key advertises differently under the device plugin's MIG
+/// strategy: all alike as `nvidia.com/gpu` under single, the whole GPU
+/// under none, nothing where single refuses the layout.
+#[test]
+fn what_a_gpu_advertises_under_each_mig_strategy() {
+    let h100 = [lookup("H100").unwrap()];
+    let small = settings(json!({"strategy": "mig", "mig_layout": "all-1g.10gb"}));
+    let under = |s: &Settings, mig| {
+        let a = s.advertised(&h100, mig);
+        (a.resource.clone(), a.units_per_gpu())
+    };
+    assert_eq!(
+        under(&small, MigStrategy::Mixed),
+        (Some("nvidia.com/mig-1g.10gb".into()), 7)
+    );
+    assert_eq!(
+        under(&small, MigStrategy::Single),
+        (Some("nvidia.com/gpu".into()), 7)
+    );
+    assert_eq!(
+        under(&small, MigStrategy::None),
+        (Some("nvidia.com/gpu".into()), 1)
+    );
+    let balanced = settings(json!({"strategy": "mig", "mig_layout": "all-balanced"}));
+    assert_eq!(under(&balanced, MigStrategy::Single), (None, 0));
 }
 
 #[test]
@@ -244,127 +276,6 @@ fn imports_read_the_settings_back() {
     }
 }
 
-#[test]
-fn caveats_come_from_whichever_is_planned_second() {
-    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
-    let fleet = PlanNote::Fleet {
-        name: "training".into(),
-        sharing: None,
-        mig_layout: None,
-    };
-    assert!(
-        plan_caveats(&cluster, "fleet training", &fleet)
-            .0
-            .is_empty()
-    );
-    let default = PlanNote::ClusterDefault {
-        strategy: "time_slicing".into(),
-        replicas: Some(4),
-        mig_strategy: Some("single".into()),
-        managed: true,
-    };
-    let warned = plan_caveats(&cluster, "default", &default);
-    assert_eq!(warned.0.len(), 1);
-    assert!(
-        warned.0[0]
-            .detail
-            .contains("Fleet \"training\" sets no `gpu_sharing`")
-    );
-    assert!(warned.0[0].detail.contains("time_slicing × 4"));
-    let mig = PlanNote::Fleet {
-        name: "mig".into(),
-        sharing: Some("mig".into()),
-        mig_layout: Some("all-1g.10gb".into()),
-    };
-    let warned = plan_caveats(&cluster, "fleet mig", &mig);
-    assert_eq!(warned.0.len(), 1);
-    assert!(warned.0[0].detail.contains("mig_strategy = \"single\""));
-    let dedicated = PlanNote::Fleet {
-        name: "dedicated".into(),
-        sharing: Some("none".into()),
-        mig_layout: None,
-    };
-    assert!(
-        plan_caveats(&cluster, "fleet dedicated", &dedicated)
-            .0
-            .is_empty()
-    );
-    assert!(
-        marks_training("workload", Some("training"))
-            && !marks_training("workload", Some("inference"))
-    );
-}
-
-/// What the device plugin refuses under the cluster's MIG strategy is an
-/// error at the attribute of whichever resource is planned second.
-#[test]
-fn refusals_under_the_cluster_mig_strategy_are_errors() {
-    let errors = |d: &Diagnostics| -> Vec<(String, String)> {
-        d.0.iter()
-            .filter(|d| d.severity == crate::protocol::diagnostics::Severity::Error)
-            .map(|d| {
-                (
-                    d.path.as_ref().map(ToString::to_string).unwrap_or_default(),
-                    d.detail.clone(),
-                )
-            })
-            .collect()
-    };
-    let cluster_default = |mig: &str, managed: bool| PlanNote::ClusterDefault {
-        strategy: "none".into(),
-        replicas: None,
-        mig_strategy: Some(mig.into()),
-        managed,
-    };
-    // MPS fleet planned second: its `gpu_sharing.strategy`.
-    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
-    plan_caveats(&cluster, "default", &cluster_default("mixed", true));
-    let mps = PlanNote::Fleet {
-        name: "chat".into(),
-        sharing: Some("mps".into()),
-        mig_layout: None,
-    };
-    let found = errors(&plan_caveats(&cluster, "fleet chat", &mps));
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].0, "gpu_sharing.strategy");
-    assert!(
-        found[0]
-            .1
-            .contains("using --mig-strategy=mixed is not supported with MPS")
-    );
-    // The cluster default planned second: its `mig_strategy`.
-    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
-    let balanced = PlanNote::Nodes {
-        name: "dgx".into(),
-        sharing: "mig".into(),
-        mig_layout: Some("all-balanced".into()),
-    };
-    assert!(errors(&plan_caveats(&cluster, "nodes dgx", &balanced)).is_empty());
-    let found = errors(&plan_caveats(
-        &cluster,
-        "default",
-        &cluster_default("single", true),
-    ));
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].0, "mig_strategy");
-    assert!(
-        found[0]
-            .1
-            .contains("more than one MIG device type present on node")
-    );
-    // Without the ClusterPolicy the strategy stays in the `default` key.
-    let cluster = crate::kit::Cluster::offline(crate::catalog::LabelScheme::Cfke);
-    plan_caveats(&cluster, "nodes dgx", &balanced);
-    assert!(
-        errors(&plan_caveats(
-            &cluster,
-            "default",
-            &cluster_default("single", false)
-        ))
-        .is_empty()
-    );
-}
-
 /// `all-disabled` leaves whole GPUs, and `replicas` time-slices them, as
 /// the device plugin does with any GPU whose MIG mode is off.
 #[test]
@@ -389,7 +300,7 @@ fn all_disabled_time_slices_whole_gpus() {
         parsed["sharing"]["timeSlicing"]["resources"],
         json!([{"name": "nvidia.com/gpu", "devices": "all", "replicas": 4}])
     );
-    let advertised = settings.advertised(&h100);
+    let advertised = settings.advertised(&h100, MigStrategy::Mixed);
     assert_eq!(advertised.resource.as_deref(), Some("nvidia.com/gpu"));
     assert_eq!(advertised.units_per_gpu(), 4);
     // all-enabled makes no devices: nothing to time-slice.
@@ -399,4 +310,81 @@ fn all_disabled_time_slices_whole_gpus() {
     );
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].1.contains("makes no MIG devices"), "{found:?}");
+}
+
+#[test]
+fn training_taints() {
+    assert!(
+        marks_training("workload", Some("training"))
+            && !marks_training("workload", Some("inference"))
+    );
+}
+
+/// The cluster-wide sharing and the fleets and node sharings it affects,
+/// planned in one provider process in either order, show the same
+/// diagnostics: none of them depends on what the other planned.
+#[test]
+fn the_diagnostics_of_a_run_do_not_depend_on_plan_order() {
+    use crate::framework::testkit::Harness;
+    use crate::kit::Cluster;
+    use crate::kit::node_scoped::NodeResource;
+    use crate::kit::object::ObjectResource;
+    use crate::resources::{fleet::Fleet, gpu_sharing::GpuSharing, node_sharing::NodeSharing};
+
+    let default = Harness::new(GpuSharing);
+    let fleet = Harness::new(ObjectResource(Fleet));
+    let nodes = Harness::new(NodeResource(NodeSharing));
+    let configs = [
+        (
+            &default,
+            json!({"strategy": "mps", "replicas": 4, "mig_strategy": "single"}),
+        ),
+        (
+            &fleet,
+            json!({"name": "mig", "accelerators": ["H100"], "accelerator_count": {"min": 8, "max": 8},
+                "node_class": {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"},
+                "gpu_sharing": {"strategy": "mig", "mig_layout": "all-1g.10gb"}}),
+        ),
+        (
+            &fleet,
+            json!({"name": "chat", "accelerators": ["L4"],
+                "node_class": {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"}}),
+        ),
+        (
+            &nodes,
+            json!({"name": "dgx", "node_name": "dgx-1", "strategy": "mig", "mig_layout": "all-balanced"}),
+        ),
+    ];
+    let run = |order: &[usize]| {
+        let cluster = Cluster::offline(crate::catalog::LabelScheme::Cfke);
+        let mut shown: Vec<(usize, String, String, String)> = order
+            .iter()
+            .flat_map(|&i| {
+                let (harness, config) = &configs[i];
+                let plan = harness.plan(&cluster, &Value::Null, &harness.value(config.clone()));
+                plan.diagnostics.0.into_iter().map(move |d| {
+                    let path = d.path.as_ref().map(ToString::to_string).unwrap_or_default();
+                    (i, path, d.summary, d.detail)
+                })
+            })
+            .collect();
+        shown.sort();
+        shown
+    };
+    let forwards = run(&[0, 1, 2, 3]);
+    assert_eq!(forwards, run(&[3, 2, 1, 0]));
+    assert_eq!(forwards, run(&[1, 3, 0, 2]));
+    // The cluster is out of reach: the MIG fleet and the MIG node sharing
+    // each say what apply checks, and nothing else is said.
+    let said: Vec<(usize, &str, &str)> = forwards
+        .iter()
+        .map(|(i, path, summary, _)| (*i, path.as_str(), summary.as_str()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (1, "gpu_sharing.mig_layout", "MIG strategy checked at apply"),
+            (3, "mig_layout", "MIG strategy checked at apply"),
+        ]
+    );
 }
