@@ -19,7 +19,9 @@ pub fn own_cluster_policy() -> RwLockWriteGuard<'static, ()> {
 
 /// No other test's ClusterPolicy while this one runs, so that what the
 /// simulated device plugin advertises on its nodes comes from the
-/// device-plugin ConfigMap alone, as on a cluster without the GPU Operator.
+/// device-plugin ConfigMap alone, as on a cluster without the GPU Operator,
+/// and so that MIG and MPS sharing, which plans and applies check against
+/// the ClusterPolicy's MIG strategy, meet none.
 pub fn no_cluster_policy() -> RwLockReadGuard<'static, ()> {
     CLUSTER_POLICY
         .read()

@@ -1,11 +1,14 @@
 //! Configuration snippets and live-object lookups the acceptance tests share.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
-use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{
+    ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 use serde_json::json;
 
 use crate::{block_on, kube_client, unique_name};
@@ -172,6 +175,86 @@ pub fn helm_cluster_policy(name: &str, mig_strategy: Option<&str>) -> serde_json
         object["spec"]["mig"] = serde_json::json!({ "strategy": strategy });
     }
     object
+}
+
+/// The GPU Operator's ClusterPolicy as its Helm chart makes it (field
+/// manager `helm`, [`helm_cluster_policy`]), deleted when the test ends.
+/// Its methods block: call them outside the test's runtime.
+pub struct HelmClusterPolicy(pub String);
+
+impl HelmClusterPolicy {
+    pub fn install(mig_strategy: Option<&str>) -> Self {
+        let name = unique_name("cluster-policy");
+        let object = helm_cluster_policy(&name, mig_strategy);
+        block_on(async {
+            cluster_policies(&kube_client().await)
+                .patch(&name, &PatchParams::apply("helm"), &Patch::Apply(object))
+                .await
+                .unwrap();
+        });
+        Self(name)
+    }
+
+    pub fn live(&self) -> DynamicObject {
+        block_on(async {
+            cluster_policies(&kube_client().await)
+                .get(&self.0)
+                .await
+                .unwrap()
+        })
+    }
+
+    /// The managers of the live object and the spec fields each owns, as
+    /// dotted paths (`devicePlugin.config.name`).
+    pub fn owners(&self) -> BTreeMap<String, Vec<String>> {
+        fn leaves(prefix: &str, fields: &serde_json::Value, out: &mut Vec<String>) {
+            for (k, v) in fields.as_object().into_iter().flatten() {
+                let Some(name) = k.strip_prefix("f:") else {
+                    continue;
+                };
+                let path = if prefix.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{prefix}.{name}")
+                };
+                if v.as_object()
+                    .is_some_and(|o| o.keys().any(|k| k.starts_with("f:")))
+                {
+                    leaves(&path, v, out);
+                } else {
+                    out.push(path);
+                }
+            }
+        }
+        let mut owners = BTreeMap::new();
+        for entry in self.live().metadata.managed_fields.unwrap_or_default() {
+            let fields = serde_json::to_value(entry.fields_v1.unwrap()).unwrap();
+            let mut paths = Vec::new();
+            leaves("", &fields["f:spec"], &mut paths);
+            // A manager's Apply and Update entries together.
+            let owned: &mut Vec<String> = owners.entry(entry.manager.unwrap()).or_default();
+            owned.extend(paths);
+            owned.sort();
+            owned.dedup();
+        }
+        owners
+    }
+}
+
+impl Drop for HelmClusterPolicy {
+    fn drop(&mut self) {
+        let name = self.0.clone();
+        // Also dropped inside a test's runtime (on a failed assertion):
+        // deleted from a thread of its own.
+        let delete = move || {
+            block_on(async {
+                let _ = cluster_policies(&kube_client().await)
+                    .delete(&name, &DeleteParams::default())
+                    .await;
+            })
+        };
+        let _ = std::thread::spawn(delete).join();
+    }
 }
 
 /// A namespace of the test's own for the provider's `gpu_operator_namespace`,

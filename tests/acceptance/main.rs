@@ -8,6 +8,7 @@
 mod compat;
 mod connection;
 mod fleet;
+mod mig_strategy;
 mod node_join;
 mod node_pools;
 mod node_taint;

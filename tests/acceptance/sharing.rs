@@ -11,9 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fixtures::{
-    OperatorNamespace, cluster_policies, fleet, helm_cluster_policy, node_pool_api,
-};
+use common::fixtures::{HelmClusterPolicy, OperatorNamespace, fleet, node_pool_api};
 use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -98,6 +96,8 @@ fn cluster_sharing(body: &str) -> String {
 /// behind.
 #[test]
 fn configured_like_nvidias_examples() {
+    // Plans check its MIG or MPS sharing against the ClusterPolicy.
+    let _no_policy = common::exclusive::no_cluster_policy();
     let ten_gpus = json!([{"name": "nvidia.com/gpu", "replicas": 10}]);
     let mut examples = vec![
         (
@@ -182,80 +182,6 @@ fn configured_like_nvidias_examples() {
     });
 }
 
-async fn cluster_policy_api() -> Api<DynamicObject> {
-    cluster_policies(&kube_client().await)
-}
-
-/// The GPU Operator's ClusterPolicy as its Helm chart makes it (field
-/// manager `helm`), deleted when the test ends.
-struct ClusterPolicy(String);
-
-impl ClusterPolicy {
-    fn install() -> Self {
-        let name = unique_name("cluster-policy");
-        let object = helm_cluster_policy(&name, Some("single"));
-        block_on(async {
-            cluster_policy_api()
-                .await
-                .patch(&name, &PatchParams::apply("helm"), &Patch::Apply(object))
-                .await
-                .unwrap();
-        });
-        Self(name)
-    }
-
-    fn live(&self) -> DynamicObject {
-        block_on(async { cluster_policy_api().await.get(&self.0).await.unwrap() })
-    }
-
-    /// The managers of the live object and the spec fields each owns, as
-    /// dotted paths (`devicePlugin.config.name`).
-    fn owners(&self) -> BTreeMap<String, Vec<String>> {
-        fn leaves(prefix: &str, fields: &Value, out: &mut Vec<String>) {
-            for (k, v) in fields.as_object().into_iter().flatten() {
-                let Some(name) = k.strip_prefix("f:") else {
-                    continue;
-                };
-                let path = if prefix.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{prefix}.{name}")
-                };
-                if v.as_object()
-                    .is_some_and(|o| o.keys().any(|k| k.starts_with("f:")))
-                {
-                    leaves(&path, v, out);
-                } else {
-                    out.push(path);
-                }
-            }
-        }
-        let mut owners = BTreeMap::new();
-        for entry in self.live().metadata.managed_fields.unwrap_or_default() {
-            let fields = serde_json::to_value(entry.fields_v1.unwrap()).unwrap();
-            let mut paths = Vec::new();
-            leaves("", &fields["f:spec"], &mut paths);
-            // A manager's Apply and Update entries together.
-            let owned: &mut Vec<String> = owners.entry(entry.manager.unwrap()).or_default();
-            owned.extend(paths);
-            owned.sort();
-            owned.dedup();
-        }
-        owners
-    }
-}
-
-impl Drop for ClusterPolicy {
-    fn drop(&mut self) {
-        block_on(async {
-            let _ = cluster_policy_api()
-                .await
-                .delete(&self.0, &DeleteParams::default())
-                .await;
-        });
-    }
-}
-
 /// Without the GPU Operator only the ConfigMap is written, with a warning
 /// on how to wire it; with its ClusterPolicy, exactly the device-plugin
 /// config name and default and the MIG strategy are applied, everything
@@ -280,7 +206,7 @@ fn cluster_policy_fields_set_and_released() {
         assert!(ws.resource_values("gpufleet_gpu_sharing.default")["cluster_policy"].is_null());
         ws.assert_plan_empty();
 
-        let policy = ClusterPolicy::install();
+        let policy = HelmClusterPolicy::install(Some("single"));
         let helm_before = policy.owners()["helm"].clone();
         let before = policy.live().data["spec"].clone();
         // Everything but our fields, as it was.
@@ -444,6 +370,8 @@ fn sharing_config(ws: &Workspace, address: &str) -> Value {
 /// in the next plan; imports give empty plans.
 #[test]
 fn owners_keep_their_own_keys() {
+    // Plans check its MIG or MPS sharing against the ClusterPolicy.
+    let _no_policy = common::exclusive::no_cluster_policy();
     each_cli(|cli| {
         let ns = OperatorNamespace::new("sharing-keys");
         let mut nodes = Nodes(Vec::new());
@@ -946,6 +874,8 @@ fn device_plugin_restarted_exactly_when_its_config_changed() {
 /// empty and destroy removes the keys.
 #[test]
 fn what_nvidia_allows_applies() {
+    // Plans check its MIG or MPS sharing against the ClusterPolicy.
+    let _no_policy = common::exclusive::no_cluster_policy();
     each_cli(|cli| {
         let ns = OperatorNamespace::new("sharing-allowed");
         let (pascal, whole) = (unique_name("pascal"), unique_name("mig-off"));
@@ -1141,14 +1071,20 @@ fn accelerators_list_what_sharing_needs() {
 }
 
 /// Planning warns, not fails, where sharing meets training: a fleet with
-/// no `gpu_sharing` next to a cluster-wide default that shares (Terraform
-/// plans the two separately; whichever comes second tells), and a fleet
-/// tainted for training that shares its GPUs.
+/// no `gpu_sharing` in a cluster whose default key shares (read from the
+/// cluster, so it tells once the default is applied, whatever else the
+/// run plans), and a fleet tainted for training that shares its GPUs.
 #[test]
 fn training_caveats_are_plan_warnings() {
+    // Plans check its MIG or MPS sharing against the ClusterPolicy.
+    let _no_policy = common::exclusive::no_cluster_policy();
     each_cli(|cli| {
         let ns = OperatorNamespace::new("sharing-caveats");
-        let body = cluster_sharing("  strategy = \"time_slicing\"\n  replicas = 4\n")
+        let default = cluster_sharing("  strategy = \"time_slicing\"\n  replicas = 4\n");
+        let mut ws = Workspace::new(cli);
+        ws.config_with_provider(&ns.provider(), &default);
+        ws.apply();
+        let body = default
             + &fleet(
                 "training",
                 &unique_name("training"),
@@ -1159,7 +1095,6 @@ fn training_caveats_are_plan_warnings() {
                 &unique_name("shared-training"),
                 "  accelerators = [\"H100\"]\n  taints       = [{ key = \"workload\", value = \"training\", effect = \"NoSchedule\" }]\n  gpu_sharing  = { strategy = \"mps\", replicas = 4 }\n",
             );
-        let mut ws = Workspace::new(cli);
         ws.config_with_provider(&ns.provider(), &body);
         let plan = ws.plan();
         assert!(plan.has_changes);
@@ -1170,7 +1105,11 @@ fn training_caveats_are_plan_warnings() {
             "{}:\n{out}",
             cli.name
         );
-        assert!(flat.contains("sets no `gpu_sharing`, so its nodes take the cluster-wide default of gpufleet_gpu_sharing (time_slicing × 4)"), "{out}");
+        assert!(
+            flat.contains("sets no `gpu_sharing`, so its nodes take the cluster-wide default under key `default` of")
+                && flat.contains("(time_slicing × 4)"),
+            "{out}"
+        );
         assert_eq!(
             flat.matches("Warning: Fleet gets the cluster-wide GPU sharing")
                 .count(),
