@@ -9,6 +9,11 @@
 //! | update | refresh + 1 APPLY | refresh + 1 GET + 1 PATCH |
 //! | delete | refresh + 1 DELETE | refresh + 1 GET + 1 PATCH |
 //!
+//! A fleet without `gpu_sharing` also reads the device-plugin ConfigMap's
+//! `default` key each time it is planned (1 GET per plan, 2 per apply), to
+//! warn when the cluster-wide default shares GPUs; also once on destroy,
+//! whose refresh plans the configuration.
+//!
 //! The sharing resources (each writes one key of the device-plugin
 //! ConfigMap; `manage_cluster_policy = false` here, the ClusterPolicy
 //! being the acceptance tests' to share):
@@ -140,12 +145,16 @@ fn plain_resources(cli: &Cli) {
         .init();
     let what = |command: &str| format!("{} {command}", cli.name);
 
+    // The fleet sets no `gpu_sharing`: each plan of it reads the
+    // cluster-wide default key, to warn when that shares GPUs; an apply
+    // plans it twice (the plan, then again just before applying).
     let create = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (create)"),
         &create,
         &[
             ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
+            ("configmaps", &[("GET", 2)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodes", &[("GET", 1), ("PATCH", 1)]),
         ],
@@ -157,6 +166,7 @@ fn plain_resources(cli: &Cli) {
         &refresh,
         &[
             ("priorityclasses", &[("GET", CLASSES)]),
+            ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 1)]),
             ("nodes", &[("GET", 1)]),
         ],
@@ -170,6 +180,7 @@ fn plain_resources(cli: &Cli) {
         &update,
         &[
             ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
+            ("configmaps", &[("GET", 2)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodes", &[("GET", 2), ("PATCH", 1)]),
         ],
@@ -181,6 +192,7 @@ fn plain_resources(cli: &Cli) {
         &destroy,
         &[
             ("priorityclasses", &[("GET", CLASSES), ("DELETE", CLASSES)]),
+            ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 1), ("DELETE", 1)]),
             ("nodes", &[("GET", 2), ("PATCH", 1)]),
         ],
