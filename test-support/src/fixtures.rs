@@ -141,6 +141,15 @@ impl Drop for Guard {
     }
 }
 
+/// Karpenter's NodeOverlays (karpenter.sh/v1alpha1), cluster-wide.
+pub fn node_overlays(client: &kube::Client) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("karpenter.sh", "v1alpha1", "NodeOverlay"),
+        "nodeoverlays",
+    );
+    Api::all_with(client.clone(), &resource)
+}
+
 /// The GPU Operator's ClusterPolicies (nvidia.com/v1), cluster-wide.
 pub fn cluster_policies(client: &kube::Client) -> Api<DynamicObject> {
     let resource = ApiResource::from_gvk_with_plural(

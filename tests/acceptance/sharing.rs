@@ -11,16 +11,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fixtures::{HelmClusterPolicy, OperatorNamespace, fleet, node_pool_api};
+use common::fixtures::{HelmClusterPolicy, OperatorNamespace, fleet, node_overlays, node_pool_api};
 use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::Api;
-use kube::api::{
-    ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
-    PostParams,
-};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 const CONFIG_MAP: &str = "gpufleet-device-plugin";
@@ -332,16 +329,9 @@ impl Drop for Nodes {
     }
 }
 
-fn node_overlays() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("karpenter.sh", "v1alpha1", "NodeOverlay"),
-        "nodeoverlays",
-    )
-}
-
 fn overlay(name: &str) -> Option<Value> {
     block_on(async {
-        Api::<DynamicObject>::all_with(kube_client().await, &node_overlays())
+        node_overlays(&kube_client().await)
             .get_opt(name)
             .await
             .unwrap()
@@ -534,6 +524,59 @@ fn owners_keep_their_own_keys() {
             8
         );
         assert_eq!(template_labels(&mig)[CONFIG_LABEL], mig_key);
+        ws.assert_plan_empty();
+
+        // Drift on the cluster-wide key and on the NodeOverlays: one
+        // overlay deleted, another's capacity edited; the plan shows each,
+        // the apply puts them back.
+        edit_config_map(
+            &ns.0,
+            json!({"default": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 5\n"}),
+        );
+        let four_gpus = format!("{shared}-4-gpus");
+        let eight_gpus = format!("{mig}-8-gpus");
+        block_on(async {
+            let api = node_overlays(&kube_client().await);
+            api.delete(&four_gpus, &DeleteParams::default())
+                .await
+                .unwrap();
+            let edit = json!({"spec": {"capacity": {"nvidia.com/mig-1g.10gb": "7"}}});
+            api.patch(&eight_gpus, &PatchParams::default(), &Patch::Merge(edit))
+                .await
+                .unwrap();
+        });
+        let plan = ws.assert_plan_changes();
+        let drifted = plan.assert_updates("gpufleet_gpu_sharing.default", "device_plugin_config");
+        assert!(
+            drifted.as_str().is_some_and(|t| t.contains("replicas: 5")),
+            "{}: {drifted}",
+            cli.name
+        );
+        let shared_overlays = plan.assert_updates("gpufleet_fleet.shared", "node_overlays");
+        assert!(
+            shared_overlays.get(&four_gpus).is_none(),
+            "{}: {shared_overlays}",
+            cli.name
+        );
+        let mig_overlays = plan.assert_updates("gpufleet_fleet.mig", "node_overlays");
+        assert_eq!(
+            mig_overlays[&eight_gpus]["capacity"]["nvidia.com/mig-1g.10gb"], "7",
+            "{}",
+            cli.name
+        );
+        ws.apply();
+        assert_eq!(
+            yaml(&keys(&ns.0).unwrap()["default"])["sharing"]["timeSlicing"]["resources"][0]["replicas"],
+            2
+        );
+        assert_eq!(
+            overlay(&four_gpus).expect("overlay put back")["capacity"],
+            json!({"nvidia.com/gpu": "32"})
+        );
+        assert_eq!(
+            overlay(&eight_gpus).unwrap()["capacity"],
+            json!({"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "56"})
+        );
         ws.assert_plan_empty();
 
         let mut imported = Workspace::new(cli);

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use kube::api::Api;
+use kube::api::{Api, ListParams};
 
 use super::lookups::{
     POOL, all_pods, events, fleet_node_claims, gpus, label, live_node_pool, node_claims, node_map,
@@ -236,6 +236,24 @@ impl Scenario {
         assert!(
             !keys.contains(&"fleet-inference".to_string()),
             "the inference fleet's device-plugin key left behind: {keys:?}"
+        );
+        // The NodeOverlays the inference fleet's sharing made (`<fleet>-<n>-gpus`).
+        let overlays: Vec<String> = crate::fixtures::node_overlays(client)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .filter(|name| {
+                FLEETS
+                    .iter()
+                    .any(|(fleet, _)| name.starts_with(&format!("{fleet}-")))
+            })
+            .collect();
+        assert!(
+            overlays.is_empty(),
+            "the fleets' NodeOverlays left behind: {overlays:?}"
         );
         let server = Api::<Node>::all(client.clone()).get(SERVER).await.unwrap();
         let taints: Vec<String> = server

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{Api, ListParams};
 
 use super::lookups::{
     GPU, INSTANCE_TYPE, POOL, advertised, all_pods, by_karpenter, events, label, node_claims,
@@ -315,11 +315,7 @@ pub(crate) async fn report(client: &Client) -> String {
         .await
         .map_or(0, |l| l.items.len());
     out += &format!("  inference NodeClaims: {claims}\n");
-    let overlays = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("karpenter.sh", "v1alpha1", "NodeOverlay"),
-        "nodeoverlays",
-    );
-    let rows: Vec<Vec<String>> = Api::<DynamicObject>::all_with(client.clone(), &overlays)
+    let rows: Vec<Vec<String>> = crate::fixtures::node_overlays(client)
         .list(&ListParams::default())
         .await
         .map(|l| l.items)
