@@ -73,6 +73,17 @@ impl LabelScheme {
     }
 }
 
+impl LabelScheme {
+    /// Whether the scheme's cloud sells fractional GPUs, instance types
+    /// with a part of one GPU that carry its name but a GPU count of 0 and
+    /// no `nvidia.com/gpu`: EC2's G6f and Gr6f (an eighth to a half of an
+    /// L4; karpenter-provider-aws, pkg/providers/instancetype/types.go,
+    /// labels them from EC2's GpuInfo, whose count is 0).
+    pub const fn sells_fractional_gpus(self) -> bool {
+        matches!(self, Self::Aws)
+    }
+}
+
 impl fmt::Display for LabelScheme {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

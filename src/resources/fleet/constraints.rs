@@ -267,18 +267,18 @@ fn set_of(name: &'static str, validator: Validator) -> Attr {
 }
 
 fn gpu_count_schema() -> Attr {
-    let gpus_per_node = || integer_between(1, MAX_GPUS_PER_NODE.into(), "");
+    let gpus_per_node = |least| integer_between(least, MAX_GPUS_PER_NODE.into(), "");
     Attr::nested(
         "accelerator_count",
         Nesting::Single,
         vec![
-            Attr::number("min").optional().validate(gpus_per_node()),
-            Attr::number("max").optional().validate(gpus_per_node()),
+            Attr::number("min").optional().validate(gpus_per_node(0)),
+            Attr::number("max").optional().validate(gpus_per_node(1)),
         ],
     )
     .optional()
     .validate_object(at_least_one_of(&["min", "max"]))
-    .describe("GPUs per node, e.g. `{ min = 8, max = 8 }`.")
+    .describe("Whole GPUs per node, e.g. `{ min = 8, max = 8 }`. Without `min`, a fleet that asks for GPUs (a model or GPU memory) gets whole GPUs only: where the label scheme's cloud also sells fractional GPUs (aws: G6f and Gr6f, part of one L4 and no `nvidia.com/gpu`), its NodePool requires a GPU count other than 0. `min = 0` lets fractional GPUs in.")
 }
 
 /// The top-level constraint attributes, each once, in table order: also

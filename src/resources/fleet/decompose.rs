@@ -10,6 +10,7 @@
 use super::constraints::{CONSTRAINTS, Constraint, Constraints, MinValues, Slot};
 use super::requirements::{
     RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
+    whole_gpus_requirement,
 };
 use super::resolved::Resolved;
 use crate::catalog::{LabelScheme, canonical_names, selected_by};
@@ -19,6 +20,44 @@ impl Constraints {
     /// attributes are managed (all when `importing`) and keeps the user's
     /// spelling of accelerator names and an empty `requirements` list.
     pub(super) fn from_requirements(
+        live: &[Requirement],
+        scheme: LabelScheme,
+        prior: &Constraints,
+        importing: bool,
+    ) -> Self {
+        // The whole-GPU requirement is no attribute's: without it, a fleet
+        // that asks for GPUs lets fractional ones in, which is `min = 0`
+        // (also what a configured `min = 0` reads back as where no cloud
+        // sells them).
+        let implied = whole_gpus_requirement(scheme);
+        // Only its first occurrence: a raw requirement may say the same.
+        let mut rest = live.to_vec();
+        if let Some(at) = implied
+            .as_ref()
+            .and_then(|implied| rest.iter().position(|r| r == implied))
+        {
+            rest.remove(at);
+        }
+        let mut constraints = Self::from_claimed(&rest, scheme, prior, importing);
+        let no_lower_bound = constraints
+            .accelerator_count
+            .as_ref()
+            .is_none_or(|c| c.min.is_none());
+        if rest.len() < live.len() {
+            if constraints.whole_gpus(scheme).is_none() {
+                constraints = Self::from_claimed(live, scheme, prior, importing);
+            }
+        } else if no_lower_bound
+            && constraints.asks_for_gpus()
+            && (implied.is_some()
+                || prior.accelerator_count.as_ref().and_then(|c| c.min) == Some(0))
+        {
+            constraints.accelerator_count.get_or_insert_default().min = Some(0);
+        }
+        constraints
+    }
+
+    fn from_claimed(
         live: &[Requirement],
         scheme: LabelScheme,
         prior: &Constraints,

@@ -103,9 +103,11 @@ impl Constraint {
                 Some(_) => Some(accelerator_label_values(constraints, resolved)?),
                 None => None,
             },
-            // Validation keeps bounds at 1 or more, so `Gt` stays at 0 or
-            // more, as the CRD requires.
-            Slot::Bound { get, unit, .. } => get(constraints).map(|n| {
+            // A lower bound of 0 bounds nothing (`accelerator_count.min = 0`
+            // lets fractional GPUs in, see `whole_gpus`); validation keeps
+            // the others at 1 or more, so `Gt` stays at 0 or more, as the
+            // CRD requires.
+            Slot::Bound { get, unit, .. } => get(constraints).filter(|&n| n > 0).map(|n| {
                 let bound = unit.label_bound(n, resolved.scheme);
                 let past = if self.operator == "Gt" {
                     bound - 1
@@ -141,6 +143,17 @@ impl Problem {
     }
 }
 
+/// The requirement [`Constraints::whole_gpus`] adds under `scheme`, if the
+/// scheme's cloud sells fractional GPUs.
+pub(super) fn whole_gpus_requirement(scheme: LabelScheme) -> Option<Requirement> {
+    scheme.sells_fractional_gpus().then(|| Requirement {
+        key: scheme.label_keys().count.to_string(),
+        operator: "NotIn".to_string(),
+        values: Some(vec!["0".to_string()]),
+        min_values: None,
+    })
+}
+
 pub(super) fn sorted_unique(values: &[String]) -> Vec<String> {
     values
         .iter()
@@ -169,8 +182,27 @@ impl Constraints {
         Ok(generated
             .into_iter()
             .map(|g| g.requirement)
+            .chain(self.whole_gpus(resolved.scheme))
             .chain(self.raw().iter().cloned().map(Requirement::from))
             .collect())
+    }
+
+    /// Whether the fleet asks for GPUs: a model, or GPU memory.
+    pub(super) fn asks_for_gpus(&self) -> bool {
+        self.accelerators.is_some() || self.accelerator_memory_min_gib.is_some()
+    }
+
+    /// Where the scheme's cloud sells fractional GPUs, a fleet that asks for
+    /// GPUs and sets no `accelerator_count.min` gets whole ones only: the
+    /// GPU count `NotIn ["0"]`, so that a pod asking for `nvidia.com/gpu`
+    /// never gets a node with none. `accelerator_count.min = 0` lets
+    /// fractional types in. Spelled apart from `min`'s `Gt`, so that a
+    /// NodePool reads back as it was declared.
+    pub(super) fn whole_gpus(&self, scheme: LabelScheme) -> Option<Requirement> {
+        let min = self.accelerator_count.as_ref().and_then(|c| c.min);
+        (min.is_none() && self.asks_for_gpus())
+            .then(|| whole_gpus_requirement(scheme))
+            .flatten()
     }
 
     /// Everything that keeps these constraints from becoming requirements;
@@ -205,7 +237,8 @@ impl Constraints {
     fn checked(&self, resolved: &Resolved) -> (Vec<Generated>, Vec<Problem>) {
         let (generated, mut problems) = self.generate(resolved);
         problems.extend(self.contradictions(&generated));
-        let total = generated.len() + self.raw().len();
+        let implied = usize::from(self.whole_gpus(resolved.scheme).is_some());
+        let total = generated.len() + implied + self.raw().len();
         if total > MAX_REQUIREMENTS {
             problems.push(Problem::new(
                 [],

@@ -140,7 +140,8 @@ fn fixed_gpus(count: Option<&GpuCount>) -> Option<u32> {
 
 /// The GPU counts a node of the fleet can have that get an overlay.
 fn gpu_counts(count: Option<&GpuCount>) -> BTreeSet<u32> {
-    let min = count.and_then(|c| c.min).unwrap_or(1);
+    // Nodes with no whole GPU (fractional ones) advertise none to share.
+    let min = count.and_then(|c| c.min).filter(|&n| n > 0).unwrap_or(1);
     let max = count
         .and_then(|c| c.max)
         .unwrap_or(min.max(DEFAULT_MAX_GPUS));

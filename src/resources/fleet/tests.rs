@@ -35,6 +35,11 @@ fn inference() -> serde_json::Value {
     })
 }
 
+/// An inference fleet that lets fractional GPUs in.
+fn fractional_inference() -> serde_json::Value {
+    with(inference(), json!({"accelerator_count": {"min": 0}}))
+}
+
 /// Everything set, in the spellings a user might choose.
 fn everything() -> serde_json::Value {
     json!({
@@ -203,8 +208,21 @@ fn each_label_scheme_has_its_own_keys_values_and_units() {
         inference_requirements(LabelScheme::Cfke),
         json!([{"key": "cfke.io/accelerator-name", "operator": "In", "values": ["L4"]}])
     );
+    // EC2 sells fractional L4s (g6f, gr6f: GPU count 0): whole ones only,
+    // unless `min = 0` lets them in.
     assert_eq!(
         inference_requirements(LabelScheme::Aws),
+        json!([
+            {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["l4"]},
+            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "NotIn", "values": ["0"]},
+        ])
+    );
+    let fractional = json!({"accelerator_count": {"min": 0}});
+    assert_eq!(
+        requirements(
+            &planned(with(inference(), fractional), LabelScheme::Aws),
+            LabelScheme::Aws
+        ),
         json!([{"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["l4"]}])
     );
     // Memory: GiB on cfke; on AWS the MiB EC2 reports for a 24 GB L4.
@@ -334,6 +352,8 @@ fn after_apply_a_second_plan_is_empty() {
         (training(), LabelScheme::Azure),
         (inference(), LabelScheme::Cfke),
         (inference(), LabelScheme::Aws),
+        (fractional_inference(), LabelScheme::Aws),
+        (fractional_inference(), LabelScheme::Cfke),
         (everything(), LabelScheme::Cfke),
         (
             with(
@@ -367,6 +387,7 @@ fn import_gives_an_empty_plan() {
     let cases = [
         (training(), LabelScheme::Cfke, LabelScheme::Cfke),
         (inference(), LabelScheme::Aws, LabelScheme::Aws),
+        (fractional_inference(), LabelScheme::Aws, LabelScheme::Aws),
         (training(), LabelScheme::Azure, LabelScheme::Azure),
         (
             with(everything(), json!({"accelerators": ["A100-80GB", "H100"]})),
@@ -440,6 +461,50 @@ fn drift_on_owned_fields_shows_and_foreign_fields_do_not() {
 }
 
 #[test]
+fn whole_gpus_read_back_as_declared_and_their_drift_shows() {
+    let scheme = LabelScheme::Aws;
+    let whole = planned(inference(), scheme);
+    let live = served(&whole, scheme);
+    let imported = import(&live, scheme);
+    assert!(imported.attr("accelerator_count").is_null());
+    assert!(imported.attr("requirements").is_null());
+    // Someone deletes the whole-GPU requirement: fractional GPUs are let
+    // in, which is `min = 0`, and the plan puts it back.
+    let mut drifted = live.clone();
+    let requirements = drifted["spec"]["template"]["spec"]["requirements"]
+        .as_array_mut()
+        .unwrap();
+    requirements.retain(|r| r["operator"] != "NotIn");
+    let state = read(&drifted, &whole, false, scheme);
+    assert_eq!(
+        state.attr("accelerator_count").to_json(),
+        json!({"min": 0, "max": null})
+    );
+    let plan = plan_for(&state, &value(inference()), scheme);
+    assert_same(&plan.planned_state, &whole, "the plan restores it");
+    // A raw requirement that says the same stays raw.
+    let same = json!({"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "NotIn", "values": ["0"]});
+    let config = with(inference(), json!({"requirements": [same.clone()]}));
+    let twin = planned(config, scheme);
+    let state = read(&served(&twin, scheme), &twin, false, scheme);
+    assert_same(&state, &twin, "a raw twin of the whole-GPU requirement");
+    // Where no attribute asks for GPUs, the same requirement is raw too.
+    let cpu = json!({"name": "cpu", "node_class": NODE_CLASS(), "requirements": [same]});
+    let cpu = planned(cpu, scheme);
+    let imported = import(&served(&cpu, scheme), scheme);
+    assert_eq!(
+        imported
+            .attr("requirements")
+            .to_json()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(imported.attr("accelerator_count").is_null());
+}
+
+#[test]
 fn equivalent_spellings_are_kept() {
     let config = with(training(), json!({"accelerators": ["nvidia h100"]}));
     let planned = planned(config, LabelScheme::Aws);
@@ -496,8 +561,8 @@ fn bad_inputs_are_reported_at_their_attribute() {
         ),
         (json!({"accelerator_count": {}}), "accelerator_count.min"),
         (
-            json!({"accelerator_count": {"min": 0}}),
-            "accelerator_count.min",
+            json!({"accelerator_count": {"max": 0}}),
+            "accelerator_count.max",
         ),
         (json!({"limits": {"gpus": -1}}), "limits"),
         (json!({"limits": {"cpu": "-4"}}), "limits"),

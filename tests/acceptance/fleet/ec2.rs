@@ -49,8 +49,8 @@ const NOT_IN_DATA: &[(&str, &str)] = &[(
 
 /// EC2's fractional GPU families (AWS's G6f and Gr6f pages: an eighth to a
 /// half of an L4, `instance-gpu-count` 0 and no `nvidia.com/gpu`). A
-/// whole-GPU fleet must not get them: see
-/// `whole_gpu_fleets_never_select_fractional_types`.
+/// whole-GPU fleet never gets them; `accelerator_count.min = 0` lets them
+/// in.
 const FRACTIONAL: &[(&str, &[&str])] = &[("L4", &["g6f", "gr6f"])];
 
 /// The larger of two catalog models EC2 names alike (`v100`, `a100`; AWS:
@@ -210,9 +210,9 @@ fn sold_on_ec2() -> Vec<&'static str> {
         .collect()
 }
 
-/// The live NodePool requirements of one aws-scheme fleet per model,
-/// applied together: (model, requirements).
-fn fleet_requirements(models: &[&'static str]) -> Vec<(&'static str, Value)> {
+/// The live NodePool requirements of one aws-scheme fleet per model, with
+/// the attributes `extra` besides, applied together: (model, requirements).
+fn fleet_requirements(models: &[&'static str], extra: &str) -> Vec<(&'static str, Value)> {
     let names: Vec<String> = models
         .iter()
         .map(|m| unique_name(&format!("ec2-{}", m.to_ascii_lowercase())))
@@ -231,7 +231,9 @@ fn fleet_requirements(models: &[&'static str]) -> Vec<(&'static str, Value)> {
             fleet(
                 &format!("f{i}"),
                 name,
-                &format!("  label_scheme = \"aws\"\n  accelerators = [\"{model}\"]\n{memory}"),
+                &format!(
+                    "  label_scheme = \"aws\"\n  accelerators = [\"{model}\"]\n{memory}{extra}"
+                ),
             )
         })
         .collect();
@@ -271,9 +273,10 @@ fn families_of(model: &str, fractional: bool) -> BTreeSet<&'static str> {
     whole.iter().chain(extra).copied().collect()
 }
 
-/// `model`'s fleet selects instance types of its EC2 families only, and of
-/// every one of them that the data has; a model none of whose families the
-/// data has selects nothing and is in [`NOT_IN_DATA`].
+/// `model`'s fleet selects instance types of its EC2 families only (with
+/// its fractional ones when `fractional`), and of every one of them that
+/// the data has; a model none of whose families the data has selects
+/// nothing and is in [`NOT_IN_DATA`].
 fn assert_selects_its_families(
     types: &[Value],
     model: &str,
@@ -291,8 +294,7 @@ fn assert_selects_its_families(
         families.is_subset(&expected),
         "{model} ({requirements}) selects {chosen:?}, outside {expected:?}"
     );
-    let whole = families_of(model, false);
-    let present: Vec<&&str> = whole.iter().filter(|f| in_data.contains(**f)).collect();
+    let present: Vec<&&str> = expected.iter().filter(|f| in_data.contains(**f)).collect();
     for family in &present {
         assert!(
             families.contains(**family),
@@ -304,7 +306,7 @@ fn assert_selects_its_families(
             .iter()
             .find(|(m, _)| *m == model)
             .unwrap_or_else(|| {
-                panic!("the generated data has none of {model}'s families {whole:?}")
+                panic!("the generated data has none of {model}'s families {expected:?}")
             });
         assert!(chosen.is_empty(), "{model} ({why}) selects {chosen:?}");
     }
@@ -319,34 +321,41 @@ fn alone() -> Vec<&'static str> {
 }
 
 /// An aws-scheme fleet of each of `models` selects its EC2 families
-/// ([`assert_selects_its_families`]).
+/// ([`assert_selects_its_families`]); with `fractional`, the fleet sets
+/// `accelerator_count.min = 0` and gets the fractional ones too.
 fn fleets_select_their_families(what: &str, models: &[&'static str], fractional: bool) {
     let Some(types) = generated_types(what) else {
         return;
     };
-    for (model, requirements) in fleet_requirements(models) {
+    let extra = if fractional {
+        "  accelerator_count = { min = 0 }\n"
+    } else {
+        ""
+    };
+    for (model, requirements) in fleet_requirements(models, extra) {
         assert_selects_its_families(&types, model, &requirements, fractional);
     }
 }
 
 /// For every catalog model EC2 sells, an aws-scheme fleet of that model
-/// selects at least one instance type, of its EC2 families only, and of
-/// every one of them the data has. Fractional types are allowed here for
-/// now (see [`FRACTIONAL`]).
+/// without `accelerator_count` selects at least one instance type, of its
+/// EC2 families only, and of every one of them the data has: whole GPUs,
+/// never EC2's fractional types (`instance-gpu-count` 0, no
+/// `nvidia.com/gpu`).
 #[test]
-fn every_model_ec2_sells_selects_its_instance_families() {
-    fleets_select_their_families("the catalog against EC2's instance types", &alone(), true);
+fn every_model_ec2_sells_selects_its_whole_gpu_families() {
+    fleets_select_their_families("the catalog against EC2's instance types", &alone(), false);
 }
 
-/// A fleet without `accelerator_count` asks for whole GPUs, so it must not
-/// get EC2's fractional types (`instance-gpu-count` 0, no `nvidia.com/gpu`).
+/// `accelerator_count.min = 0` lets fractional GPUs in: an L4 fleet then
+/// selects G6f and Gr6f besides G6 and Gr6.
 #[test]
-#[ignore = "whole-GPU fleets do not exclude fractional types yet (issue 19, fleet side): un-ignore once they do"]
-fn whole_gpu_fleets_never_select_fractional_types() {
+fn fractional_gpus_are_an_explicit_choice() {
+    let models: Vec<&'static str> = FRACTIONAL.iter().map(|(m, _)| *m).collect();
     fleets_select_their_families(
-        "whole-GPU fleets against EC2's fractional types",
-        &alone(),
-        false,
+        "fractional GPUs against EC2's instance types",
+        &models,
+        true,
     );
 }
 
