@@ -74,6 +74,18 @@ impl LabelScheme {
 }
 
 impl LabelScheme {
+    /// The label naming the GPU's maker, where the scheme's cloud sells GPUs
+    /// of other makers than NVIDIA alongside a memory label that would
+    /// select them: EC2's g4ad has AMD GPUs (karpenter-provider-aws,
+    /// pkg/providers/instancetype/types.go, labels the maker from EC2's
+    /// GpuInfo in lower case: `nvidia`, `amd`).
+    pub const fn gpu_manufacturer_key(self) -> Option<&'static str> {
+        match self {
+            Self::Aws => Some("karpenter.k8s.aws/instance-gpu-manufacturer"),
+            Self::Cfke | Self::Azure => None,
+        }
+    }
+
     /// Whether the scheme's cloud sells fractional GPUs, instance types
     /// with a part of one GPU that carry its name but a GPU count of 0 and
     /// no `nvidia.com/gpu`: EC2's G6f and Gr6f (an eighth to a half of an
@@ -153,6 +165,41 @@ impl MemoryUnit {
         }
     }
 
+    /// The memory label value that selects GPUs with at most `gib` GiB: for
+    /// MiB, `gib` × 1024 or, where a catalog model of more GiB reports no
+    /// more MiB than that, just below its figure.
+    pub fn upper_bound(self, gib: u32) -> u32 {
+        match self {
+            Self::GiB => gib,
+            Self::MiB => all()
+                .iter()
+                .filter(|a| a.memory_gib > gib)
+                .map(|a| a.memory_mib() - 1)
+                .fold(gib.saturating_mul(1024), u32::min),
+        }
+    }
+
+    /// The GiB figure [`upper_bound`](Self::upper_bound) maps to `bound`, if
+    /// any; the largest one where several do.
+    pub fn gib_for_upper_bound(self, bound: u32) -> Option<u32> {
+        match self {
+            Self::GiB => Some(bound),
+            // A model's own figure, a multiple of 1024, or just below the
+            // next model's figure (a GiB short of its size).
+            Self::MiB => all()
+                .iter()
+                .filter_map(|a| {
+                    let mib = a.memory_mib();
+                    (mib == bound)
+                        .then_some(a.memory_gib)
+                        .or((mib - 1 == bound).then(|| a.memory_gib - 1))
+                })
+                .chain(bound.is_multiple_of(1024).then_some(bound / 1024))
+                .filter(|&gib| self.upper_bound(gib) == bound)
+                .max(),
+        }
+    }
+
     /// The GiB figure [`bound`](Self::bound) maps to `bound`, if any; the
     /// largest one where several do, as users write nominal sizes (`24`, not
     /// `23`, for 22888 MiB).
@@ -170,16 +217,32 @@ impl MemoryUnit {
     }
 }
 
+/// Bounds on the memory per GPU, in GiB, as NVIDIA states it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryRange {
+    /// At least this many GiB.
+    pub min: Option<u32>,
+    /// At most this many GiB.
+    pub max: Option<u32>,
+}
+
+impl MemoryRange {
+    /// Whether `accelerator`'s memory is in the range.
+    pub fn holds(self, accelerator: &Accelerator) -> bool {
+        self.min.is_none_or(|min| accelerator.memory_gib >= min)
+            && self.max.is_none_or(|max| accelerator.memory_gib <= max)
+    }
+}
+
 /// The catalog models that GPU name label `values` select under `scheme`
-/// together with a memory bound in GiB; `None` when a value selects none.
+/// together with memory bounds; `None` when a value selects none.
 pub fn selected_by(
     values: &[String],
-    memory_min_gib: Option<u32>,
+    memory: MemoryRange,
     scheme: LabelScheme,
 ) -> Option<Vec<&'static Accelerator>> {
-    let selects = |a: &Accelerator, value: &str| {
-        a.label_value(scheme) == Some(value) && memory_min_gib.is_none_or(|min| a.memory_gib >= min)
-    };
+    let selects =
+        |a: &Accelerator, value: &str| a.label_value(scheme) == Some(value) && memory.holds(a);
     let each_selects = values.iter().all(|v| all().iter().any(|a| selects(a, v)));
     each_selects.then(|| {
         all()
@@ -219,15 +282,27 @@ mod tests {
                 assert_eq!(by_label, nominal, "{gib} GiB in {unit:?}");
                 let back = unit.gib_for_bound(bound).unwrap();
                 assert_eq!(unit.bound(back), bound);
+                let upper = unit.upper_bound(gib);
+                let at_most = |by: &dyn Fn(&Accelerator) -> bool| -> Vec<&str> {
+                    all().iter().filter(|a| by(a)).map(|a| a.name).collect()
+                };
+                assert_eq!(
+                    at_most(&|a| a.memory_in(unit) <= upper),
+                    at_most(&|a| a.memory_gib <= gib),
+                    "at most {gib} GiB in {unit:?}"
+                );
+                let back = unit.gib_for_upper_bound(upper).unwrap();
+                assert_eq!(unit.upper_bound(back), upper);
             }
         }
         assert_eq!(MemoryUnit::MiB.bound(24), 22_888);
+        assert_eq!(MemoryUnit::MiB.upper_bound(40), 40_960);
         for accelerator in all() {
+            let gib = Some(accelerator.memory_gib);
             let bound = MemoryUnit::MiB.bound(accelerator.memory_gib);
-            assert_eq!(
-                MemoryUnit::MiB.gib_for_bound(bound),
-                Some(accelerator.memory_gib)
-            );
+            assert_eq!(MemoryUnit::MiB.gib_for_bound(bound), gib);
+            let upper = MemoryUnit::MiB.upper_bound(accelerator.memory_gib);
+            assert_eq!(MemoryUnit::MiB.gib_for_upper_bound(upper), gib);
         }
     }
 }

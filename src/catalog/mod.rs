@@ -56,7 +56,9 @@ pub use advertised::{
     GPU_RESOURCE, MIG_BALANCED, MIG_DISABLED, MIG_ENABLED, MigLayout, SHARED_SUFFIX,
     is_known_layout, mig_resource, shared_resource, single_profile_layout,
 };
-pub use labels::{LabelKeys, LabelScheme, MemoryLabel, MemoryUnit, canonical_names, selected_by};
+pub use labels::{
+    LabelKeys, LabelScheme, MemoryLabel, MemoryRange, MemoryUnit, canonical_names, selected_by,
+};
 pub use lookup::{UnknownAccelerator, known_name, lookup};
 
 use std::fmt;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{self, LabelScheme, MemoryUnit};
+use crate::catalog::{self, LabelScheme, MemoryRange, MemoryUnit};
 use crate::cluster::names::label_value;
 use crate::framework::schema::Attr;
 use crate::framework::validators::{
@@ -35,6 +35,7 @@ pub(super) struct Constraints {
     pub(super) accelerators: Option<Vec<String>>,
     pub(super) accelerator_count: Option<GpuCount>,
     pub(super) accelerator_memory_min_gib: Option<u32>,
+    pub(super) accelerator_memory_max_gib: Option<u32>,
     pub(super) capacity_types: Option<Vec<String>>,
     pub(super) instance_families: Option<Vec<String>>,
     pub(super) providers: Option<Vec<String>>,
@@ -42,6 +43,16 @@ pub(super) struct Constraints {
     pub(super) architectures: Option<Vec<String>>,
     pub(super) min_values: Option<MinValues>,
     pub(super) requirements: Option<Vec<super::requirements::RawRequirement>>,
+}
+
+impl Constraints {
+    /// The GPU memory bounds.
+    pub(super) fn memory_range(&self) -> MemoryRange {
+        MemoryRange {
+            min: self.accelerator_memory_min_gib,
+            max: self.accelerator_memory_max_gib,
+        }
+    }
 }
 
 /// GPUs per node.
@@ -115,7 +126,7 @@ pub(super) enum BoundUnit {
 /// accepts `Gte` and `Lte` only since Karpenter v1.9, `Gt` and `Lt` in
 /// every v1 release (sigs.k8s.io/karpenter,
 /// pkg/apis/crds/karpenter.sh_nodepools.yaml).
-pub(super) static CONSTRAINTS: [Constraint; 9] = [
+pub(super) static CONSTRAINTS: [Constraint; 10] = [
     Constraint {
         attribute: "accelerators",
         field: "accelerators",
@@ -166,7 +177,7 @@ pub(super) static CONSTRAINTS: [Constraint; 9] = [
             Attr::number("accelerator_memory_min_gib")
                 .optional()
                 .validate(integer_between(1, MAX_GPU_MEMORY_GIB.into(), ""))
-                .describe("Least memory per GPU in GiB, as NVIDIA states it (an L4 has 24). Not with the azure label scheme.")
+                .describe("Least memory per GPU in GiB, as NVIDIA states it (an L4 has 24). Without `accelerators`, the aws label scheme also requires NVIDIA GPUs (EC2 sells AMD's too). Not with the azure label scheme.")
         },
         label: |s| s.label_keys().memory.map(|m| m.key),
         label_tells: "GPU memory",
@@ -174,6 +185,28 @@ pub(super) static CONSTRAINTS: [Constraint; 9] = [
         slot: Slot::Bound {
             get: |c| c.accelerator_memory_min_gib,
             set: |c, gib| c.accelerator_memory_min_gib = Some(gib),
+            unit: BoundUnit::GpuMemoryGib,
+            upper: Some(Upper {
+                attribute: "accelerator_memory_max_gib",
+                title: "Invalid accelerator memory",
+            }),
+        },
+    },
+    Constraint {
+        attribute: "accelerator_memory_max_gib",
+        field: "accelerator_memory_max_gib",
+        schema: || {
+            Attr::number("accelerator_memory_max_gib")
+                .optional()
+                .validate(integer_between(1, MAX_GPU_MEMORY_GIB.into(), ""))
+                .describe("Most memory per GPU in GiB, as NVIDIA states it. Tells apart models a label scheme names alike: on aws, `accelerators = [\"A100-40GB\"]` with `accelerator_memory_max_gib = 40` (EC2 labels both A100s `a100`). Not with the azure label scheme.")
+        },
+        label: |s| s.label_keys().memory.map(|m| m.key),
+        label_tells: "GPU memory",
+        operator: "Lt",
+        slot: Slot::Bound {
+            get: |c| c.accelerator_memory_max_gib,
+            set: |c, gib| c.accelerator_memory_max_gib = Some(gib),
             unit: BoundUnit::GpuMemoryGib,
             upper: None,
         },
@@ -362,14 +395,18 @@ impl Constraint {
     /// Whether the requirement this constraint generates depends on the
     /// value of `other` (GPU names select models by memory bound too).
     pub(super) fn depends_on(&self, other: &Constraint) -> bool {
-        matches!(self.slot, Slot::Models)
-            && matches!(
-                other.slot,
-                Slot::Bound {
-                    unit: BoundUnit::GpuMemoryGib,
-                    ..
-                }
-            )
+        matches!(self.slot, Slot::Models) && other.bounds_gpu_memory()
+    }
+
+    /// Whether this is a bound on GPU memory.
+    pub(super) fn bounds_gpu_memory(&self) -> bool {
+        matches!(
+            self.slot,
+            Slot::Bound {
+                unit: BoundUnit::GpuMemoryGib,
+                ..
+            }
+        )
     }
 
     /// The upper bound this lower bound passes in `constraints`, with the
@@ -441,25 +478,36 @@ impl Constraint {
 }
 
 impl BoundUnit {
-    /// The inclusive label value a bound of `n` stands for under `scheme`.
-    pub(super) fn label_bound(self, n: u32, scheme: LabelScheme) -> u32 {
+    /// The inclusive label value a lower (or, `at_most`, upper) bound of
+    /// `n` stands for under `scheme`.
+    pub(super) fn label_bound(self, n: u32, scheme: LabelScheme, at_most: bool) -> u32 {
         match self {
             Self::Gpus => n,
             // Without a memory label the value goes unused: that is an error.
+            Self::GpuMemoryGib if at_most => memory_unit(scheme).upper_bound(n),
             Self::GpuMemoryGib => memory_unit(scheme).bound(n),
         }
     }
 
-    /// The bound an inclusive label value stands for under `scheme`, if the
-    /// attribute can hold it.
-    pub(super) fn bound_for_label(self, value: u32, scheme: LabelScheme) -> Option<u32> {
+    /// The lower (or, `at_most`, upper) bound an inclusive label value
+    /// stands for under `scheme`, if the attribute can hold it.
+    pub(super) fn bound_for_label(
+        self,
+        value: u32,
+        scheme: LabelScheme,
+        at_most: bool,
+    ) -> Option<u32> {
         match self {
             Self::Gpus => Some(value).filter(|n| (1..=MAX_GPUS_PER_NODE).contains(n)),
             Self::GpuMemoryGib => {
                 scheme.label_keys().memory?;
-                memory_unit(scheme)
-                    .gib_for_bound(value)
-                    .filter(|gib| (1..=MAX_GPU_MEMORY_GIB).contains(gib))
+                let unit = memory_unit(scheme);
+                if at_most {
+                    unit.gib_for_upper_bound(value)
+                } else {
+                    unit.gib_for_bound(value)
+                }
+                .filter(|gib| (1..=MAX_GPU_MEMORY_GIB).contains(gib))
             }
         }
     }

@@ -9,8 +9,7 @@
 
 use super::constraints::{CONSTRAINTS, Constraint, Constraints, MinValues, Slot};
 use super::requirements::{
-    RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
-    whole_gpus_requirement,
+    Implied, RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
 };
 use super::resolved::Resolved;
 use crate::catalog::{LabelScheme, canonical_names, selected_by};
@@ -25,45 +24,71 @@ impl Constraints {
         prior: &Constraints,
         importing: bool,
     ) -> Self {
-        // The whole-GPU requirement is no attribute's: without it, a fleet
-        // that asks for GPUs lets fractional ones in, which is `min = 0`
-        // (also what a configured `min = 0` reads back as where no cloud
-        // sells them).
-        let implied = whole_gpus_requirement(scheme);
-        // Only its first occurrence: a raw requirement may say the same.
-        let mut rest = live.to_vec();
-        if let Some(at) = implied
-            .as_ref()
-            .and_then(|implied| rest.iter().position(|r| r == implied))
-        {
-            rest.remove(at);
-        }
-        let mut constraints = Self::from_claimed(&rest, scheme, prior, importing);
-        let no_lower_bound = constraints
-            .accelerator_count
-            .as_ref()
-            .is_none_or(|c| c.min.is_none());
-        if rest.len() < live.len() {
-            if constraints.whole_gpus(scheme).is_none() {
-                constraints = Self::from_claimed(live, scheme, prior, importing);
+        // The implied requirements present: each is the constraints' if
+        // what the rest reads as implies it, else raw (only its first
+        // occurrence, as a raw requirement may say the same).
+        let mut present: Vec<Requirement> = Implied::ALL
+            .into_iter()
+            .filter_map(|i| i.requirement(scheme))
+            .filter(|r| live.contains(r))
+            .collect();
+        // Each round leaves at least one more of them raw, so this ends.
+        loop {
+            let mut rest = live.to_vec();
+            for implied in &present {
+                if let Some(at) = rest.iter().position(|r| r == implied) {
+                    rest.remove(at);
+                }
             }
-        } else if no_lower_bound
-            && constraints.asks_for_gpus()
-            && (implied.is_some()
-                || prior.accelerator_count.as_ref().and_then(|c| c.min) == Some(0))
-        {
+            let constraints = Self::from_rest(&rest, &present, scheme, prior, importing);
+            let implied = constraints.implied(scheme);
+            if present.iter().all(|r| implied.contains(r)) {
+                break constraints;
+            }
+            present.retain(|r| implied.contains(r));
+        }
+    }
+
+    /// The constraints `rest` expresses without the implied requirements
+    /// `present`, and what the absence of the others means: without the
+    /// NVIDIA requirement a fleet that asks for GPU memory alone admits any
+    /// maker's GPUs, which no attribute says, so its memory bounds stay
+    /// raw; without the whole-GPU one a fleet that asks for GPUs admits
+    /// fractional ones, which is `accelerator_count.min = 0` (also what a
+    /// configured `min = 0` reads back as where no cloud sells them).
+    fn from_rest(
+        rest: &[Requirement],
+        present: &[Requirement],
+        scheme: LabelScheme,
+        prior: &Constraints,
+        importing: bool,
+    ) -> Self {
+        let absent = |i: Implied| i.requirement(scheme).is_some_and(|r| !present.contains(&r));
+        let mut constraints = Self::from_claimed(rest, scheme, prior, importing, &[]);
+        if absent(Implied::NvidiaGpus) && Implied::NvidiaGpus.implied_by(&constraints) {
+            let memory: Vec<&Constraint> = CONSTRAINTS
+                .iter()
+                .filter(|c| c.bounds_gpu_memory())
+                .collect();
+            constraints = Self::from_claimed(rest, scheme, prior, importing, &memory);
+        }
+        let fractional_allowed = absent(Implied::WholeGpus)
+            || prior.accelerator_count.as_ref().and_then(|c| c.min) == Some(0);
+        if fractional_allowed && Implied::WholeGpus.implied_by(&constraints) {
             constraints.accelerator_count.get_or_insert_default().min = Some(0);
         }
         constraints
     }
 
+    /// The constraints `live` expresses, the `withheld` ones left raw.
     fn from_claimed(
         live: &[Requirement],
         scheme: LabelScheme,
         prior: &Constraints,
         importing: bool,
+        withheld: &[&'static Constraint],
     ) -> Self {
-        let mut left_raw: Vec<&Constraint> = Vec::new();
+        let mut left_raw: Vec<&Constraint> = withheld.to_vec();
         let mut constraints = loop {
             let claimable =
                 |c: &Constraint| (importing || c.is_set(prior)) && !left_raw.contains(&c);
@@ -158,14 +183,15 @@ fn claim(
     }
     let values = requirement.values.as_deref().unwrap_or_default();
     let filled = match &constraint.slot {
-        Slot::Models => selected_by(values, constraints.accelerator_memory_min_gib, scheme)
+        Slot::Models => selected_by(values, constraints.memory_range(), scheme)
             .map(|models| {
                 constraints.accelerators = Some(models.iter().map(|a| a.name.to_string()).collect())
             })
             .is_some(),
         Slot::Bound { set, unit, .. } => {
+            let at_most = constraint.operator == "Lt";
             match inclusive_bound(&requirement.operator, requirement.values.as_deref())
-                .and_then(|bound| unit.bound_for_label(bound, scheme))
+                .and_then(|bound| unit.bound_for_label(bound, scheme, at_most))
             {
                 Some(n) => {
                     set(constraints, n);

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::allowed::Allowed;
 use super::constraints::{CONSTRAINTS, Constraint, Constraints, Slot};
 use super::resolved::Resolved;
-use crate::catalog::{LabelScheme, selected_by};
+use crate::catalog::{Accelerator, LabelScheme, selected_by};
 use crate::framework::validators::quoted_list;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
@@ -104,11 +104,11 @@ impl Constraint {
                 None => None,
             },
             // A lower bound of 0 bounds nothing (`accelerator_count.min = 0`
-            // lets fractional GPUs in, see `whole_gpus`); validation keeps
+            // lets fractional GPUs in, see `Implied::WholeGpus`); validation keeps
             // the others at 1 or more, so `Gt` stays at 0 or more, as the
             // CRD requires.
             Slot::Bound { get, unit, .. } => get(constraints).filter(|&n| n > 0).map(|n| {
-                let bound = unit.label_bound(n, resolved.scheme);
+                let bound = unit.label_bound(n, resolved.scheme, self.operator == "Lt");
                 let past = if self.operator == "Gt" {
                     bound - 1
                 } else {
@@ -143,15 +143,57 @@ impl Problem {
     }
 }
 
-/// The requirement [`Constraints::whole_gpus`] adds under `scheme`, if the
-/// scheme's cloud sells fractional GPUs.
-pub(super) fn whole_gpus_requirement(scheme: LabelScheme) -> Option<Requirement> {
-    scheme.sells_fractional_gpus().then(|| Requirement {
-        key: scheme.label_keys().count.to_string(),
-        operator: "NotIn".to_string(),
-        values: Some(vec!["0".to_string()]),
-        min_values: None,
-    })
+/// A requirement no attribute owns, which the attributes imply where the
+/// scheme's cloud needs it, after the generated ones. Spelled apart from
+/// any attribute's, so that a NodePool reads back as it was declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Implied {
+    /// Whole GPUs: where the cloud sells fractional ones (a part of a GPU,
+    /// a GPU count of 0, no `nvidia.com/gpu`), a fleet that asks for GPUs
+    /// and sets no `accelerator_count.min` gets the GPU count `NotIn
+    /// ["0"]`, so that a pod asking for `nvidia.com/gpu` never gets a node
+    /// with none. `accelerator_count.min = 0` lets fractional GPUs in.
+    WholeGpus,
+    /// NVIDIA GPUs: where the cloud sells other makers' GPUs, a fleet that
+    /// asks for GPU memory but names no model (catalog models are NVIDIA's)
+    /// gets the GPU maker `In ["nvidia"]`.
+    NvidiaGpus,
+}
+
+impl Implied {
+    pub(super) const ALL: [Self; 2] = [Self::WholeGpus, Self::NvidiaGpus];
+
+    /// The requirement under `scheme`; `None` where its cloud needs none.
+    pub(super) fn requirement(self, scheme: LabelScheme) -> Option<Requirement> {
+        let (key, operator, value) = match self {
+            Self::WholeGpus => (
+                scheme
+                    .sells_fractional_gpus()
+                    .then_some(scheme.label_keys().count)?,
+                "NotIn",
+                "0",
+            ),
+            Self::NvidiaGpus => (scheme.gpu_manufacturer_key()?, "In", "nvidia"),
+        };
+        Some(Requirement {
+            key: key.to_string(),
+            operator: operator.to_string(),
+            values: Some(vec![value.to_string()]),
+            min_values: None,
+        })
+    }
+
+    /// Whether `constraints` imply it (where their scheme needs it).
+    pub(super) fn implied_by(self, constraints: &Constraints) -> bool {
+        constraints.asks_for_gpus()
+            && match self {
+                Self::WholeGpus => constraints
+                    .accelerator_count
+                    .as_ref()
+                    .is_none_or(|c| c.min.is_none()),
+                Self::NvidiaGpus => constraints.accelerators.is_none(),
+            }
+    }
 }
 
 pub(super) fn sorted_unique(values: &[String]) -> Vec<String> {
@@ -182,27 +224,25 @@ impl Constraints {
         Ok(generated
             .into_iter()
             .map(|g| g.requirement)
-            .chain(self.whole_gpus(resolved.scheme))
+            .chain(self.implied(resolved.scheme))
             .chain(self.raw().iter().cloned().map(Requirement::from))
             .collect())
     }
 
     /// Whether the fleet asks for GPUs: a model, or GPU memory.
     pub(super) fn asks_for_gpus(&self) -> bool {
-        self.accelerators.is_some() || self.accelerator_memory_min_gib.is_some()
+        self.accelerators.is_some()
+            || self.accelerator_memory_min_gib.is_some()
+            || self.accelerator_memory_max_gib.is_some()
     }
 
-    /// Where the scheme's cloud sells fractional GPUs, a fleet that asks for
-    /// GPUs and sets no `accelerator_count.min` gets whole ones only: the
-    /// GPU count `NotIn ["0"]`, so that a pod asking for `nvidia.com/gpu`
-    /// never gets a node with none. `accelerator_count.min = 0` lets
-    /// fractional types in. Spelled apart from `min`'s `Gt`, so that a
-    /// NodePool reads back as it was declared.
-    pub(super) fn whole_gpus(&self, scheme: LabelScheme) -> Option<Requirement> {
-        let min = self.accelerator_count.as_ref().and_then(|c| c.min);
-        (min.is_none() && self.asks_for_gpus())
-            .then(|| whole_gpus_requirement(scheme))
-            .flatten()
+    /// The [`Implied`] requirements these constraints add under `scheme`.
+    pub(super) fn implied(&self, scheme: LabelScheme) -> Vec<Requirement> {
+        Implied::ALL
+            .into_iter()
+            .filter(|i| i.implied_by(self))
+            .filter_map(|i| i.requirement(scheme))
+            .collect()
     }
 
     /// Everything that keeps these constraints from becoming requirements;
@@ -237,7 +277,7 @@ impl Constraints {
     fn checked(&self, resolved: &Resolved) -> (Vec<Generated>, Vec<Problem>) {
         let (generated, mut problems) = self.generate(resolved);
         problems.extend(self.contradictions(&generated));
-        let implied = usize::from(self.whole_gpus(resolved.scheme).is_some());
+        let implied = self.implied(resolved.scheme).len();
         let total = generated.len() + implied + self.raw().len();
         if total > MAX_REQUIREMENTS {
             problems.push(Problem::new(
@@ -472,7 +512,7 @@ fn accelerator_label_values(
 ) -> Result<Vec<String>, Diagnostic> {
     let Resolved { scheme, models } = resolved;
     let scheme = *scheme;
-    let memory_min = constraints.accelerator_memory_min_gib;
+    let memory = constraints.memory_range();
     let path = AttributePath::attr("accelerators");
     if let Some(unknown) = &models.unknown {
         return Err(unknown.clone());
@@ -492,7 +532,7 @@ fn accelerator_label_values(
             )
             .at(path.clone())
         })?;
-        if let Some(min) = memory_min.filter(|&min| accelerator.memory_gib < min) {
+        if let Some(min) = memory.min.filter(|&min| accelerator.memory_gib < min) {
             return Err(Diagnostic::error(
                 "Contradictory GPU memory",
                 format!(
@@ -502,23 +542,48 @@ fn accelerator_label_values(
             )
             .at(AttributePath::attr("accelerator_memory_min_gib")));
         }
+        if let Some(max) = memory.max.filter(|&max| accelerator.memory_gib > max) {
+            return Err(Diagnostic::error(
+                "Contradictory GPU memory",
+                format!(
+                    "`{}` has {} GiB per GPU, more than accelerator_memory_max_gib = {max}: no node could match.",
+                    accelerator.name, accelerator.memory_gib
+                ),
+            )
+            .at(AttributePath::attr("accelerator_memory_max_gib")));
+        }
         values.insert(value.to_string());
     }
     let values: Vec<String> = values.into_iter().collect();
-    let extra: Vec<&str> = selected_by(&values, memory_min, scheme)
+    let extra: Vec<&Accelerator> = selected_by(&values, memory, scheme)
         .unwrap_or_default()
         .into_iter()
         .filter(|a| !requested.contains(a))
-        .map(|a| a.name)
         .collect();
     if !extra.is_empty() {
+        let names: Vec<&str> = extra.iter().map(|a| a.name).collect();
+        let sizes = requested.iter().map(|a| a.memory_gib);
+        let (least, most) = (sizes.clone().min(), sizes.max());
+        let bound = match (least, most) {
+            _ if scheme.label_keys().memory.is_none() => None,
+            (_, Some(most)) if extra.iter().all(|a| a.memory_gib > most) => {
+                Some(format!("accelerator_memory_max_gib = {most}"))
+            }
+            (Some(least), _) if extra.iter().all(|a| a.memory_gib < least) => {
+                Some(format!("accelerator_memory_min_gib = {least}"))
+            }
+            _ => None,
+        };
+        let fix = match bound {
+            Some(bound) => format!("List them too, or set {bound} to tell the memory sizes apart."),
+            None => "List them too.".to_string(),
+        };
         return Err(Diagnostic::error(
             "Accelerators not expressible exactly",
             format!(
                 "With the {scheme} label scheme this fleet would also launch {}: they share a `{}` value \
-                 with a listed model. List them too, or set accelerator_memory_min_gib to tell the \
-                 memory sizes apart.",
-                quoted_list(&extra),
+                 with a listed model. {fix}",
+                quoted_list(&names),
                 scheme.label_keys().name
             ),
         )

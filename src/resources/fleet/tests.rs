@@ -35,6 +35,14 @@ fn inference() -> serde_json::Value {
     })
 }
 
+/// A training fleet of the smaller of two A100s, told apart by memory.
+fn a100_40gb_training() -> serde_json::Value {
+    with(
+        training(),
+        json!({"accelerators": ["A100-40GB"], "accelerator_memory_max_gib": 40}),
+    )
+}
+
 /// An inference fleet that lets fractional GPUs in.
 fn fractional_inference() -> serde_json::Value {
     with(inference(), json!({"accelerator_count": {"min": 0}}))
@@ -238,6 +246,22 @@ fn each_label_scheme_has_its_own_keys_values_and_units() {
         with_memory(LabelScheme::Aws),
         json!({"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gt", "values": ["22887"]})
     );
+    // The smaller of two A100s by a memory maximum: EC2 reports 40960 MiB
+    // for p4d's.
+    let a100_40gb = |scheme| requirements(&planned(a100_40gb_training(), scheme), scheme);
+    assert_eq!(
+        a100_40gb(LabelScheme::Aws),
+        json!([
+            {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["a100"]},
+            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["7"]},
+            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Lt", "values": ["9"]},
+            {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Lt", "values": ["40961"]},
+        ])
+    );
+    assert_eq!(
+        a100_40gb(LabelScheme::Cfke)[3],
+        json!({"key": "cfke.io/accelerator-memory", "operator": "Lt", "values": ["41"]})
+    );
     // A fleet's own scheme wins over the provider's.
     let own = planned(
         with(inference(), json!({"label_scheme": "aws"})),
@@ -354,6 +378,8 @@ fn after_apply_a_second_plan_is_empty() {
         (inference(), LabelScheme::Aws),
         (fractional_inference(), LabelScheme::Aws),
         (fractional_inference(), LabelScheme::Cfke),
+        (a100_40gb_training(), LabelScheme::Aws),
+        (a100_40gb_training(), LabelScheme::Cfke),
         (everything(), LabelScheme::Cfke),
         (
             with(
@@ -388,6 +414,8 @@ fn import_gives_an_empty_plan() {
         (training(), LabelScheme::Cfke, LabelScheme::Cfke),
         (inference(), LabelScheme::Aws, LabelScheme::Aws),
         (fractional_inference(), LabelScheme::Aws, LabelScheme::Aws),
+        (a100_40gb_training(), LabelScheme::Aws, LabelScheme::Aws),
+        (a100_40gb_training(), LabelScheme::Cfke, LabelScheme::Cfke),
         (training(), LabelScheme::Azure, LabelScheme::Azure),
         (
             with(everything(), json!({"accelerators": ["A100-80GB", "H100"]})),
@@ -502,6 +530,69 @@ fn whole_gpus_read_back_as_declared_and_their_drift_shows() {
         1
     );
     assert!(imported.attr("accelerator_count").is_null());
+}
+
+#[test]
+fn memory_only_fleets_get_nvidia_gpus_and_read_back_as_declared() {
+    let scheme = LabelScheme::Aws;
+    let config =
+        json!({"name": "mem", "node_class": NODE_CLASS(), "accelerator_memory_min_gib": 24});
+    let nvidia = json!({"key": "karpenter.k8s.aws/instance-gpu-manufacturer", "operator": "In", "values": ["nvidia"]});
+    let memory_only = planned(config.clone(), scheme);
+    assert_eq!(
+        requirements(&memory_only, scheme),
+        json!([
+            {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gt", "values": ["22887"]},
+            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "NotIn", "values": ["0"]},
+            nvidia,
+        ])
+    );
+    // Where the cloud sells NVIDIA's GPUs only, there is nothing to add.
+    assert_eq!(
+        requirements(
+            &planned(config.clone(), LabelScheme::Cfke),
+            LabelScheme::Cfke
+        ),
+        json!([{"key": "cfke.io/accelerator-memory", "operator": "Gt", "values": ["23"]}])
+    );
+    let live = served(&memory_only, scheme);
+    let imported = import(&live, scheme);
+    assert_eq!(
+        imported.attr("accelerator_memory_min_gib").as_i64(),
+        Some(24)
+    );
+    assert!(imported.attr("requirements").is_null());
+    let plan = plan_for(&imported, &value(config.clone()), scheme);
+    assert_same(&plan.planned_state, &imported, "import plan");
+    // Someone deletes the NVIDIA requirement: the memory bound no longer
+    // says what the attribute does, so it reads back raw, and the plan
+    // puts both back.
+    let mut drifted = live.clone();
+    drifted["spec"]["template"]["spec"]["requirements"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| *r != nvidia);
+    let state = read(&drifted, &memory_only, false, scheme);
+    assert!(state.attr("accelerator_memory_min_gib").is_null());
+    assert_eq!(
+        state.attr("requirements").to_json(),
+        json!([
+            {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gt", "values": ["22887"], "min_values": null},
+            {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "NotIn", "values": ["0"], "min_values": null},
+        ])
+    );
+    let plan = plan_for(&state, &value(config), scheme);
+    assert_same(&plan.planned_state, &memory_only, "the plan restores it");
+    // A fleet that names its models needs no maker: the same requirement
+    // written raw stays raw.
+    let named = with(inference(), json!({"requirements": [nvidia]}));
+    let named = planned(named, scheme);
+    let state = read(&served(&named, scheme), &named, false, scheme);
+    assert_same(
+        &state,
+        &named,
+        "a raw NVIDIA requirement beside named models",
+    );
 }
 
 #[test]
@@ -702,6 +793,27 @@ fn what_a_label_scheme_cannot_express_fails_the_plan() {
             LabelScheme::Aws,
             "accelerators",
             "also launch \"A100-40GB\"",
+        ),
+        (
+            training(),
+            json!({"accelerators": ["A100-40GB"]}),
+            LabelScheme::Aws,
+            "accelerators",
+            "also launch \"A100-80GB\": they share a `karpenter.k8s.aws/instance-gpu-name` value with a listed model. List them too, or set accelerator_memory_max_gib = 40",
+        ),
+        (
+            training(),
+            json!({"accelerators": ["A100-80GB"]}),
+            LabelScheme::Aws,
+            "accelerators",
+            "set accelerator_memory_min_gib = 80",
+        ),
+        (
+            training(),
+            json!({"accelerators": ["A100-80GB"], "accelerator_memory_max_gib": 40}),
+            LabelScheme::Aws,
+            "accelerator_memory_max_gib",
+            "more than accelerator_memory_max_gib = 40",
         ),
         (
             inference(),

@@ -1,11 +1,11 @@
-# A GPU fleet has at least one GPU per node.
+# A fleet with a GPU maximum has at least one GPU per node (min = 0 only lets fractional GPUs in).
 # expect: validate
-# path: accelerator_count.min
+# path: accelerator_count.max
 # message: outside
 resource "gpufleet_fleet" "this" {
   name       = "gpu"
   node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
   accelerator_count = {
-    min = 0 # <- diagnostic
+    max = 0 # <- diagnostic
   }
 }
