@@ -8,7 +8,9 @@
 //! only `spec.devicePlugin.config.{name,default}` and `spec.mig.strategy`
 //! with a field manager of its own, so everything else in the ClusterPolicy
 //! keeps its value and its owner; on destroy each of those fields goes back
-//! to the value and owner it had before (kept in private state). Without the operator
+//! to the value and owner it had before (kept in private state). Another
+//! writer's MIG strategy in the ClusterPolicy (a Helm upgrade) shows as
+//! drift of `mig_strategy`, as the device plugin runs with it. Without the operator
 //! only the ConfigMap is written, and a warning says how to point a
 //! standalone device plugin at it.
 //!
@@ -16,6 +18,7 @@
 //! when the configuration under `default` changes, the device-plugin pods
 //! on the nodes that use it are restarted (`restart_device_plugin`).
 
+use super::sharing::caveats::PolicyFacts;
 use super::sharing::cluster_policy::{self, CLUSTER_POLICY, TakenOver};
 use super::sharing::device_plugin::{self, MigStrategy};
 use super::sharing::writes::{ConfigKey, observed_config};
@@ -311,6 +314,17 @@ impl Resource<Cluster> for GpuSharing {
             state.cluster_policy = wired_cluster_policy(cluster, deadline).await?;
             state.manage_cluster_policy = Some(state.cluster_policy.is_some());
             state.restart_device_plugin = Some(true);
+        } else if let (Some(name), Some(_)) = (&state.cluster_policy, &state.mig_strategy) {
+            // The device plugin runs with the ClusterPolicy's MIG strategy,
+            // so another writer setting it (a Helm upgrade) is drift.
+            let policies = cluster_policy::list(cluster, deadline).await?;
+            if let Some(policy) = policies
+                .into_iter()
+                .flatten()
+                .find(|p| p.metadata.name.as_ref() == Some(name))
+            {
+                state.mig_strategy = PolicyFacts::of(&policy).mig_strategy;
+            }
         }
         let expected = state.config_text();
         state.device_plugin_config = observed_config(Some(live), Some(&expected));

@@ -204,6 +204,23 @@ impl HelmClusterPolicy {
         Self(name)
     }
 
+    /// A `helm upgrade` with the MIG strategy in its values: Helm applies
+    /// the whole object again as field manager `helm`, taking the field
+    /// over.
+    pub fn helm_upgrade(&self, mig_strategy: &str) {
+        let object = helm_cluster_policy(&self.0, Some(mig_strategy));
+        block_on(async {
+            cluster_policies(&kube_client().await)
+                .patch(
+                    &self.0,
+                    &PatchParams::apply("helm").force(),
+                    &Patch::Apply(object),
+                )
+                .await
+                .unwrap();
+        });
+    }
+
     pub fn live(&self) -> DynamicObject {
         block_on(async {
             cluster_policies(&kube_client().await)

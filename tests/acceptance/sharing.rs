@@ -256,6 +256,21 @@ fn cluster_policy_fields_set_and_released() {
         );
         ws.assert_plan_empty();
 
+        // A Helm upgrade sets the MIG strategy back: the plan shows it, and
+        // apply takes it again.
+        policy.helm_upgrade("single");
+        let plan = ws.assert_plan_changes();
+        assert!(
+            plan.text
+                .contains(r#"~ mig_strategy          = "single" -> "mixed""#),
+            "{}:\n{}",
+            cli.name,
+            plan.text
+        );
+        ws.apply();
+        assert_eq!(policy.live().data["spec"]["mig"]["strategy"], "mixed");
+        ws.assert_plan_empty();
+
         // Destroy gives back what it took: the values helm had set
         // (`mig.strategy = single`, the empty config), owned by helm again.
         ws.destroy();
