@@ -532,25 +532,31 @@ fn accelerator_label_values(
             )
             .at(path.clone())
         })?;
-        if let Some(min) = memory.min.filter(|&min| accelerator.memory_gib < min) {
+        let gib = accelerator.memory_gib;
+        let passed = [
+            (
+                memory.min.filter(|&min| gib < min),
+                "less",
+                "accelerator_memory_min_gib",
+            ),
+            (
+                memory.max.filter(|&max| gib > max),
+                "more",
+                "accelerator_memory_max_gib",
+            ),
+        ];
+        if let Some((bound, than, attribute)) = passed
+            .into_iter()
+            .find_map(|(bound, than, attribute)| bound.map(|b| (b, than, attribute)))
+        {
             return Err(Diagnostic::error(
                 "Contradictory GPU memory",
                 format!(
-                    "`{}` has {} GiB per GPU, less than accelerator_memory_min_gib = {min}: no node could match.",
-                    accelerator.name, accelerator.memory_gib
+                    "`{}` has {gib} GiB per GPU, {than} than {attribute} = {bound}: no node could match.",
+                    accelerator.name
                 ),
             )
-            .at(AttributePath::attr("accelerator_memory_min_gib")));
-        }
-        if let Some(max) = memory.max.filter(|&max| accelerator.memory_gib > max) {
-            return Err(Diagnostic::error(
-                "Contradictory GPU memory",
-                format!(
-                    "`{}` has {} GiB per GPU, more than accelerator_memory_max_gib = {max}: no node could match.",
-                    accelerator.name, accelerator.memory_gib
-                ),
-            )
-            .at(AttributePath::attr("accelerator_memory_max_gib")));
+            .at(AttributePath::attr(attribute)));
         }
         values.insert(value.to_string());
     }
