@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{Accelerator, all, models};
+use super::{Accelerator, Part, all, models};
 
 /// Finds an accelerator by canonical name or alias.
 ///
@@ -29,6 +29,15 @@ pub fn lookup(name: &str) -> Result<&'static Accelerator, UnknownAccelerator> {
                     .any(|alias| same_key(alias, wanted))
         })
         .ok_or_else(|| UnknownAccelerator::new(name))
+}
+
+/// The part a name singles out (`H200-NVL`), if it names one of the parts the catalog tells
+/// apart within a model; the same matching as [`lookup`].
+pub fn part_named(name: &str) -> Option<&'static Part> {
+    let wanted = strip_vendor(name);
+    models::PARTS
+        .iter()
+        .find(|part| same_key(part.name, wanted))
 }
 
 /// A validator for configuration strings naming an accelerator: a name [`lookup`] does not

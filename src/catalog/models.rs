@@ -20,7 +20,7 @@
 //!   part of the name, so `A100-40GB` and `A100-80GB` are told apart by
 //!   `cfke.io/accelerator-memory`.
 
-use super::{Accelerator, Architecture, AwsGpu, Labels, MigProfile};
+use super::{Accelerator, Architecture, AwsGpu, Labels, MigProfile, Part};
 
 const fn mig(name: &'static str, max_instances: u8) -> MigProfile {
     MigProfile {
@@ -74,7 +74,7 @@ const MIG_HOPPER_96GB: &[MigProfile] = &[
     mig("7g.96gb", 1),
 ];
 
-/// H200 141GB (SXM and NVL).
+/// H200 141GB, SXM and NVL (see [`PARTS`] for what tells them apart).
 const MIG_H200: &[MigProfile] = &[
     mig("1g.18gb", 7),
     mig("1g.18gb+me", 1),
@@ -406,6 +406,25 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         memory_gib: 32,
         mig_profiles: &[],
         labels: labels("RTX-PRO-4500", aws("rtx-pro-4500", 32_768), None),
+    },
+];
+
+/// The parts the catalog tells apart within one model because mig-manager's default MIG
+/// configuration does (GPU Operator, assets/state-mig-manager/0400_configmap.yaml, from
+/// v25.10.1): its `all-1g.35gb` has a device filter naming the H200 SXM (0x2335) and not
+/// the H200 NVL (0x233B), whose `all-balanced` entry names both.
+pub(super) const PARTS: &[Part] = &[
+    Part {
+        model: "H200",
+        name: "H200-SXM",
+        pci_device_id: 0x2335,
+        layouts_not_applied: &[],
+    },
+    Part {
+        model: "H200",
+        name: "H200-NVL",
+        pci_device_id: 0x233B,
+        layouts_not_applied: &["all-1g.35gb"],
     },
 ];
 

@@ -1038,6 +1038,11 @@ fn bad_combinations_fail_at_plan_time() {
             "{ strategy = \"mig\", mig_layout = \"all-1g.10gb\" }",
             "`gpu_sharing.strategy`: MIG depends on the GPU model, and the fleet sets no `accelerators`",
         ),
+        (
+            "[\"H200-NVL\"]",
+            "{ strategy = \"mig\", mig_layout = \"all-1g.35gb\" }",
+            "`gpu_sharing.mig_layout`: the GPU Operator's default mig-manager configuration (assets/state-mig-manager/0400_configmap.yaml) restricts `all-1g.35gb` to other PCI devices, so the H200-NVL (0x233B10DE) would keep",
+        ),
     ];
     let mut body = String::new();
     for (i, (accelerators, sharing, _)) in cases.iter().enumerate() {
@@ -1050,6 +1055,12 @@ fn bad_combinations_fail_at_plan_time() {
     body +=
         "resource \"gpufleet_gpu_sharing\" \"many\" {\n  strategy = \"mps\"\n  replicas = 49\n}\n";
     body += "resource \"gpufleet_gpu_sharing\" \"mig\" {\n  strategy = \"mig\"\n}\n";
+    // The model that covers both H200 parts: a warning, not an error.
+    body += &fleet(
+        "h200",
+        "h200",
+        "  accelerators = [\"H200\"]\n  gpu_sharing  = { strategy = \"mig\", mig_layout = \"all-1g.35gb\" }\n",
+    );
     each_cli(|cli| {
         let mut ws = Workspace::new(cli);
         ws.config(&body);
@@ -1084,6 +1095,13 @@ fn bad_combinations_fail_at_plan_time() {
             "\"mig\" is not one of \"none\", \"time_slicing\", \"mps\"",
         );
         assert!(block.contains("strategy = \"mig\""), "{block}");
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("Warning: MIG layout not applied to every part")
+                && flat.contains("applies `all-1g.35gb` only to \"H200-SXM\" by PCI device ID"),
+            "{}: no part warning for the H200 fleet:\n{out}",
+            cli.name
+        );
         assert_eq!(
             blocks.len(),
             cases.len() + 2,

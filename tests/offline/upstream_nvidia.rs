@@ -158,6 +158,105 @@ fn catalog_layouts_are_mig_managers_defaults() {
     );
 }
 
+/// mig-manager's default configuration of GPU Operator v26.7.0 (a verbatim
+/// copy, see tests/upstream/README.md), whose layouts carry PCI device
+/// filters the pinned snapshot predates.
+fn mig_manager_v26_configs() -> serde_json::Map<String, Value> {
+    let file = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/upstream/gpu-operator-v26.7.0/0400_configmap.yaml"
+    ))
+    .unwrap();
+    let config_map: Value = serde_saphyr::from_str(&file).unwrap();
+    let parted: Value =
+        serde_saphyr::from_str(config_map["data"]["config.yaml"].as_str().unwrap()).unwrap();
+    parted["mig-configs"].as_object().unwrap().clone()
+}
+
+/// The devices an entry's `device-filter` names (one string or a list);
+/// `None` when it has none and so applies to every GPU.
+fn device_filter(entry: &Value) -> Option<Vec<String>> {
+    match &entry["device-filter"] {
+        Value::Null => None,
+        Value::String(one) => Some(vec![one.clone()]),
+        many => Some(
+            many.as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_str().unwrap().to_string())
+                .collect(),
+        ),
+    }
+}
+
+/// Whether mig-manager applies the layout `entries` to the PCI `device`.
+fn applied_to(entries: &[Value], device: &str) -> bool {
+    entries
+        .iter()
+        .any(|e| device_filter(e).is_none_or(|f| f.iter().any(|d| d == device)))
+}
+
+/// Each part the catalog tells apart within a model is one of the devices
+/// mig-manager's `all-balanced` entry for that model names, and it is
+/// withheld exactly the layouts mig-manager's device filters do not apply
+/// to it. Every other model's layouts apply to all the devices of its
+/// `all-balanced` entry, so no model needs parts the catalog lacks.
+#[test]
+fn parts_get_the_layouts_mig_managers_device_filters_give_them() {
+    let configs = mig_manager_v26_configs();
+    let entries = |name: &str| configs.get(name).and_then(Value::as_array);
+    let (mut parts, mut layouts) = (0, 0);
+    for model in catalog::all().iter().filter(|a| !a.mig_profiles.is_empty()) {
+        let ours = our_devices(&model.mig_layout(MIG_BALANCED).unwrap());
+        let devices: Vec<String> = entries(MIG_BALANCED)
+            .unwrap()
+            .iter()
+            .filter(|e| their_devices(e) == ours)
+            .filter_map(device_filter)
+            .flatten()
+            .collect();
+        assert!(!devices.is_empty(), "{}: no all-balanced entry", model.name);
+        let model_parts: Vec<_> = model.parts().collect();
+        for part in &model_parts {
+            assert!(
+                devices.contains(&part.device_filter()),
+                "{} {}: {} is not among {devices:?}",
+                model.name,
+                part.name,
+                part.device_filter()
+            );
+            parts += 1;
+        }
+        for layout in model.mig_layouts() {
+            let Some(theirs) = entries(&layout.name) else {
+                continue;
+            };
+            layouts += 1;
+            if model_parts.is_empty() {
+                for device in &devices {
+                    assert!(
+                        applied_to(theirs, device),
+                        "{}: mig-manager does not apply {} to {device}; the catalog needs the part",
+                        model.name,
+                        layout.name
+                    );
+                }
+            }
+            for part in &model_parts {
+                assert_eq!(
+                    part.applies(&layout.name),
+                    applied_to(theirs, &part.device_filter()),
+                    "{} {}",
+                    part.name,
+                    layout.name
+                );
+            }
+        }
+    }
+    assert!(parts >= 2, "the H200 SXM and NVL at least");
+    eprintln!("{parts} parts and {layouts} model layouts checked against v26.7.0's device filters");
+}
+
 /// The GPU Operator's own end-to-end time-slicing configuration behaves
 /// exactly like the file gpufleet writes for time slicing ten ways,
 /// without renaming.

@@ -4,7 +4,7 @@
 //! sharing take them from here instead of looking the names up again.
 
 use super::constraints::Constraints;
-use crate::catalog::{self, Accelerator, LabelScheme};
+use crate::catalog::{self, Accelerator, LabelScheme, Part};
 use crate::protocol::{AttributePath, Diagnostic};
 
 /// A fleet's label scheme and models.
@@ -18,6 +18,8 @@ pub(super) struct Resolved {
 pub(super) struct Models {
     /// The models the names find.
     pub(super) known: Vec<&'static Accelerator>,
+    /// The parts the names single out (`H200-NVL`).
+    pub(super) parts: Vec<&'static Part>,
     /// Why the first name that finds none does not (the schema's
     /// validator refuses it first, so only a plan of an unvalidated
     /// configuration meets it).
@@ -28,6 +30,7 @@ impl Models {
     pub(super) fn resolve<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
         let mut models = Self::default();
         for name in names {
+            models.parts.extend(catalog::part_named(name));
             match catalog::lookup(name) {
                 Ok(accelerator) => models.known.push(accelerator),
                 Err(e) if models.unknown.is_none() => {

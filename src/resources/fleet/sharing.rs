@@ -277,7 +277,10 @@ pub(super) fn validate(config: &Value, models: Option<&Models>, diagnostics: &mu
         settings,
         &path,
         Strategy::NODES,
-        sharing::Models::Fleet(&models.known),
+        sharing::Models::Fleet {
+            models: &models.known,
+            parts: &models.parts,
+        },
         diagnostics,
     );
     for label in [CONFIG_LABEL, MIG_CONFIG_LABEL] {

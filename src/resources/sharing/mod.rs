@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::catalog::{self, Accelerator, GPU_RESOURCE, MigLayout, Sharing, shared_resource};
+use crate::catalog::{self, Accelerator, GPU_RESOURCE, MigLayout, Part, Sharing, shared_resource};
 use crate::framework::schema::Attr;
 use crate::framework::validators::{Validator, one_of, quoted_list};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -155,7 +155,7 @@ pub fn attributes(strategies: &'static [&'static str], with_mig: bool) -> Vec<At
                         }
                     },
                 ))
-                .describe("The MIG layout with `strategy = \"mig\"`, applied by mig-manager through the `nvidia.com/mig.config` node label."),
+                .describe("The MIG layout with `strategy = \"mig\"`, applied by mig-manager through the `nvidia.com/mig.config` node label. A fleet's layout is checked against its models, and against their parts where mig-manager's default configuration applies a layout to some parts only (`all-1g.35gb` to the H200 SXM, not the H200 NVL)."),
         );
     }
     attrs.extend([
@@ -171,8 +171,14 @@ pub fn attributes(strategies: &'static [&'static str], with_mig: bool) -> Vec<At
 
 /// What the GPU models of a sharing configuration are known to be.
 pub enum Models<'a> {
-    /// The models of a fleet's `accelerators` (empty: the fleet has none).
-    Fleet(&'a [&'static Accelerator]),
+    /// The models of a fleet's `accelerators` (empty: the fleet has none)
+    /// and the parts its names single out (`H200-NVL`).
+    Fleet {
+        /// The models, in the fleet's order.
+        models: &'a [&'static Accelerator],
+        /// The parts among them the names single out.
+        parts: &'a [&'static Part],
+    },
     /// Unknown: the cluster-wide default, or existing nodes.
     Unknown,
 }
@@ -319,7 +325,7 @@ pub fn check(
             }
         }
     }
-    let Models::Fleet(models) = models else {
+    let Models::Fleet { models, parts } = models else {
         return;
     };
     let mut warnings: Vec<Diagnostic> = Vec::new();
@@ -410,6 +416,59 @@ pub fn check(
                     );
                     continue;
                 };
+                // mig-manager applies a layout to the GPUs its device filter
+                // names and leaves the others as they were (GPU Operator,
+                // assets/state-mig-manager/0400_configmap.yaml).
+                let named_parts: Vec<&Part> = parts
+                    .iter()
+                    .copied()
+                    .filter(|p| p.model == model.name)
+                    .collect();
+                let not_applied = |of: &[&Part]| -> Vec<String> {
+                    of.iter()
+                        .filter(|p| !p.applies(name))
+                        .map(|p| format!("the {} ({})", p.name, p.device_filter()))
+                        .collect()
+                };
+                if named_parts.is_empty() {
+                    let may_land_on: Vec<&Part> = model.parts().collect();
+                    let left = not_applied(&may_land_on);
+                    if !left.is_empty() {
+                        let applied: Vec<&str> = may_land_on
+                            .iter()
+                            .filter(|p| p.applies(name))
+                            .map(|p| p.name)
+                            .collect();
+                        warnings.push(
+                            Diagnostic::warning(
+                                "MIG layout not applied to every part",
+                                format!(
+                                    "{}: the GPU Operator's default mig-manager configuration (assets/state-mig-manager/0400_configmap.yaml) applies `{name}` only to {} by PCI device ID, so {} keeps the MIG configuration it had and advertises none of the layout's devices. `{}` covers both; name {} in `accelerators` when the fleet's nodes are that part.",
+                                    named("mig_layout"),
+                                    quoted_list(&applied),
+                                    left.join(", "),
+                                    model.name,
+                                    quoted_list(&applied)
+                                ),
+                            )
+                            .at(at("mig_layout")),
+                        );
+                    }
+                } else {
+                    let left = not_applied(&named_parts);
+                    if !left.is_empty() {
+                        error(
+                            "mig_layout",
+                            "MIG layout not applied to this part",
+                            format!(
+                                "{}: the GPU Operator's default mig-manager configuration (assets/state-mig-manager/0400_configmap.yaml) restricts `{name}` to other PCI devices, so {} would keep the MIG configuration it had and advertise none of the layout's devices. Choose another layout, such as `{}`.",
+                                named("mig_layout"),
+                                left.join(", "),
+                                catalog::MIG_BALANCED
+                            ),
+                        );
+                    }
+                }
                 match &first {
                     None => first = Some((model, found)),
                     Some((other, theirs)) if theirs.resources() != found.resources() => {

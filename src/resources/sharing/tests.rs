@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::catalog::lookup;
+use crate::catalog::{lookup, part_named};
 use crate::framework::schema::ObjectSchema;
 use crate::protocol::codec::from_json;
 
@@ -15,6 +15,7 @@ fn settings_value(settings: serde_json::Value) -> Value {
 
 /// (path, detail) of what `check` reports for a fleet of `models`.
 fn fleet_errors(models: &[&str], settings: serde_json::Value) -> Vec<(String, String)> {
+    let parts: Vec<&'static Part> = models.iter().filter_map(|m| part_named(m)).collect();
     let models: Vec<&'static Accelerator> = models.iter().map(|m| lookup(m).unwrap()).collect();
     let mut d = Diagnostics::default();
     let path = AttributePath::attr("gpu_sharing");
@@ -22,7 +23,10 @@ fn fleet_errors(models: &[&str], settings: serde_json::Value) -> Vec<(String, St
         &settings_value(settings),
         &path,
         Strategy::NODES,
-        Models::Fleet(&models),
+        Models::Fleet {
+            models: &models,
+            parts: &parts,
+        },
         &mut d,
     );
     d.located()
@@ -387,4 +391,63 @@ fn the_diagnostics_of_a_run_do_not_depend_on_plan_order() {
             (3, "mig_layout", "MIG strategy checked at apply"),
         ]
     );
+}
+
+#[test]
+fn a_layout_mig_manager_withholds_from_a_part_is_refused_for_it() {
+    let layout = json!({"strategy": "mig", "mig_layout": "all-1g.35gb"});
+    let check_of = |models: &[&str]| {
+        let parts: Vec<&'static Part> = models.iter().filter_map(|m| part_named(m)).collect();
+        let models: Vec<&'static Accelerator> = models.iter().map(|m| lookup(m).unwrap()).collect();
+        let mut d = Diagnostics::default();
+        check(
+            &settings_value(layout.clone()),
+            &AttributePath::attr("gpu_sharing"),
+            Strategy::NODES,
+            Models::Fleet {
+                models: &models,
+                parts: &parts,
+            },
+            &mut d,
+        );
+        (d.has_errors(), d.located())
+    };
+    // The NVL part, named: mig-manager's filter lists only the SXM part.
+    let (errors, found) = check_of(&["H200-NVL"]);
+    assert!(errors, "{found:#?}");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].0, "gpu_sharing.mig_layout");
+    assert!(
+        found[0].1.contains("the H200-NVL (0x233B10DE) would keep"),
+        "{found:?}"
+    );
+    // Both parts named: the NVL nodes would still get nothing.
+    assert!(check_of(&["H200-SXM", "H200-NVL"]).0);
+    // The SXM part: applied, nothing to say.
+    assert_eq!(check_of(&["nvidia h200 sxm"]), (false, Vec::new()));
+    // The model, which covers both parts: a warning naming the way out.
+    let (errors, found) = check_of(&["H200"]);
+    assert!(!errors, "{found:#?}");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0]
+            .1
+            .contains("applies `all-1g.35gb` only to \"H200-SXM\"")
+            && found[0].1.contains("the H200-NVL (0x233B10DE) keeps"),
+        "{found:?}"
+    );
+    // Layouts mig-manager applies to every H200 part pass for the NVL.
+    let mut d = Diagnostics::default();
+    let nvl = [lookup("H200-NVL").unwrap()];
+    check(
+        &settings_value(json!({"strategy": "mig", "mig_layout": "all-1g.18gb"})),
+        &AttributePath::attr("gpu_sharing"),
+        Strategy::NODES,
+        Models::Fleet {
+            models: &nvl,
+            parts: &[part_named("H200-NVL").unwrap()],
+        },
+        &mut d,
+    );
+    assert_eq!(d.located(), Vec::new());
 }
