@@ -44,6 +44,20 @@ variable "disruption_budget" {
   default     = "10%"
 }
 
+variable "inference" {
+  description = "The inference fleet's GPUs and how each is shared: the seed's 1-GPU L4 nodes time-sliced for 4 pods by default. MPS takes { strategy = \"mps\", replicas = N }; MIG needs a MIG-capable model and a layout, e.g. { gpu_models = [\"H100\"], gpus_per_node = 8, sharing = { strategy = \"mig\", mig_layout = \"all-1g.10gb\" } }."
+  type = object({
+    gpu_models    = list(string)
+    gpus_per_node = number
+    sharing       = object({ strategy = string, replicas = optional(number), mig_layout = optional(string) })
+  })
+  default = {
+    gpu_models    = ["L4"]
+    gpus_per_node = 1
+    sharing       = { strategy = "time_slicing", replicas = 4 }
+  }
+}
+
 module "cluster" {
   source = "./module"
 
@@ -53,14 +67,16 @@ module "cluster" {
   consolidate_after     = var.consolidate_after
   disruption_budget     = var.disruption_budget
 
-  # The seed's numbers, spelled out (they are also the module's defaults).
-  training_gpu_models    = ["H100"]
-  training_gpus_per_node = 8
-  training_gpu_limit     = 64
-  inference_gpu_models   = ["L4"]
-  inference_sharing      = { strategy = "time_slicing", replicas = 4 }
-  training_priority      = { name = "batch-training", value = 1000 }
-  inference_priority     = { name = "online-inference", value = 100000 }
+  # The seed's numbers, spelled out (they are also the module's defaults;
+  # the inference fleet's come from var.inference).
+  training_gpu_models     = ["H100"]
+  training_gpus_per_node  = 8
+  training_gpu_limit      = 64
+  inference_gpu_models    = var.inference.gpu_models
+  inference_gpus_per_node = var.inference.gpus_per_node
+  inference_sharing       = var.inference.sharing
+  training_priority       = { name = "batch-training", value = 1000 }
+  inference_priority      = { name = "online-inference", value = 100000 }
 }
 
 # Everything a workload needs, per kind of work: node selector, tolerations,

@@ -10,7 +10,7 @@ use common::scenario::lookups::{
     GPU, INSTANCE_TYPE, POOL, is_running, karpenter_failure, label, node_of, nodes_of_pool,
     wait_for,
 };
-use common::scenario::{Audience, Length, Scenario};
+use common::scenario::{Audience, Length, Scenario, Sharing};
 use common::terraform::{Workspace, clis, each_cli};
 use common::{block_on, kube_client, kubeconfig, unique_name};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
@@ -18,15 +18,22 @@ use kube::api::{Api, PostParams};
 
 // ------------------------------------------------------------------ the scenario
 
-/// The whole scenario with the first CLI; with every other one, the shorter
-/// check that apply, placement, an empty second plan and destroy work too.
-/// Running it all twice would add about three minutes to every `make test`
-/// for no behaviour the first run has not shown: what differs between the
-/// CLIs is their side of the protocol, which the short run covers.
+/// The whole scenario with the first CLI and the seed's time slicing; then
+/// the shorter run (apply, placement, an empty second plan, destroy) with
+/// the inference fleet under MPS and under MIG, on the other CLI first so
+/// every CLI plays it. Running it all with every CLI would add about three
+/// minutes to every `make test` for no behaviour the first run has not
+/// shown: what differs between the CLIs is their side of the protocol, and
+/// what differs between the sharing modes is the inference node, which the
+/// short run covers.
 #[test]
 fn training_and_inference_side_by_side() {
     let _no_policy = common::exclusive::no_cluster_policy();
     let (full, others) = clis().split_first().expect("a CLI");
+    let short_runs = others
+        .iter()
+        .chain(clis().iter().cycle())
+        .zip([Sharing::Mps, Sharing::Mig]);
     block_on(async {
         let (kubeconfig, provider) = (kubeconfig(), common::provider_kubeconfig());
         Scenario::new(full, &kubeconfig, Audience::Test(Length::Full))
@@ -34,10 +41,11 @@ fn training_and_inference_side_by_side() {
             .with_provider_kubeconfig(&provider)
             .play()
             .await;
-        for cli in others {
+        for (cli, sharing) in short_runs {
             Scenario::new(cli, &kubeconfig, Audience::Test(Length::Short))
                 .await
                 .with_provider_kubeconfig(&provider)
+                .with_sharing(sharing)
                 .play()
                 .await;
         }

@@ -21,7 +21,14 @@ locals {
     aws   = "karpenter.k8s.aws/instance-gpu-name"
     azure = "karpenter.azure.com/sku-gpu-name"
   }[coalesce(var.label_scheme, "cfke")]
-  inference_sharing = var.inference_sharing == null ? { strategy = "none", replicas = null } : var.inference_sharing
+  inference_sharing = var.inference_sharing == null ? { strategy = "none", replicas = null, mig_layout = null } : var.inference_sharing
+  # A MIG node advertises MIG devices, not nvidia.com/gpu, so a MIG fleet is
+  # capped by its nodes; a shared one counts what it advertises (GPUs x replicas).
+  inference_limits = local.inference_sharing.strategy == "mig" ? tomap({
+    nodes = ceil(var.inference_gpu_limit / var.inference_gpus_per_node)
+    }) : tomap({
+    gpus = var.inference_gpu_limit * coalesce(local.inference_sharing.replicas, 1)
+  })
 }
 
 resource "gpufleet_priority_class" "inference" {
@@ -72,9 +79,8 @@ resource "gpufleet_fleet" "inference" {
   node_class        = var.node_class
   taints            = [merge(var.inference_taint, { effect = local.no_schedule })]
   gpu_sharing       = local.inference_sharing
-  # Karpenter counts a shared node by what it advertises (GPUs x replicas).
-  limits     = { gpus = var.inference_gpu_limit * coalesce(local.inference_sharing.replicas, 1) }
-  disruption = local.disruption
+  limits            = local.inference_limits
+  disruption        = local.disruption
 }
 
 resource "gpufleet_fleet" "general" {

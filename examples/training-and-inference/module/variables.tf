@@ -108,16 +108,17 @@ variable "inference_gpus_per_node" {
 }
 
 variable "inference_sharing" {
-  description = "How inference nodes share each GPU: { strategy = \"time_slicing\" or \"mps\", replicas = N } lets N pods use one GPU; null or { strategy = \"none\" } keeps GPUs dedicated."
-  type        = object({ strategy = string, replicas = optional(number) })
+  description = "How inference nodes share each GPU: { strategy = \"time_slicing\" or \"mps\", replicas = N } lets N pods use one GPU; { strategy = \"mig\", mig_layout = L } splits each GPU into MIG devices (a MIG-capable model; pods ask for the fleet's gpu_resource); null or { strategy = \"none\" } keeps GPUs dedicated."
+  type        = object({ strategy = string, replicas = optional(number), mig_layout = optional(string) })
   default     = { strategy = "time_slicing", replicas = 4 }
   validation {
     condition = (
       var.inference_sharing == null ? true :
-      var.inference_sharing.strategy == "none" ? var.inference_sharing.replicas == null :
-      contains(["time_slicing", "mps"], var.inference_sharing.strategy) && coalesce(var.inference_sharing.replicas, 0) >= 2
+      var.inference_sharing.strategy == "none" ? var.inference_sharing.replicas == null && var.inference_sharing.mig_layout == null :
+      var.inference_sharing.strategy == "mig" ? var.inference_sharing.mig_layout != null :
+      contains(["time_slicing", "mps"], var.inference_sharing.strategy) && coalesce(var.inference_sharing.replicas, 0) >= 2 && var.inference_sharing.mig_layout == null
     )
-    error_message = "inference_sharing.strategy must be none (without replicas), time_slicing or mps (with replicas of at least 2)."
+    error_message = "inference_sharing.strategy must be none (alone), time_slicing or mps (with replicas of at least 2), or mig (with a mig_layout)."
   }
 }
 

@@ -226,7 +226,7 @@ run "sharing_without_replicas" {
   expect_failures = [var.inference_sharing]
 }
 
-run "mig_is_not_inference_sharing" {
+run "mig_needs_a_layout" {
   command = plan
   module {
     source = "./module"
@@ -235,4 +235,26 @@ run "mig_is_not_inference_sharing" {
     inference_sharing = { strategy = "mig", replicas = 2 }
   }
   expect_failures = [var.inference_sharing]
+}
+
+run "mig_on_h100_nodes" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    inference_gpu_models    = ["H100"]
+    inference_gpus_per_node = 8
+    inference_sharing       = { strategy = "mig", mig_layout = "all-1g.10gb" }
+  }
+
+  assert {
+    condition = (
+      gpufleet_fleet.inference.gpu_sharing.mig_layout == "all-1g.10gb"
+      && output.inference.gpu_resource == "nvidia.com/mig-1g.10gb"
+      && output.inference.gpus_per_node_advertised == 56
+      && gpufleet_fleet.inference.limits == tomap({ nodes = "2" })
+    )
+    error_message = "all-1g.10gb on 8-GPU H100 nodes advertises 56 nvidia.com/mig-1g.10gb per node; 16 GPUs are 2 nodes"
+  }
 }

@@ -27,22 +27,6 @@ const NOMINATED_ON_CLAIM: &str = "Pod should schedule on: nodeclaim/";
 /// PodEligibleToPreemptOthers, prefixed "preemption: " by PostFilter).
 pub(crate) const NEVER_PREEMPTS: &str = "preemption: not eligible due to preemptionPolicy=Never.";
 
-/// A node Karpenter created for `fleet`, of the fleet's instance type.
-pub(crate) fn assert_fleet_node(node: &Node, fleet: &str) {
-    let name = node.metadata.name.as_deref().unwrap();
-    assert_eq!(
-        label(node, POOL),
-        Some(fleet),
-        "{name} is not a {fleet} node"
-    );
-    let expected = FLEETS.iter().find(|(f, _)| *f == fleet).unwrap().1;
-    assert_eq!(
-        label(node, super::lookups::INSTANCE_TYPE),
-        Some(expected),
-        "{name} of fleet {fleet} must be a {expected}"
-    );
-}
-
 /// The scheduler nominates a node only for a pod that preempts.
 pub(crate) fn assert_no_nomination(pod: &Pod) {
     let nominated = pod
@@ -57,6 +41,22 @@ pub(crate) fn assert_no_nomination(pod: &Pod) {
 }
 
 impl Scenario {
+    /// A node Karpenter created for `fleet`, of the fleet's instance type.
+    pub(crate) fn assert_fleet_node(&self, node: &Node, fleet: &str) {
+        let name = node.metadata.name.as_deref().unwrap();
+        assert_eq!(
+            label(node, POOL),
+            Some(fleet),
+            "{name} is not a {fleet} node"
+        );
+        let expected = self.instance_type_of(fleet);
+        assert_eq!(
+            label(node, super::lookups::INSTANCE_TYPE),
+            Some(expected),
+            "{name} of fleet {fleet} must be a {expected}"
+        );
+    }
+
     /// Where pods are allowed, by the taints they tolerate: training pods on
     /// training nodes (fleet or the tainted server), inference pods on
     /// inference nodes (overflow inference also on training nodes), pods
@@ -68,7 +68,7 @@ impl Scenario {
             if let Some(fleet) = label(node, POOL)
                 && FLEETS.iter().any(|(f, _)| *f == fleet)
             {
-                assert_fleet_node(node, fleet);
+                self.assert_fleet_node(node, fleet);
             }
         }
         let training_gpus: i64 = nodes

@@ -27,9 +27,14 @@ pub fn gpus(node: &Node) -> i64 {
 
 /// The node's `nvidia.com/gpu` (capacity, allocatable).
 pub fn advertised(node: &Node) -> (i64, i64) {
+    advertised_as(node, GPU)
+}
+
+/// The node's `resource` (capacity, allocatable).
+pub fn advertised_as(node: &Node, resource: &str) -> (i64, i64) {
     let status = node.status.as_ref();
     let of = |list: Option<&BTreeMap<String, Quantity>>| {
-        list.and_then(|l| l.get(GPU))
+        list.and_then(|l| l.get(resource))
             .map_or(0, |q| q.0.parse().unwrap())
     };
     (

@@ -22,9 +22,9 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::Value;
 
-use self::checks::{NEVER_PREEMPTS, assert_fleet_node, assert_no_nomination};
+use self::checks::{NEVER_PREEMPTS, assert_no_nomination};
 use self::lookups::{
-    advertised, events, gpus, is_running, karpenter_failure, label, live_node_pool, node_map,
+    advertised_as, events, gpus, is_running, karpenter_failure, label, live_node_pool, node_map,
     node_of, nodes_of_pool, pod, pods, unschedulable,
 };
 use self::narrator::Narrator;
@@ -37,7 +37,8 @@ pub const EXAMPLE: &str = "examples/training-and-inference";
 pub const SERVER: &str = "simulated-8xh100-server";
 pub const NAMESPACE: &str = "ml";
 /// The scenario's fleets and the one instance type each may get
-/// (testbed/karpenter/instance-types.json).
+/// (testbed/karpenter/instance-types.json); the inference fleet's depends
+/// on its [`Sharing`].
 const FLEETS: [(&str, &str); 3] = [
     ("training", "h100-8gpu"),
     ("inference", "l4-1gpu"),
@@ -51,6 +52,59 @@ const CHAT_API_REPLICAS: i64 = 4;
 const FAST_DISRUPTION: &str = "consolidate_after = \"5s\"\ndisruption_budget = \"100%\"\n";
 /// finetune-llm's run: long enough to be seen, short enough to wait for.
 const FINETUNE_RUNS_FOR: &str = "8s";
+
+/// How the inference fleet shares its GPUs in a run (the example's
+/// `inference` variable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// The seed's: 1-GPU L4 nodes, each GPU time-sliced for 4 pods.
+    TimeSlicing,
+    /// 1-GPU L4 nodes under CUDA MPS for 4 clients.
+    Mps,
+    /// 8-GPU H100 nodes split `all-1g.10gb`: 7 MIG devices per GPU.
+    Mig,
+}
+
+impl Sharing {
+    /// The example's `inference` variable for this sharing.
+    fn tfvars(self) -> &'static str {
+        match self {
+            Self::TimeSlicing => "",
+            Self::Mps => {
+                "inference = { gpu_models = [\"L4\"], gpus_per_node = 1, sharing = { strategy = \"mps\", replicas = 4 } }\n"
+            }
+            Self::Mig => {
+                "inference = { gpu_models = [\"H100\"], gpus_per_node = 8, sharing = { strategy = \"mig\", mig_layout = \"all-1g.10gb\" } }\n"
+            }
+        }
+    }
+
+    /// The instance type of the inference fleet's nodes.
+    fn instance_type(self) -> &'static str {
+        match self {
+            Self::TimeSlicing | Self::Mps => "l4-1gpu",
+            Self::Mig => "h100-8gpu",
+        }
+    }
+
+    /// The resource a chat-api replica asks for, the GPUs of an inference
+    /// node and how many of the resource it advertises.
+    fn node(self) -> (&'static str, &'static str, i64) {
+        match self {
+            Self::TimeSlicing | Self::Mps => (lookups::GPU, "1", CHAT_API_REPLICAS),
+            Self::Mig => ("nvidia.com/mig-1g.10gb", "8", 56),
+        }
+    }
+
+    /// The inference node as the narration says it.
+    fn describe(self) -> &'static str {
+        match self {
+            Self::TimeSlicing => "one L4 time-sliced x4",
+            Self::Mps => "one L4 shared by MPS for 4 clients",
+            Self::Mig => "one 8xH100 node split into 56 MIG devices (all-1g.10gb)",
+        }
+    }
+}
 
 /// Whom the scenario runs for.
 pub enum Audience {
@@ -81,6 +135,7 @@ pub struct Scenario {
     provider_kubeconfig: String,
     client: Client,
     audience: Audience,
+    sharing: Sharing,
     story: Narrator,
 }
 
@@ -97,7 +152,24 @@ impl Scenario {
             client: crate::kube_client_at(kubeconfig).await,
             story: Narrator::new(cli, matches!(audience, Audience::Demo(_))),
             audience,
+            sharing: Sharing::TimeSlicing,
         }
+    }
+
+    /// The inference fleet shares its GPUs this way (time slicing unless
+    /// told). Only the short run takes other sharing: the full one's later
+    /// steps count the seed's L4 shares.
+    pub fn with_sharing(mut self, sharing: Sharing) -> Self {
+        self.sharing = sharing;
+        self
+    }
+
+    /// The instance type `fleet`'s nodes get.
+    pub(crate) fn instance_type_of(&self, fleet: &str) -> &'static str {
+        if fleet == "inference" {
+            return self.sharing.instance_type();
+        }
+        FLEETS.iter().find(|(f, _)| *f == fleet).unwrap().1
     }
 
     /// The provider reads `kubeconfig` instead of the admin's: the test
@@ -108,10 +180,15 @@ impl Scenario {
     }
 
     fn length(&self) -> Length {
-        match self.audience {
+        let length = match self.audience {
             Audience::Test(length) => length,
             Audience::Demo(_) => Length::Full,
-        }
+        };
+        assert!(
+            length == Length::Short || self.sharing == Sharing::TimeSlicing,
+            "the full scenario runs the seed's time slicing"
+        );
+        length
     }
 
     /// Waits for `probe`, showing progress in the demo.
@@ -190,31 +267,34 @@ impl Scenario {
     /// 1. The seed's workloads land where their selectors, tolerations and
     ///    the fleets' requirements allow, on nodes Karpenter creates.
     async fn placement(&self, steps: &Steps) {
-        self.story.step(
-            "1. finetune-llm (8 GPUs, training), chat-api (4 x 1 GPU, inference: one L4 time-sliced x4), eval-on-server, report-builder (no tolerations), and two pods no node may take",
-        );
+        let (resource, gpus_per_node, advertised) = self.sharing.node();
+        self.story.step(&format!(
+            "1. finetune-llm (8 GPUs, training), chat-api (4 x 1 {resource}, inference: {}), eval-on-server, report-builder (no tolerations), and two pods no node may take",
+            self.sharing.describe()
+        ));
         self.apply_list(&steps["placement"]).await;
         let chat = self.wait_chat_api().await;
-        // Time slicing x4: the four 1-GPU replicas share one L4, and
-        // Karpenter (planning with the fleet's NodeOverlay) launched one
-        // node for them.
+        // The four replicas share one node's GPUs (time slicing or MPS x4
+        // on one L4, or MIG devices of 8 H100s), and Karpenter, planning
+        // with the fleet's NodeOverlay, launched one node for them.
         let nodes = node_map(&self.client).await;
         let chat_nodes: BTreeSet<&str> = chat.iter().map(|p| node_of(p).unwrap()).collect();
         assert_eq!(
             chat_nodes.len(),
             1,
-            "four replicas on one L4: {chat_nodes:?}"
+            "four replicas on {}: {chat_nodes:?}",
+            self.sharing.describe()
         );
         let inference_node = &nodes[*chat_nodes.first().unwrap()];
-        assert_fleet_node(inference_node, "inference");
+        self.assert_fleet_node(inference_node, "inference");
         assert_eq!(
             label(inference_node, "cfke.io/accelerator-count"),
-            Some("1")
+            Some(gpus_per_node)
         );
         assert_eq!(
-            advertised(inference_node),
-            (CHAT_API_REPLICAS, CHAT_API_REPLICAS),
-            "the node advertises 1 GPU x 4 replicas (capacity, allocatable)"
+            advertised_as(inference_node, resource),
+            (advertised, advertised),
+            "the node advertises {advertised} {resource} (capacity, allocatable)"
         );
         self.assert_planned_on_one_claim(&chat, "inference").await;
         let finetune = self
@@ -227,7 +307,7 @@ impl Scenario {
             .await;
         let finetune_node = node_of(&finetune).unwrap().to_string();
         let node = node_map(&self.client).await.remove(&finetune_node).unwrap();
-        assert_fleet_node(&node, "training");
+        self.assert_fleet_node(&node, "training");
         assert_eq!(gpus(&node), 8);
         assert_eq!(label(&node, "cfke.io/accelerator-name"), Some("H100"));
         assert_eq!(label(&node, "cfke.io/accelerator-count"), Some("8"));
@@ -242,7 +322,7 @@ impl Scenario {
             .await
             .remove(node_of(&report).unwrap())
             .unwrap();
-        assert_fleet_node(&node, "general");
+        self.assert_fleet_node(&node, "general");
         assert_eq!(gpus(&node), 0, "a pod without tolerations gets no GPU node");
         // The GPU fleets are tainted, and the untainted fleet has no GPU type.
         let message = self.karpenter_gave_up("stray-gpu-pod", "").await;
@@ -257,9 +337,10 @@ impl Scenario {
         assert!(message.contains("incompatible"), "{message}");
         self.assert_unplaced("l4-on-training").await;
         self.assert_estates().await;
-        self.story.phase(
-            "placement: Karpenter created 1 H100 training node, 1 L4 inference node (4 chat-api pods on its time-sliced GPU), 1 CPU node",
-        );
+        self.story.phase(&format!(
+            "placement: Karpenter created 1 H100 training node, 1 inference node ({}, holding the 4 chat-api pods), 1 CPU node",
+            self.sharing.describe()
+        ));
     }
 
     /// 2. finetune-llm succeeds (kwok ends its pod after the time it declares).
@@ -349,7 +430,7 @@ impl Scenario {
                 pod(&self.client, sweep_name).await.filter(is_running)
             })
             .await;
-        assert_fleet_node(
+        self.assert_fleet_node(
             &node_map(&self.client).await[node_of(&sweep).unwrap()],
             "training",
         );
@@ -367,7 +448,7 @@ impl Scenario {
         self.apply_list(&steps["overflow"]).await;
         let overflow = self.wait_running("chat-api-overflow").await;
         let overflow_node = node_of(&overflow).unwrap().to_string();
-        assert_fleet_node(&node_map(&self.client).await[&overflow_node], "training");
+        self.assert_fleet_node(&node_map(&self.client).await[&overflow_node], "training");
         let victim = self
             .wait("a preemption", 60, async || {
                 events(&self.client)
@@ -507,9 +588,10 @@ impl Scenario {
             self.cli.name, self.cli.version
         ));
         let mut cluster = self.workspace("");
-        cluster
-            .env("KUBECONFIG", &self.provider_kubeconfig)
-            .file("terraform.tfvars", FAST_DISRUPTION);
+        cluster.env("KUBECONFIG", &self.provider_kubeconfig).file(
+            "terraform.tfvars",
+            &format!("{FAST_DISRUPTION}{}", self.sharing.tfvars()),
+        );
         let run = cluster.apply();
         self.story.applied(&run.stdout);
         cluster
