@@ -10,7 +10,9 @@
 //! keeps its value and its owner; on destroy each of those fields goes back
 //! to the value and owner it had before (kept in private state). Another
 //! writer's MIG strategy in the ClusterPolicy (a Helm upgrade) shows as
-//! drift of `mig_strategy`, as the device plugin runs with it. Without the operator
+//! drift of `mig_strategy`, as the device plugin runs with it, and a device
+//! plugin config pointed elsewhere as `manage_cluster_policy` read back
+//! `false`, as import reads it. Without the operator
 //! only the ConfigMap is written, and a warning says how to point a
 //! standalone device plugin at it.
 //!
@@ -98,9 +100,7 @@ async fn wired_cluster_policy(
     Ok(policies
         .into_iter()
         .flatten()
-        .find(|p| {
-            p.data["spec"]["devicePlugin"]["config"]["name"] == cluster.device_plugin_config.name
-        })
+        .find(|p| cluster_policy::points_at_ours(cluster, p))
         .and_then(|p| p.metadata.name))
 }
 
@@ -230,7 +230,7 @@ impl Resource<Cluster> for GpuSharing {
                 .describe("How MIG devices are advertised on every node: `none`, `single` (all alike, as `nvidia.com/gpu`) or `mixed` (each profile its own resource; what fleets with `strategy = \"mig\"` need). Written to the configuration's `flags.migStrategy` and the ClusterPolicy's `spec.mig.strategy`; unset, the ClusterPolicy's stays as it is except that it is `mixed` while a fleet or node sharing with a MIG layout needs it."),
             Attr::bool("manage_cluster_policy")
                 .default(Value::Bool(true))
-                .describe("Point the GPU Operator's ClusterPolicy at the configuration: `spec.devicePlugin.config.{name,default}` and (with `mig_strategy`) `spec.mig.strategy`, nothing else. On destroy each goes back to the value and owner it had before."),
+                .describe("Point the GPU Operator's ClusterPolicy at the configuration: `spec.devicePlugin.config.{name,default}` and (with `mig_strategy`) `spec.mig.strategy`, nothing else. On destroy each goes back to the value and owner it had before. Reads back `false` when another writer pointed the device plugin elsewhere, so the next plan points it back."),
             Attr::bool("restart_device_plugin")
                 .default(Value::Bool(true))
                 .describe("When the configuration changes, restart the device-plugin pods of the nodes using it (the GPU Operator does not notice a changed ConfigMap)."),
@@ -314,16 +314,23 @@ impl Resource<Cluster> for GpuSharing {
             state.cluster_policy = wired_cluster_policy(cluster, deadline).await?;
             state.manage_cluster_policy = Some(state.cluster_policy.is_some());
             state.restart_device_plugin = Some(true);
-        } else if let (Some(name), Some(_)) = (&state.cluster_policy, &state.mig_strategy) {
-            // The device plugin runs with the ClusterPolicy's MIG strategy,
-            // so another writer setting it (a Helm upgrade) is drift.
-            let policies = cluster_policy::list(cluster, deadline).await?;
-            if let Some(policy) = policies
-                .into_iter()
-                .flatten()
-                .find(|p| p.metadata.name.as_ref() == Some(name))
-            {
-                state.mig_strategy = PolicyFacts::of(&policy).mig_strategy;
+        } else if let Some(name) = state.cluster_policy.clone() {
+            // Another writer (a Helm upgrade) may have set our fields.
+            match cluster_policy::get(cluster, &name, deadline).await? {
+                // The operator is gone with it: nothing is pointed.
+                None => state.cluster_policy = None,
+                Some(policy) => {
+                    // Read back as import reads it: managed is pointed at
+                    // the configuration, so re-pointing is a planned change.
+                    if !cluster_policy::points_at_ours(cluster, &policy) {
+                        state.manage_cluster_policy = Some(false);
+                    }
+                    // The device plugin runs with the ClusterPolicy's MIG
+                    // strategy, so a different one is drift.
+                    if state.mig_strategy.is_some() {
+                        state.mig_strategy = PolicyFacts::of(&policy).mig_strategy;
+                    }
+                }
             }
         }
         let expected = state.config_text();

@@ -221,6 +221,27 @@ impl HelmClusterPolicy {
         });
     }
 
+    /// Another writer (field manager `manager`) applies `spec`, a part of
+    /// the spec, taking its fields over.
+    pub fn edit(&self, manager: &str, spec: serde_json::Value) {
+        let object = serde_json::json!({
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "metadata": {"name": self.0},
+            "spec": spec,
+        });
+        block_on(async {
+            cluster_policies(&kube_client().await)
+                .patch(
+                    &self.0,
+                    &PatchParams::apply(manager).force(),
+                    &Patch::Apply(object),
+                )
+                .await
+                .unwrap();
+        });
+    }
+
     pub fn live(&self) -> DynamicObject {
         block_on(async {
             cluster_policies(&kube_client().await)

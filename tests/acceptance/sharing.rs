@@ -256,19 +256,49 @@ fn cluster_policy_fields_set_and_released() {
         );
         ws.assert_plan_empty();
 
-        // A Helm upgrade sets the MIG strategy back: the plan shows it, and
-        // apply takes it again.
+        // A Helm upgrade sets the MIG strategy and the device plugin's
+        // config back to its values: the plan shows both, and apply takes
+        // them again.
         policy.helm_upgrade("single");
         let plan = ws.assert_plan_changes();
+        let flat = plan.text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            plan.text
-                .contains(r#"~ mig_strategy          = "single" -> "mixed""#),
+            flat.contains(r#"~ mig_strategy = "single" -> "mixed""#)
+                && flat.contains("~ manage_cluster_policy = false -> true"),
             "{}:\n{}",
             cli.name,
             plan.text
         );
         ws.apply();
-        assert_eq!(policy.live().data["spec"]["mig"]["strategy"], "mixed");
+        let spec = policy.live().data["spec"].clone();
+        assert_eq!(spec["mig"]["strategy"], "mixed");
+        assert_eq!(
+            spec["devicePlugin"]["config"],
+            json!({"name": CONFIG_MAP, "default": "default"})
+        );
+        ws.assert_plan_empty();
+
+        // Another writer points the device plugin at its own ConfigMap: the
+        // ClusterPolicy reads back as no longer managed, and apply points
+        // it back.
+        policy.edit(
+            "kubectl-edit",
+            json!({"devicePlugin": {"config": {"default": "their-key"}}}),
+        );
+        let plan = ws.assert_plan_changes();
+        let flat = plan.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("~ manage_cluster_policy = false -> true")
+                && !flat.contains("~ mig_strategy"),
+            "{}:\n{}",
+            cli.name,
+            plan.text
+        );
+        ws.apply();
+        assert_eq!(
+            policy.live().data["spec"]["devicePlugin"]["config"],
+            json!({"name": CONFIG_MAP, "default": "default"})
+        );
         ws.assert_plan_empty();
 
         // Destroy gives back what it took: the values helm had set

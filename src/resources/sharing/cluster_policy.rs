@@ -83,6 +83,29 @@ pub async fn list(
     policies.list_if_installed(None, deadline).await
 }
 
+/// ClusterPolicy `name`; `None` when it or the GPU Operator is gone.
+pub async fn get(
+    cluster: &Cluster,
+    name: &str,
+    deadline: Deadline,
+) -> Result<Option<DynamicObject>, GaveUp> {
+    let policies = cluster.kubernetes.custom(CLUSTER_POLICY).await?;
+    Ok(policies
+        .named(name)
+        .get_if_installed(deadline)
+        .await?
+        .flatten())
+}
+
+/// Whether `policy`'s device plugin reads the configuration: its
+/// `spec.devicePlugin.config` names the provider's ConfigMap and key
+/// `default`, as [`default_fields`] writes them.
+pub fn points_at_ours(cluster: &Cluster, policy: &DynamicObject) -> bool {
+    let spec = &policy.data["spec"];
+    value_at(spec, CONFIG_NAME) == &json!(cluster.device_plugin_config.name)
+        && value_at(spec, CONFIG_DEFAULT) == &json!(super::DEFAULT_KEY)
+}
+
 /// The ClusterPolicy the GPU Operator runs from: the first by name (the
 /// operator uses one); `None` when the operator is not installed.
 pub async fn find(cluster: &Cluster, deadline: Deadline) -> Result<Option<DynamicObject>, GaveUp> {
