@@ -77,4 +77,11 @@ cargo test --test acceptance -- --exact "$restarts_api_server"
 step "system tier: the scenario, faults, partial failures, conflicts, least privilege, request budget"
 cargo test --test system -- --test-threads=2
 
+# Last, as it swaps what Karpenter offers: EC2's instance types with
+# karpenter-provider-aws's labels (testbed/build.sh aws-instance-types), on
+# which aws-scheme fleets launch and share nodes.
+step "EC2 instance types: Karpenter restarted with every EC2 GPU type, aws-scheme fleets launched on them"
+bash testbed/cluster.sh up --karpenter=aws
+cargo test --test acceptance -- --ignored fleet::ec2::
+
 step "all tests passed in $(( $(date +%s) - start ))s"
