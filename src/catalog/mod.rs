@@ -51,6 +51,7 @@ mod advertised;
 mod labels;
 mod lookup;
 mod models;
+mod parts;
 
 pub use advertised::{
     GPU_RESOURCE, MIG_BALANCED, MIG_DISABLED, MIG_ENABLED, MigLayout, SHARED_SUFFIX,
@@ -60,6 +61,7 @@ pub use labels::{
     LabelKeys, LabelScheme, MemoryLabel, MemoryRange, MemoryUnit, canonical_names, selected_by,
 };
 pub use lookup::{UnknownAccelerator, known_name, lookup, part_named};
+pub use parts::Part;
 
 use std::fmt;
 
@@ -167,35 +169,6 @@ pub struct MigProfile {
     pub max_instances: u8,
 }
 
-/// A part of one catalog model that mig-manager's default MIG configuration tells apart by
-/// its PCI device ID where the catalog's single entry covers several (the H200 SXM and NVL).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Part {
-    /// The canonical name of the model the part belongs to.
-    pub model: &'static str,
-    /// The name that singles the part out, one of the model's aliases.
-    pub name: &'static str,
-    /// The PCI device ID of vendor 0x10DE (NVIDIA); mig-manager's `device-filter` writes
-    /// `0x233510DE` for device 0x2335.
-    pub pci_device_id: u16,
-    /// The model's MIG layouts mig-manager's default configuration does not apply to this
-    /// part: no entry of the layout matches its device, so the GPU keeps the MIG
-    /// configuration it had.
-    pub layouts_not_applied: &'static [&'static str],
-}
-
-impl Part {
-    /// The device as mig-manager's `device-filter` spells it (`0x233B10DE`).
-    pub fn device_filter(&self) -> String {
-        format!("0x{:04X}10DE", self.pci_device_id)
-    }
-
-    /// Whether mig-manager's default configuration applies `layout` to this part.
-    pub fn applies(&self, layout: &str) -> bool {
-        !self.layouts_not_applied.contains(&layout)
-    }
-}
-
 /// One GPU model. All catalog data is `'static`; get entries from [`all`] or [`lookup`].
 #[derive(Debug, PartialEq, Eq)]
 pub struct Accelerator {
@@ -295,12 +268,6 @@ impl Accelerator {
             MemoryUnit::GiB => self.memory_gib,
             MemoryUnit::MiB => self.memory_mib(),
         }
-    }
-
-    /// The parts of this model the catalog tells apart (none for most models).
-    pub fn parts(&self) -> impl Iterator<Item = &'static Part> {
-        let name = self.name;
-        models::PARTS.iter().filter(move |part| part.model == name)
     }
 
     /// The MIG profile with this name (ASCII case ignored), if the model has it.
