@@ -47,6 +47,8 @@ const MIN_REPLICAS: i64 = 2;
 /// compute capability 7.5; k8s-device-plugin,
 /// cmd/mps-control-daemon/mps/device.go).
 const MAX_MPS_REPLICAS: i64 = 48;
+/// Where mig-manager's layouts, and the devices each applies to, come from.
+const MIG_MANAGER_DEFAULTS: &str = "the GPU Operator's default mig-manager configuration (assets/state-mig-manager/0400_configmap.yaml)";
 
 /// `replicas`: a whole number of at least [`MIN_REPLICAS`] that fits the
 /// state's `u32`.
@@ -443,7 +445,7 @@ pub fn check(
                             Diagnostic::warning(
                                 "MIG layout not applied to every part",
                                 format!(
-                                    "{}: the GPU Operator's default mig-manager configuration (assets/state-mig-manager/0400_configmap.yaml) applies `{name}` only to {} by PCI device ID, so {} keeps the MIG configuration it had and advertises none of the layout's devices. `{}` covers both; name {} in `accelerators` when the fleet's nodes are that part.",
+                                    "{}: {MIG_MANAGER_DEFAULTS} applies `{name}` only to {} by PCI device ID, so {} keeps the MIG configuration it had and advertises none of the layout's devices. `{}` covers both; name {} in `accelerators` when the fleet's nodes are that part.",
                                     named("mig_layout"),
                                     quoted_list(&applied),
                                     left.join(", "),
@@ -461,7 +463,7 @@ pub fn check(
                             "mig_layout",
                             "MIG layout not applied to this part",
                             format!(
-                                "{}: the GPU Operator's default mig-manager configuration (assets/state-mig-manager/0400_configmap.yaml) restricts `{name}` to other PCI devices, so {} would keep the MIG configuration it had and advertise none of the layout's devices. Choose another layout, such as `{}`.",
+                                "{}: {MIG_MANAGER_DEFAULTS} restricts `{name}` to other PCI devices, so {} would keep the MIG configuration it had and advertise none of the layout's devices. Choose another layout, such as `{}`.",
                                 named("mig_layout"),
                                 left.join(", "),
                                 catalog::MIG_BALANCED

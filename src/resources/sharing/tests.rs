@@ -13,8 +13,8 @@ fn settings_value(settings: serde_json::Value) -> Value {
     from_json(&settings, &ty).unwrap()
 }
 
-/// (path, detail) of what `check` reports for a fleet of `models`.
-fn fleet_errors(models: &[&str], settings: serde_json::Value) -> Vec<(String, String)> {
+/// What `check` reports for a fleet of `models` (names as typed).
+fn fleet_check(models: &[&str], settings: serde_json::Value) -> Diagnostics {
     let parts: Vec<&'static Part> = models.iter().filter_map(|m| part_named(m)).collect();
     let models: Vec<&'static Accelerator> = models.iter().map(|m| lookup(m).unwrap()).collect();
     let mut d = Diagnostics::default();
@@ -29,7 +29,12 @@ fn fleet_errors(models: &[&str], settings: serde_json::Value) -> Vec<(String, St
         },
         &mut d,
     );
-    d.located()
+    d
+}
+
+/// (path, detail) of what `check` reports for a fleet of `models`.
+fn fleet_errors(models: &[&str], settings: serde_json::Value) -> Vec<(String, String)> {
+    fleet_check(models, settings).located()
 }
 
 fn one_error(models: &[&str], settings: serde_json::Value) -> (String, String) {
@@ -395,20 +400,10 @@ fn the_diagnostics_of_a_run_do_not_depend_on_plan_order() {
 
 #[test]
 fn a_layout_mig_manager_withholds_from_a_part_is_refused_for_it() {
-    let layout = json!({"strategy": "mig", "mig_layout": "all-1g.35gb"});
     let check_of = |models: &[&str]| {
-        let parts: Vec<&'static Part> = models.iter().filter_map(|m| part_named(m)).collect();
-        let models: Vec<&'static Accelerator> = models.iter().map(|m| lookup(m).unwrap()).collect();
-        let mut d = Diagnostics::default();
-        check(
-            &settings_value(layout.clone()),
-            &AttributePath::attr("gpu_sharing"),
-            Strategy::NODES,
-            Models::Fleet {
-                models: &models,
-                parts: &parts,
-            },
-            &mut d,
+        let d = fleet_check(
+            models,
+            json!({"strategy": "mig", "mig_layout": "all-1g.35gb"}),
         );
         (d.has_errors(), d.located())
     };
@@ -437,17 +432,11 @@ fn a_layout_mig_manager_withholds_from_a_part_is_refused_for_it() {
         "{found:?}"
     );
     // Layouts mig-manager applies to every H200 part pass for the NVL.
-    let mut d = Diagnostics::default();
-    let nvl = [lookup("H200-NVL").unwrap()];
-    check(
-        &settings_value(json!({"strategy": "mig", "mig_layout": "all-1g.18gb"})),
-        &AttributePath::attr("gpu_sharing"),
-        Strategy::NODES,
-        Models::Fleet {
-            models: &nvl,
-            parts: &[part_named("H200-NVL").unwrap()],
-        },
-        &mut d,
+    assert_eq!(
+        fleet_errors(
+            &["H200-NVL"],
+            json!({"strategy": "mig", "mig_layout": "all-1g.18gb"})
+        ),
+        Vec::new()
     );
-    assert_eq!(d.located(), Vec::new());
 }

@@ -511,12 +511,22 @@ fn karpenter_offers_ec2_types(what: &str) -> bool {
     ec2
 }
 
-/// With each CLI: an aws-scheme fleet of `attributes`, tainted for the
-/// test; an empty second plan; `pods` pods asking for `gpus`
+/// Unless Karpenter offers no EC2 instance types (then `what` was
+/// skipped), with each CLI: an aws-scheme fleet of `attributes`, tainted
+/// for the test; an empty second plan; `pods` pods asking for `gpus`
 /// `nvidia.com/gpu` each on it, waited for until the scheduler bound them
 /// all; `check` of the CLI and the nodes they are on (one per pod, in
 /// order); then destroy, and the fleet's nodes gone with it.
-fn karpenter_launches(attributes: &str, pods: usize, gpus: u32, check: impl Fn(&str, &[Node])) {
+fn karpenter_launches(
+    what: &str,
+    attributes: &str,
+    pods: usize,
+    gpus: u32,
+    check: impl Fn(&str, &[Node]),
+) {
+    if !karpenter_offers_ec2_types(what) {
+        return;
+    }
     // The fleet's device-plugin configuration is what makes the plugin
     // advertise the node's GPUs; it shares the plugin's ConfigMap.
     let _no_policy = common::exclusive::no_cluster_policy();
@@ -601,10 +611,8 @@ fn node_label<'n>(node: &'n Node, key: &str) -> Option<&'n str> {
 #[test]
 #[ignore = "make test runs it after the tiers, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
 fn karpenter_launches_p5_48xlarge_for_an_8x_h100_fleet() {
-    if !karpenter_offers_ec2_types("Karpenter launching EC2 instance types") {
-        return;
-    }
     karpenter_launches(
+        "Karpenter launching EC2 instance types",
         "  accelerators      = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  gpu_sharing       = { strategy = \"none\" }\n",
         1,
         8,
@@ -631,10 +639,8 @@ fn karpenter_launches_p5_48xlarge_for_an_8x_h100_fleet() {
 #[test]
 #[ignore = "make test runs it after the tiers, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
 fn a_time_sliced_l4_fleet_shares_one_ec2_node() {
-    if !karpenter_offers_ec2_types("time slicing on EC2 instance types") {
-        return;
-    }
     karpenter_launches(
+        "time slicing on EC2 instance types",
         "  accelerators      = [\"L4\"]\n  accelerator_count = { min = 1, max = 1 }\n  gpu_sharing       = { strategy = \"time_slicing\", replicas = 4 }\n",
         4,
         1,
