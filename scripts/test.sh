@@ -20,8 +20,12 @@ cargo test --lib
 step "testbed: control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
 bash testbed/build.sh
 
-# A cluster of its own, so a `make demo` cluster (with the seed's fixed
-# names) never meets the tests. Stopped again at the end.
+# Clusters of their own, so a `make demo` cluster (with the seed's fixed
+# names) never meets the tests: one for the acceptance tier, one for the
+# system tier, so the two tiers run side by side (most of their time is
+# waiting on the CLIs, the API server and Karpenter, not CPU), and one for
+# the fault suite (tests/system/faults.rs), which kills and restarts its
+# components so no other test sees a fault. All stopped at the end.
 export GPUFLEET_CLUSTER_DIR=$PWD/target/test-cluster
 export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
 # The provider runs as a user bound only to docs/rbac.yaml's roles, so the
@@ -29,21 +33,22 @@ export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
 # Terraform's back stay admin). One run: a second one as admin would add
 # about 5.5 minutes for nothing the least-privilege run does not cover.
 export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig-provider
-step "starting the test control plane with Karpenter in target/test-cluster"
-bash testbed/cluster.sh up --karpenter
-# The fault suite (tests/system/faults.rs) kills and restarts the components of a
-# control plane of its own, so the shared one never sees a fault: started in
-# the background while the other tests build and run (the suite waits for
-# it), and stopped at the end.
+system_cluster=$PWD/target/system-cluster
 export GPUFLEET_FAULT_CLUSTER_DIR=$PWD/target/fault-cluster
-step "starting the fault suite's control plane in target/fault-cluster, in the background"
-GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh down >/dev/null 2>&1 || true
+step "starting the control planes with Karpenter in target/test-cluster and target/system-cluster; the fault suite's in target/fault-cluster, in the background"
+for dir in "$system_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR"; do
+  GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 || true
+done
+GPUFLEET_CLUSTER_DIR=$system_cluster bash testbed/cluster.sh up --karpenter >target/system-cluster.log 2>&1 &
+system_cluster_up=$!
 GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh up >target/fault-cluster.log 2>&1 &
-fault_cluster=$!
+fault_cluster_up=$!
+bash testbed/cluster.sh up --karpenter
 cleanup() {
-  wait "$fault_cluster" 2>/dev/null || true
-  GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh down >/dev/null 2>&1 || true
-  bash testbed/cluster.sh down >/dev/null 2>&1 || true
+  wait "$system_cluster_up" "$fault_cluster_up" 2>/dev/null || true
+  for dir in "$system_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR" "$GPUFLEET_CLUSTER_DIR"; do
+    GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 || true
+  done
 }
 trap cleanup EXIT
 
@@ -68,20 +73,43 @@ export GPUFLEET_REQUIRE_ALL=1
 # turns, tests/system/main.rs).
 step "offline tier: bad input, docs, examples, fuzz corpus, release, version (no cluster)"
 cargo test --test offline -- --test-threads=2
-step "acceptance tier: every resource and data source, protocol, connection, older CLIs"
-# The one test that restarts the shared API server with other flags runs
-# alone after the rest, so no test of another module meets it down.
+# The test binaries are built once, before the tiers run side by side.
+cargo test --no-run --test acceptance --test system
+step "acceptance tier (target/test-cluster) and system tier (target/system-cluster) side by side; their output follows each as it ends"
+acceptance_tier() {
+  set -e
+  cargo test --test acceptance -- --test-threads=3 --skip "$restarts_api_server"
+  # The one test that restarts the shared API server with other flags runs
+  # alone after the rest, so no test of another module meets it down.
+  cargo test --test acceptance -- --exact "$restarts_api_server"
+}
 restarts_api_server=node_join::an_api_server_without_bootstrap_token_authentication_is_named
-cargo test --test acceptance -- --test-threads=3 --skip "$restarts_api_server"
-cargo test --test acceptance -- --exact "$restarts_api_server"
-step "system tier: the scenario, faults, partial failures, conflicts, least privilege, request budget"
-cargo test --test system -- --test-threads=2
-
-# Last, as it swaps what Karpenter offers: EC2's instance types with
-# karpenter-provider-aws's labels (testbed/build.sh aws-instance-types), on
-# which aws-scheme fleets launch and share nodes.
-step "EC2 instance types: Karpenter restarted with every EC2 GPU type, aws-scheme fleets launched on them"
-bash testbed/cluster.sh up --karpenter=aws
-cargo test --test acceptance -- --ignored fleet::ec2::
+system_tier() {
+  set -e
+  export GPUFLEET_CLUSTER_DIR=$system_cluster
+  export GPUFLEET_TEST_KUBECONFIG=$system_cluster/kubeconfig
+  export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$system_cluster/kubeconfig-provider
+  # Those that need the ClusterPolicy take turns (tests/system/main.rs).
+  cargo test --test system -- --test-threads=2
+  # Last on this cluster, as it swaps what Karpenter offers: EC2's instance
+  # types with karpenter-provider-aws's labels (testbed/build.sh
+  # aws-instance-types), on which aws-scheme fleets launch and share nodes.
+  echo "==> EC2 instance types: Karpenter restarted with every EC2 GPU type, aws-scheme fleets launched on them"
+  bash testbed/cluster.sh up --karpenter=aws
+  cargo test --test acceptance -- --ignored fleet::ec2::
+}
+wait "$system_cluster_up" || { cat target/system-cluster.log; echo "the system tier's cluster did not start" >&2; exit 1; }
+acceptance_tier >target/acceptance-tier.log 2>&1 &
+acceptance=$!
+system_tier >target/system-tier.log 2>&1 &
+system=$!
+failed=0
+for tier in acceptance system; do
+  pid=${!tier}
+  if wait "$pid"; then result=passed; else result=FAILED; failed=1; fi
+  step "$tier tier $result; its output:"
+  cat "target/$tier-tier.log"
+done
+[ "$failed" = 0 ] || { echo "a tier failed: see its output above" >&2; exit 1; }
 
 step "all tests passed in $(( $(date +%s) - start ))s"
