@@ -608,7 +608,8 @@ fn karpenter_offers_ec2_types(what: &str) -> bool {
 /// Unless Karpenter offers no EC2 instance types (then `what` was
 /// skipped), with each CLI: an aws-scheme fleet of `attributes`, tainted
 /// for the test; an empty second plan; `pods` pods asking for `gpus`
-/// `nvidia.com/gpu` each on it, waited for until the scheduler bound them
+/// `nvidia.com/gpu` each and for the fleet's `interconnect_resources` (as
+/// a training job does), on it, waited for until the scheduler bound them
 /// all; `check` of the CLI and the nodes they are on (one per pod, in
 /// order); then destroy, and the fleet's nodes gone with it.
 fn karpenter_launches(
@@ -642,6 +643,12 @@ fn karpenter_launches(
             ));
             ws.apply();
             ws.assert_plan_empty();
+            let mut limits = json!({"nvidia.com/gpu": gpus.to_string()});
+            let interconnect =
+                ws.resource_values("gpufleet_fleet.this")["interconnect_resources"].clone();
+            for (resource, quantity) in interconnect.as_object().into_iter().flatten() {
+                limits[resource] = quantity.clone();
+            }
             let namespace: Namespace =
                 serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
             Api::<Namespace>::all(client.clone())
@@ -654,7 +661,7 @@ fn karpenter_launches(
                     "nodeSelector": {"karpenter.sh/nodepool": name},
                     "tolerations": [{"key": "gpufleet.test/ec2", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
                     "containers": [{"name": "c", "image": "registry.example/c:1",
-                        "resources": {"limits": {"nvidia.com/gpu": gpus.to_string()}}}],
+                        "resources": {"limits": limits}}],
                 }}))
                 .unwrap();
                 api.create(&PostParams::default(), &pod).await.unwrap();
@@ -699,19 +706,26 @@ fn node_label<'n>(node: &'n Node, key: &str) -> Option<&'n str> {
 }
 
 /// With EC2's instance types in the cluster's Karpenter, an aws-scheme
-/// fleet of 8×H100 nodes gets p5.48xlarge for a pod that needs 8 GPUs: the
-/// one EC2 type with 8 H100 (AWS's P5 page; p5.4xlarge has one), with each
+/// fleet of 8×H100 nodes gets p5.48xlarge for a pod that needs 8 GPUs and
+/// the fleet's 32 EFA interfaces: the one EC2 type with 8 H100 (AWS's P5
+/// page; p5.4xlarge has one), with 3200 Gbps of EFA networking, with each
 /// CLI, a second plan empty, and the node gone with the fleet.
 #[test]
 #[ignore = "make test runs it after the tiers, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
 fn karpenter_launches_p5_48xlarge_for_an_8x_h100_fleet() {
     karpenter_launches(
         "Karpenter launching EC2 instance types",
-        "  accelerators      = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  gpu_sharing       = { strategy = \"none\" }\n",
+        "  accelerators      = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  network_bandwidth_min_gbps = 3200\n  gpu_sharing       = { strategy = \"none\" }\n",
         1,
         8,
         |cli, nodes| {
             let node = &nodes[0];
+            let allocatable = node.status.as_ref().unwrap().allocatable.as_ref().unwrap();
+            assert_eq!(
+                allocatable.get("vpc.amazonaws.com/efa"),
+                Some(&Quantity("32".to_string())),
+                "{cli}"
+            );
             assert_eq!(
                 node_label(node, "node.kubernetes.io/instance-type"),
                 Some("p5.48xlarge"),
