@@ -1,5 +1,6 @@
-//! The network bandwidth bound, and fleets that ask for GPUs by their
-//! count alone.
+//! The interconnect: the network bandwidth bound and the resources a
+//! training pod requests; and fleets that ask for GPUs by their count
+//! alone.
 
 use super::*;
 
@@ -129,4 +130,51 @@ fn count_only_fleets_get_nvidia_gpus_and_read_back_as_declared() {
         requirements(&planned(cfke, LabelScheme::Cfke), LabelScheme::Cfke),
         json!([{"key": "cfke.io/accelerator-count", "operator": "Gt", "values": ["0"]}])
     );
+}
+
+#[test]
+fn a_fleet_pinned_to_one_ec2_shape_says_its_efa_interfaces() {
+    let interconnect = |config: &serde_json::Value, scheme| {
+        planned(config.clone(), scheme)
+            .attr("interconnect_resources")
+            .clone()
+    };
+    let h100x8 = with(training(), json!({"label_scheme": "aws"}));
+    assert_eq!(
+        interconnect(&h100x8, LabelScheme::Cfke).to_json(),
+        json!({"vpc.amazonaws.com/efa": "32"})
+    );
+    // Not pinned: a range of GPU counts, a count whose EC2 types differ
+    // (one L4), another scheme, or only the provider's.
+    for (config, scheme) in [
+        (
+            with(
+                h100x8.clone(),
+                json!({"accelerator_count": {"min": 1, "max": 8}}),
+            ),
+            LabelScheme::Aws,
+        ),
+        (
+            with(
+                h100x8.clone(),
+                json!({"accelerators": ["L4"], "accelerator_count": {"min": 1, "max": 1}}),
+            ),
+            LabelScheme::Aws,
+        ),
+        (
+            with(h100x8, json!({"label_scheme": "cfke"})),
+            LabelScheme::Aws,
+        ),
+        (training(), LabelScheme::Aws),
+    ] {
+        assert!(interconnect(&config, scheme).is_null(), "{config}");
+    }
+}
+
+/// A fleet that lets fractional GPUs in still offers `nvidia.com/gpu`,
+/// which only its whole-GPU nodes have.
+#[test]
+fn a_fractional_fleet_keeps_the_whole_gpu_resource() {
+    let fleet = planned(fractional_inference(), LabelScheme::Aws);
+    assert_eq!(fleet.attr("gpu_resource"), &Value::string("nvidia.com/gpu"));
 }
