@@ -339,7 +339,7 @@ fn gpu_count_schema() -> Attr {
     )
     .optional()
     .validate_object(at_least_one_of(&["min", "max"]))
-    .describe("Whole GPUs per node, e.g. `{ min = 8, max = 8 }`. Without `min`, a fleet that asks for GPUs (a model or GPU memory) gets whole GPUs only: where the label scheme's cloud also sells fractional GPUs (aws: G6f and Gr6f, part of one L4 and no `nvidia.com/gpu`), its NodePool requires a GPU count other than 0. `min = 0` lets fractional GPUs in.")
+    .describe("Whole GPUs per node, e.g. `{ min = 8, max = 8 }`. Without `min`, a fleet that asks for GPUs (a model or GPU memory) gets whole GPUs only: where the label scheme's cloud also sells fractional GPUs (aws: G6f and Gr6f, part of one L4 and no `nvidia.com/gpu`), its NodePool requires a GPU count other than 0. `min = 0` lets fractional GPUs in. Without `accelerators`, bounds other than `min = 0` alone make the aws label scheme also require NVIDIA GPUs (EC2 sells AMD's too).")
 }
 
 /// The top-level constraint attributes, each once, in table order: also

@@ -53,8 +53,8 @@ impl Constraints {
     /// `present`, and what the absence of the others means: without the
     /// NVIDIA requirement a fleet that asks for a GPU count or memory alone
     /// admits any maker's GPUs, which no attribute says, so its count and
-    /// memory bounds stay raw; without the whole-GPU one a fleet that asks for GPUs admits
-    /// fractional ones, which is `accelerator_count.min = 0` (also what a
+    /// memory bounds stay raw; without the whole-GPU one a fleet that asks
+    /// for GPUs admits fractional ones, which is `accelerator_count.min = 0` (also what a
     /// configured `min = 0` reads back as where no cloud sells them).
     fn from_rest(
         rest: &[Requirement],
