@@ -475,6 +475,100 @@ fn generated_types_carry_ec2s_figures() {
     assert_eq!(named(p5)["resources"]["cpu"], "191450m");
 }
 
+/// `network_bandwidth_min_gbps` selects by EC2's bandwidth figures (AWS's
+/// P5 and P6 pages: p5.48xlarge, p5en.48xlarge and p6-b200.48xlarge have
+/// 3200 Gbps, p6-b300.48xlarge 6400 Gbps, p5.4xlarge 100 Gbps; p5e.48xlarge,
+/// also 3200 Gbps, is not in moto's data): at least 3200 Gbps with H100 is
+/// p5.48xlarge alone, and without a model every type with that much.
+#[test]
+fn network_bandwidth_selects_by_ec2s_figures() {
+    let Some(types) = generated_types("network bandwidth against EC2's instance types") else {
+        return;
+    };
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "h100-3200gbps",
+            "  accelerators = [\"H100\"]\n  network_bandwidth_min_gbps = 3200\n",
+            &["p5.48xlarge"],
+        ),
+        (
+            "3200gbps",
+            "  network_bandwidth_min_gbps = 3200\n",
+            &[
+                "p5.48xlarge",
+                "p5en.48xlarge",
+                "p6-b200.48xlarge",
+                "p6-b300.48xlarge",
+            ],
+        ),
+        (
+            "6400gbps",
+            "  network_bandwidth_min_gbps = 6400\n",
+            &["p6-b300.48xlarge"],
+        ),
+    ];
+    let fleets: Vec<(String, String)> = cases
+        .iter()
+        .map(|(what, attributes, _)| (what.to_string(), attributes.to_string()))
+        .collect();
+    for ((what, _, expected), requirements) in cases.iter().zip(live_requirements(&fleets)) {
+        let mut chosen = selected(&types, &requirements);
+        chosen.sort();
+        assert_eq!(chosen, *expected, "{what} ({requirements})");
+    }
+}
+
+/// The EFA interfaces the catalog gives a node of a model with a GPU count
+/// (the `interconnect_resources` of a fleet pinned to it) are what every
+/// generated instance type with that many of the model has, and the data
+/// has at least one such type.
+#[test]
+fn catalog_efa_interfaces_agree_with_ec2s_data() {
+    let Some(types) = generated_types("EFA interfaces against EC2's instance types") else {
+        return;
+    };
+    let label = |t: &Value, key: &str| match offerings(t)[0].get(key) {
+        Some(Label::In(values)) => values.iter().next().cloned(),
+        _ => None,
+    };
+    let mut checked = 0;
+    for name in sold_on_ec2() {
+        let model = catalog::lookup(name).unwrap();
+        for gpus in 1..=16 {
+            let Some(interfaces) = catalog::ec2_efa_interfaces(&[model], gpus) else {
+                continue;
+            };
+            let of_shape: Vec<(&str, Option<&str>)> = types
+                .iter()
+                .filter(|t| {
+                    let gpu =
+                        |key: &str| label(t, &format!("karpenter.k8s.aws/instance-gpu-{key}"));
+                    gpu("name").as_deref() == model.label_value(LabelScheme::Aws)
+                        && gpu("memory") == Some(model.memory_mib().to_string())
+                        && gpu("count") == Some(gpus.to_string())
+                })
+                .map(|t| {
+                    (
+                        t["name"].as_str().unwrap(),
+                        t["resources"]["vpc.amazonaws.com/efa"].as_str(),
+                    )
+                })
+                .collect();
+            assert!(!of_shape.is_empty(), "no EC2 type with {gpus} {name}");
+            let expected = interfaces.to_string();
+            for (instance_type, efa) in of_shape {
+                assert_eq!(
+                    efa,
+                    Some(expected.as_str()),
+                    "{instance_type}: {gpus} {name}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "the catalog gives no EFA interfaces");
+}
+
 /// Polls `probe` every half second for up to `seconds`.
 async fn wait_for<T>(what: &str, seconds: u64, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(seconds);
@@ -514,7 +608,8 @@ fn karpenter_offers_ec2_types(what: &str) -> bool {
 /// Unless Karpenter offers no EC2 instance types (then `what` was
 /// skipped), with each CLI: an aws-scheme fleet of `attributes`, tainted
 /// for the test; an empty second plan; `pods` pods asking for `gpus`
-/// `nvidia.com/gpu` each on it, waited for until the scheduler bound them
+/// `nvidia.com/gpu` each and for the fleet's `interconnect_resources` (as
+/// a training job does), on it, waited for until the scheduler bound them
 /// all; `check` of the CLI and the nodes they are on (one per pod, in
 /// order); then destroy, and the fleet's nodes gone with it.
 fn karpenter_launches(
@@ -548,6 +643,12 @@ fn karpenter_launches(
             ));
             ws.apply();
             ws.assert_plan_empty();
+            let mut limits = json!({"nvidia.com/gpu": gpus.to_string()});
+            let interconnect =
+                ws.resource_values("gpufleet_fleet.this")["interconnect_resources"].clone();
+            for (resource, quantity) in interconnect.as_object().into_iter().flatten() {
+                limits[resource] = quantity.clone();
+            }
             let namespace: Namespace =
                 serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
             Api::<Namespace>::all(client.clone())
@@ -560,7 +661,7 @@ fn karpenter_launches(
                     "nodeSelector": {"karpenter.sh/nodepool": name},
                     "tolerations": [{"key": "gpufleet.test/ec2", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
                     "containers": [{"name": "c", "image": "registry.example/c:1",
-                        "resources": {"limits": {"nvidia.com/gpu": gpus.to_string()}}}],
+                        "resources": {"limits": limits}}],
                 }}))
                 .unwrap();
                 api.create(&PostParams::default(), &pod).await.unwrap();
@@ -605,19 +706,26 @@ fn node_label<'n>(node: &'n Node, key: &str) -> Option<&'n str> {
 }
 
 /// With EC2's instance types in the cluster's Karpenter, an aws-scheme
-/// fleet of 8×H100 nodes gets p5.48xlarge for a pod that needs 8 GPUs: the
-/// one EC2 type with 8 H100 (AWS's P5 page; p5.4xlarge has one), with each
+/// fleet of 8×H100 nodes gets p5.48xlarge for a pod that needs 8 GPUs and
+/// the fleet's 32 EFA interfaces: the one EC2 type with 8 H100 (AWS's P5
+/// page; p5.4xlarge has one), with 3200 Gbps of EFA networking, with each
 /// CLI, a second plan empty, and the node gone with the fleet.
 #[test]
 #[ignore = "make test runs it after the tiers, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
 fn karpenter_launches_p5_48xlarge_for_an_8x_h100_fleet() {
     karpenter_launches(
         "Karpenter launching EC2 instance types",
-        "  accelerators      = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  gpu_sharing       = { strategy = \"none\" }\n",
+        "  accelerators      = [\"H100\"]\n  accelerator_count = { min = 8, max = 8 }\n  network_bandwidth_min_gbps = 3200\n  gpu_sharing       = { strategy = \"none\" }\n",
         1,
         8,
         |cli, nodes| {
             let node = &nodes[0];
+            let allocatable = node.status.as_ref().unwrap().allocatable.as_ref().unwrap();
+            assert_eq!(
+                allocatable.get("vpc.amazonaws.com/efa"),
+                Some(&Quantity("32".to_string())),
+                "{cli}"
+            );
             assert_eq!(
                 node_label(node, "node.kubernetes.io/instance-type"),
                 Some("p5.48xlarge"),
