@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::fixtures::{HelmClusterPolicy, OperatorNamespace, fleet, node_overlays, node_pool_api};
-use common::terraform::{Cli, Workspace, each_cli};
+use common::terraform::{Cli, ImportBy, Workspace, each_cli, each_identity_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
@@ -131,7 +131,6 @@ fn configured_like_nvidias_examples() {
     each_cli(|cli| {
         let ns = OperatorNamespace::new("sharing-examples");
         let mut ws = Workspace::new(cli);
-        let mut last = String::new();
         for (example, documented, settings) in &examples {
             let body = cluster_sharing(&format!("{settings}  manage_cluster_policy = false\n"));
             ws.config_with_provider(&ns.provider(), &body);
@@ -148,14 +147,13 @@ fn configured_like_nvidias_examples() {
                 live
             );
             ws.assert_plan_empty();
-            last = body;
         }
 
-        let mut imported = Workspace::new(cli);
-        imported.config_with_provider(&ns.provider(), &last);
-        imported.import("gpufleet_gpu_sharing.default", "default");
-        imported.assert_plan_empty();
-        imported.forget();
+        ws.assert_import_verifies(
+            &[("gpufleet_gpu_sharing.default", "default")],
+            ImportBy::Command,
+            &[],
+        );
 
         // No sharing is a configuration without `sharing`, not `replicas: 1`.
         ws.config_with_provider(
@@ -624,14 +622,19 @@ fn owners_keep_their_own_keys() {
         );
         ws.assert_plan_empty();
 
-        let mut imported = Workspace::new(cli);
-        imported.config_with_provider(&ns.provider(), &all(8));
-        imported.import("gpufleet_gpu_sharing.default", "default");
-        imported.import("gpufleet_fleet.shared", &shared);
-        imported.import("gpufleet_fleet.mig", &mig);
-        imported.import("gpufleet_node_sharing.dgx", &format!("dgx:{server}"));
-        imported.assert_plan_empty();
-        imported.forget();
+        let dgx = format!("dgx:{server}");
+        for by in [ImportBy::Command, ImportBy::Block] {
+            ws.assert_import_verifies(
+                &[
+                    ("gpufleet_gpu_sharing.default", "default"),
+                    ("gpufleet_fleet.shared", &shared),
+                    ("gpufleet_fleet.mig", &mig),
+                    ("gpufleet_node_sharing.dgx", &dgx),
+                ],
+                by,
+                &[],
+            );
+        }
 
         // One fleet goes: its key, labels' NodePool and overlays go with it.
         ws.config_with_provider(
@@ -658,6 +661,80 @@ fn owners_keep_their_own_keys() {
         assert!(overlay(&format!("{mig}-8-gpus")).is_none());
         assert!(!Nodes::labels(&server).contains_key(CONFIG_LABEL));
         assert_eq!(Nodes::labels(&server)["team"], "research");
+    });
+}
+
+/// The identities docs/resources/*.md give for import: the cluster-wide
+/// key, a shared fleet's name, and a node sharing's name with its node or
+/// its selector. Apply records them in state, and importing by them gives
+/// the state apply gave, attribute by attribute.
+#[test]
+fn identities_import_the_sharing_objects() {
+    // Plans check MPS sharing against the ClusterPolicy.
+    let _no_policy = common::exclusive::no_cluster_policy();
+    each_identity_cli(|cli| {
+        let ns = OperatorNamespace::new("sharing-identity");
+        let mut nodes = Nodes(Vec::new());
+        let server = nodes.create("sharing-identity", &[], &[]);
+        let pool_value = unique_name("lab");
+        nodes.create("sharing-lab", &[("example.com/pool", &pool_value)], &[]);
+        let shared = unique_name("shared");
+        let body = cluster_sharing(
+            "  strategy = \"time_slicing\"\n  replicas = 2\n  manage_cluster_policy = false\n",
+        ) + &fleet(
+            "shared",
+            &shared,
+            "  accelerators = [\"L4\"]\n  gpu_sharing  = { strategy = \"time_slicing\", replicas = 3 }\n",
+        ) + &format!(
+            "resource \"gpufleet_node_sharing\" \"dgx\" {{\n  name      = \"dgx\"\n  node_name = \"{server}\"\n  strategy  = \"time_slicing\"\n  replicas  = 4\n}}\n\
+             resource \"gpufleet_node_sharing\" \"lab\" {{\n  name          = \"lab\"\n  node_selector = {{ \"example.com/pool\" = \"{pool_value}\" }}\n  strategy      = \"mps\"\n  replicas      = 10\n}}\n"
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config_with_provider(&ns.provider(), &body);
+        ws.apply();
+        let selector = format!("example.com/pool={pool_value}");
+        let identities = [
+            (
+                "gpufleet_gpu_sharing.default",
+                json!({"key": "default"}),
+                "{ key = \"default\" }".to_string(),
+            ),
+            (
+                "gpufleet_fleet.shared",
+                json!({"name": shared}),
+                format!("{{ name = \"{shared}\" }}"),
+            ),
+            (
+                "gpufleet_node_sharing.dgx",
+                json!({"name": "dgx", "node_name": server, "node_selector": null}),
+                format!("{{ name = \"dgx\", node_name = \"{server}\" }}"),
+            ),
+            (
+                "gpufleet_node_sharing.lab",
+                json!({"name": "lab", "node_name": null, "node_selector": selector}),
+                format!("{{ name = \"lab\", node_selector = \"{selector}\" }}"),
+            ),
+        ];
+        for (address, identity, _) in &identities {
+            assert_eq!(
+                &ws.resource(address)["identity"],
+                identity,
+                "{}: {address}",
+                cli.name
+            );
+        }
+        let by_identity: Vec<(&str, &str)> = identities
+            .iter()
+            .map(|(address, _, hcl)| (*address, hcl.as_str()))
+            .collect();
+        ws.assert_import_verifies(&by_identity, ImportBy::Identity, &[]);
+        ws.destroy();
+        assert_eq!(
+            keys(&ns.0),
+            None,
+            "{}: destroy left the ConfigMap",
+            cli.name
+        );
     });
 }
 
