@@ -511,24 +511,38 @@ fn owners_keep_their_own_keys() {
         );
         ws.assert_plan_empty();
 
-        // Drift: a key edited behind Terraform's back, a label removed.
-        edit_config_map(
-            &ns.0,
-            json!({ shared_key.clone(): "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 3\n" }),
+        // Drift: a key edited behind Terraform's back; the plan shows the
+        // edited value going back to the configured one.
+        let configured =
+            ws.resource_values("gpufleet_fleet.shared")["device_plugin_config"].clone();
+        let edited = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 3\n";
+        edit_config_map(&ns.0, json!({ shared_key.clone(): edited }));
+        ws.assert_plan_changes().assert_change(
+            "gpufleet_fleet.shared",
+            "device_plugin_config",
+            json!(edited),
+            configured,
         );
-        ws.assert_plan_changes()
-            .assert_updates("gpufleet_fleet.shared", "device_plugin_config");
+        // A template label removed and the MIG layout's changed: the plan
+        // shows what the NodePool holds now going back to both.
         block_on(async {
-            let patch =
-                json!({"spec": {"template": {"metadata": {"labels": { CONFIG_LABEL: null }}}}});
+            let patch = json!({"spec": {"template": {"metadata": {"labels": {
+                CONFIG_LABEL: null,
+                "nvidia.com/mig.config": "all-balanced",
+            }}}}});
             node_pool_api()
                 .await
                 .patch(&mig, &PatchParams::default(), &Patch::Merge(patch))
                 .await
                 .unwrap();
         });
-        ws.assert_plan_changes()
-            .assert_updates("gpufleet_fleet.mig", "sharing_labels");
+        let mig_labels = json!({CONFIG_LABEL: mig_key, "nvidia.com/mig.config": "all-1g.10gb"});
+        ws.assert_plan_changes().assert_change(
+            "gpufleet_fleet.mig",
+            "sharing_labels",
+            json!({"nvidia.com/mig.config": "all-balanced"}),
+            mig_labels.clone(),
+        );
         block_on(async {
             let patch = json!({"metadata": {"labels": { CONFIG_LABEL: null }}});
             Api::<Node>::all(kube_client().await)
@@ -566,7 +580,7 @@ fn owners_keep_their_own_keys() {
                 ["replicas"],
             8
         );
-        assert_eq!(template_labels(&mig)[CONFIG_LABEL], mig_key);
+        assert_eq!(template_labels(&mig), mig_labels);
         ws.assert_plan_empty();
 
         // Drift on the cluster-wide key and on the NodeOverlays: one
