@@ -79,6 +79,17 @@ fn with_defaults(mut config: Value) -> Value {
     config
 }
 
+/// Destroys what `ws` holds, which leaves no device-plugin ConfigMap in `ns`.
+fn destroy_leaves_no_config_map(ws: &mut Workspace, ns: &OperatorNamespace) {
+    ws.destroy();
+    assert_eq!(
+        keys(&ns.0),
+        None,
+        "{}: destroy left the ConfigMap",
+        ws.cli.name
+    );
+}
+
 fn cluster_sharing(body: &str) -> String {
     format!("resource \"gpufleet_gpu_sharing\" \"default\" {{\n{body}}}\n")
 }
@@ -167,13 +178,7 @@ fn configured_like_nvidias_examples() {
             json!({"version": "v1", "flags": {"migStrategy": "none"}})
         );
 
-        ws.destroy();
-        assert_eq!(
-            keys(&ns.0),
-            None,
-            "{}: destroy left the ConfigMap",
-            cli.name
-        );
+        destroy_leaves_no_config_map(&mut ws, &ns);
     });
 }
 
@@ -684,14 +689,12 @@ fn owners_keep_their_own_keys() {
 /// the state apply gave, attribute by attribute.
 #[test]
 fn identities_import_the_sharing_objects() {
-    // Plans check MPS sharing against the ClusterPolicy.
-    let _no_policy = common::exclusive::no_cluster_policy();
     each_identity_cli(|cli| {
-        let ns = OperatorNamespace::new("sharing-identity");
         let mut nodes = Nodes(Vec::new());
-        let server = nodes.create("sharing-identity", &[], &[]);
         let pool_value = unique_name("lab");
         nodes.create("sharing-lab", &[("example.com/pool", &pool_value)], &[]);
+        let server = nodes.create("sharing-identity", &[], &[]);
+        let ns = OperatorNamespace::new("sharing-identity");
         let shared = unique_name("shared");
         let body = cluster_sharing(
             "  strategy = \"time_slicing\"\n  replicas = 2\n  manage_cluster_policy = false\n",
@@ -701,7 +704,7 @@ fn identities_import_the_sharing_objects() {
             "  accelerators = [\"L4\"]\n  gpu_sharing  = { strategy = \"time_slicing\", replicas = 3 }\n",
         ) + &format!(
             "resource \"gpufleet_node_sharing\" \"dgx\" {{\n  name      = \"dgx\"\n  node_name = \"{server}\"\n  strategy  = \"time_slicing\"\n  replicas  = 4\n}}\n\
-             resource \"gpufleet_node_sharing\" \"lab\" {{\n  name          = \"lab\"\n  node_selector = {{ \"example.com/pool\" = \"{pool_value}\" }}\n  strategy      = \"mps\"\n  replicas      = 10\n}}\n"
+             resource \"gpufleet_node_sharing\" \"lab\" {{\n  name          = \"lab\"\n  node_selector = {{ \"example.com/pool\" = \"{pool_value}\" }}\n  strategy      = \"time_slicing\"\n  replicas      = 10\n}}\n"
         );
         let mut ws = Workspace::new(cli);
         ws.config_with_provider(&ns.provider(), &body);
@@ -742,13 +745,7 @@ fn identities_import_the_sharing_objects() {
             .map(|(address, _, hcl)| (*address, hcl.as_str()))
             .collect();
         ws.assert_import_verifies(&by_identity, ImportBy::Identity, &[]);
-        ws.destroy();
-        assert_eq!(
-            keys(&ns.0),
-            None,
-            "{}: destroy left the ConfigMap",
-            cli.name
-        );
+        destroy_leaves_no_config_map(&mut ws, &ns);
     });
 }
 
@@ -984,9 +981,12 @@ fn restart_test(cli: &Cli) {
     let all = [plain.as_str(), server.as_str(), fleet_node.as_str()];
     let at_start = wait_for_readers(&ns.0, &readers, &all);
 
-    let config = |default_replicas: u32, server_replicas: u32, fleet_replicas: u32| {
+    let config_restarting = |restart: bool,
+                             default_replicas: u32,
+                             server_replicas: u32,
+                             fleet_replicas: u32| {
         cluster_sharing(&format!(
-            "  strategy = \"time_slicing\"\n  replicas = {default_replicas}\n  manage_cluster_policy = false\n"
+            "  strategy = \"time_slicing\"\n  replicas = {default_replicas}\n  manage_cluster_policy = false\n  restart_device_plugin = {restart}\n"
         )) + &format!(
             "resource \"gpufleet_node_sharing\" \"server\" {{\n  name      = \"server\"\n  node_name = \"{server}\"\n  strategy  = \"time_slicing\"\n  replicas  = {server_replicas}\n}}\n"
         ) + &fleet(
@@ -996,6 +996,9 @@ fn restart_test(cli: &Cli) {
                 "  accelerators      = [\"L4\"]\n  accelerator_count = {{ min = 1, max = 1 }}\n  gpu_sharing       = {{ strategy = \"time_slicing\", replicas = {fleet_replicas} }}\n"
             ),
         )
+    };
+    let config = |default_replicas, server_replicas, fleet_replicas| {
+        config_restarting(true, default_replicas, server_replicas, fleet_replicas)
     };
     let mut ws = Workspace::new(cli);
     ws.config_with_provider(&ns.provider(), &config(4, 2, 2));
@@ -1034,13 +1037,28 @@ fn restart_test(cli: &Cli) {
         "{}: (DaemonSet, node) → (uid, being deleted) after an apply that changed nothing",
         cli.name
     );
+
+    // With `restart_device_plugin = false` the default changes and nothing
+    // restarts, checked right after the apply as above.
+    ws.config_with_provider(&ns.provider(), &config_restarting(false, 16, 3, 4));
+    ws.apply();
+    assert_eq!(
+        yaml(&keys(&ns.0).unwrap()["default"])["sharing"]["timeSlicing"]["resources"][0]["replicas"],
+        16
+    );
+    assert_eq!(
+        reader_pods(&ns.0, &readers),
+        fourth,
+        "{}: (DaemonSet, node) → (uid, being deleted) after a change with restart_device_plugin = false",
+        cli.name
+    );
     ws.destroy();
 }
 
 /// The pods of the GPU Operator's device plugin, MPS control daemon and GPU
 /// Feature Discovery are restarted exactly on the nodes whose configuration
 /// changed (the cluster default, a node-sharing key, a fleet's key), and
-/// left alone otherwise.
+/// left alone otherwise, and when `restart_device_plugin` is false.
 #[test]
 fn device_plugin_restarted_exactly_when_its_config_changed() {
     each_cli(restart_test);
@@ -1106,13 +1124,7 @@ fn what_nvidia_allows_applies() {
         assert_eq!(fleet["gpu_resource"], "nvidia.com/gpu", "{fleet}");
         assert_eq!(fleet["gpus_per_node_advertised"], 32, "{fleet}");
         ws.assert_plan_empty();
-        ws.destroy();
-        assert_eq!(
-            keys(&ns.0),
-            None,
-            "{}: destroy left the ConfigMap",
-            cli.name
-        );
+        destroy_leaves_no_config_map(&mut ws, &ns);
     });
 }
 
