@@ -5,7 +5,8 @@
 //! down, and an API server that throttles (429) an apply run with
 //! `-parallelism=50`. Each run applies every kind of object gpufleet writes
 //! but a node join's: priority classes, NodePools, node taints, and GPU
-//! sharing's device-plugin ConfigMap keys, NodeOverlays and node labels.
+//! sharing's device-plugin ConfigMap keys, NodeOverlays, node labels and the
+//! GPU Operator ClusterPolicy's device-plugin fields.
 //! After each: no object lost, duplicated or left unmanaged, state equal to
 //! the cluster, a second plan empty, and destroy leaves nothing.
 //!
@@ -19,14 +20,16 @@ use std::process::{Child, Command, Output};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::fixtures::{class, fleet, node_overlays, node_pools};
+use common::fixtures::{
+    class, cluster_policies, fleet, helm_cluster_policy, node_overlays, node_pools,
+};
 use common::terraform::{Cli, Workspace, clis, provider_block_for};
 use common::{block_on, repo_root, unique_name};
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use k8s_openapi::api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
-use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 
 /// The runs take turns: each may kill a component the others use.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -278,7 +281,10 @@ impl Drop for Throttle {
 /// the device-plugin ConfigMap and a NodeOverlay each), the cluster-wide
 /// `gpufleet_gpu_sharing` (key `default`), and taints each on a node of its
 /// own, half as many `gpufleet_node_sharing`s labelling the first of those
-/// nodes (a key and a node label each).
+/// nodes (a key and a node label each). The cluster default points a
+/// ClusterPolicy of the run's own, made as the GPU Operator's Helm chart
+/// makes it: the fault cluster has the CRD (cluster.sh installs it) but no
+/// operator, so no ClusterPolicy of its own.
 struct Fleetwide {
     run: String,
     classes: usize,
@@ -301,7 +307,23 @@ impl Fleetwide {
             .map(|i| format!("{run}-node-{i}"))
             .collect();
         block_on(async {
-            let api = Api::<Node>::all(cluster.client().await);
+            let client = cluster.client().await;
+            // The only ClusterPolicy on the cluster, as on one with the
+            // operator: a run that failed may have left its own.
+            let policies = cluster_policies(&client);
+            let _ = policies
+                .delete_collection(&DeleteParams::default(), &ListParams::default())
+                .await;
+            let policy = format!("{run}-policy");
+            policies
+                .patch(
+                    &policy,
+                    &PatchParams::apply("helm"),
+                    &Patch::Apply(helm_cluster_policy(&policy, None)),
+                )
+                .await
+                .unwrap();
+            let api = Api::<Node>::all(client);
             for name in &nodes {
                 let node: Node = serde_json::from_value(serde_json::json!({
                     "metadata": { "name": name, "labels": { RUN_LABEL: run } },
@@ -350,6 +372,7 @@ impl Fleetwide {
                 .map(|f| format!("{f}-1-gpus"))
                 .collect(),
             shared_nodes: self.nodes[..self.node_sharings].iter().cloned().collect(),
+            pointed_policies: BTreeSet::from([format!("{}-policy", self.run)]),
         }
     }
 
@@ -405,15 +428,10 @@ impl Fleetwide {
                 ),
             );
         }
-        // The fault cluster has the ClusterPolicy CRD (cluster.sh installs
-        // it) but runs no GPU Operator, so there is no ClusterPolicy to
-        // point: `manage_cluster_policy = false` writes the key alone, as on
-        // a cluster with a standalone device plugin, without the warning
-        // that the operator was not found. Pointing a ClusterPolicy is
-        // tests/acceptance/sharing.rs's.
+        // Pointing the run's ClusterPolicy ([`Fleetwide::new`]) at the key.
         let mut next = self.classes + self.fleets;
         body += &format!(
-            "resource \"gpufleet_gpu_sharing\" \"default\" {{\n  strategy = \"time_slicing\"\n  replicas = 4\n  manage_cluster_policy = false\n{}}}\n",
+            "resource \"gpufleet_gpu_sharing\" \"default\" {{\n  strategy = \"time_slicing\"\n  replicas = 4\n{}}}\n",
             gated(next)
         );
         next += 1;
@@ -465,6 +483,10 @@ impl Fleetwide {
                 .list(&ListParams::default())
                 .await
                 .unwrap();
+            let policies = cluster_policies(&client)
+                .list(&ListParams::default())
+                .await
+                .unwrap();
             let run_prefix = format!("{}-", self.run);
             let nodes_with = |has: &dyn Fn(&Node) -> bool| -> BTreeSet<String> {
                 nodes
@@ -498,12 +520,31 @@ impl Fleetwide {
                         .as_ref()
                         .is_some_and(|l| l.contains_key(CONFIG_LABEL))
                 }),
+                pointed_policies: policies
+                    .items
+                    .into_iter()
+                    .filter(|p| {
+                        p.data["spec"]["devicePlugin"]["config"]["name"] == self.run.as_str()
+                    })
+                    .filter_map(|p| p.metadata.name)
+                    .collect(),
             }
         })
     }
 
-    /// Removes the run's nodes, and its ConfigMap should destroy have left
-    /// it empty.
+    /// The device-plugin config fields of the run's ClusterPolicy.
+    fn policy_config(&self, cluster: &FaultCluster) -> serde_json::Value {
+        block_on(async {
+            let policy = cluster_policies(&cluster.client().await)
+                .get(&format!("{}-policy", self.run))
+                .await
+                .unwrap();
+            policy.data["spec"]["devicePlugin"]["config"].clone()
+        })
+    }
+
+    /// Removes the run's nodes and ClusterPolicy, and its ConfigMap should
+    /// destroy have left it empty.
     fn clean_up(&self, cluster: &FaultCluster) {
         block_on(async {
             let client = cluster.client().await;
@@ -511,8 +552,11 @@ impl Fleetwide {
             for name in &self.nodes {
                 let _ = api.delete(name, &DeleteParams::default()).await;
             }
-            let _ = Api::<ConfigMap>::namespaced(client, OPERATOR_NAMESPACE)
+            let _ = Api::<ConfigMap>::namespaced(client.clone(), OPERATOR_NAMESPACE)
                 .delete(&self.run, &DeleteParams::default())
+                .await;
+            let _ = cluster_policies(&client)
+                .delete(&format!("{}-policy", self.run), &DeleteParams::default())
                 .await;
         });
     }
@@ -529,10 +573,12 @@ struct Objects {
     overlays: BTreeSet<String>,
     /// Nodes carrying a `gpufleet_node_sharing`'s label.
     shared_nodes: BTreeSet<String>,
+    /// ClusterPolicies whose device plugin reads the run's ConfigMap.
+    pointed_policies: BTreeSet<String>,
 }
 
 impl Objects {
-    fn by_kind(&self) -> [(&'static str, &BTreeSet<String>); 6] {
+    fn by_kind(&self) -> [(&'static str, &BTreeSet<String>); 7] {
         [
             ("PriorityClass", &self.classes),
             ("NodePool", &self.pools),
@@ -540,6 +586,10 @@ impl Objects {
             ("device-plugin ConfigMap key", &self.config_keys),
             ("NodeOverlay", &self.overlays),
             ("Node labelled for sharing", &self.shared_nodes),
+            (
+                "ClusterPolicy pointed at the ConfigMap",
+                &self.pointed_policies,
+            ),
         ]
     }
 
@@ -579,6 +629,8 @@ impl Objects {
             }
             "gpufleet_gpu_sharing" => {
                 held.config_keys.insert("default".into());
+                held.pointed_policies
+                    .extend(values["cluster_policy"].as_str().map(String::from));
                 "key default".into()
             }
             "gpufleet_node_sharing" => {
@@ -600,6 +652,7 @@ impl Objects {
         self.config_keys.extend(other.config_keys);
         self.overlays.extend(other.overlays);
         self.shared_nodes.extend(other.shared_nodes);
+        self.pointed_policies.extend(other.pointed_policies);
     }
 
     /// What `self` has that `other` lacks, as `kind name` lines.
@@ -881,8 +934,15 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
 
     ws.destroy();
     let left = fleetwide.live(&cluster);
+    // Given back as the Helm chart had them.
+    let policy_config = fleetwide.policy_config(&cluster);
     fleetwide.clean_up(&cluster);
     assert_eq!(left.len(), 0, "destroy left {left:?}");
+    assert_eq!(
+        policy_config,
+        serde_json::json!({ "name": "", "default": "" }),
+        "destroy did not give the ClusterPolicy's fields back"
+    );
 
     let figures = serde_json::json!({
         "cli": cli.name,
