@@ -283,8 +283,8 @@ impl Drop for Throttle {
 /// own, half as many `gpufleet_node_sharing`s labelling the first of those
 /// nodes (a key and a node label each). The cluster default points a
 /// ClusterPolicy of the run's own, made as the GPU Operator's Helm chart
-/// makes it: the fault cluster has the CRD (cluster.sh installs it) but no
-/// operator, so no ClusterPolicy of its own.
+/// makes it: the fault cluster has the CRD (cluster.sh installs it) but
+/// runs no operator to make one.
 struct Fleetwide {
     run: String,
     classes: usize,
@@ -563,7 +563,7 @@ impl Fleetwide {
 }
 
 /// Objects by kind, from the cluster or from state.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Objects {
     classes: BTreeSet<String>,
     pools: BTreeSet<String>,
@@ -687,7 +687,7 @@ fn in_state(ws: &Workspace) -> (Objects, Objects) {
             "{identity} appears under two addresses in state"
         );
         if r["tainted"] == true {
-            tainted.extend(Objects::of_resource(kind, &r["values"]).0);
+            tainted.extend(held.clone());
         }
         all.extend(held);
     }
