@@ -10,7 +10,7 @@
 //!   mig-manager ships (tests/offline/upstream_nvidia.rs);
 //! * AWS label values and MiB figures: the GPU name and memory EC2 reports for each instance
 //!   type, as Karpenter's AWS provider labels nodes with them (name lower-cased, spaces turned
-//!   into dashes);
+//!   into dashes), checked against EC2's instance types (tests/acceptance/fleet/ec2.rs);
 //! * Azure label values: the accelerator token of the VM size name (an upper-case letter and
 //!   digits), which Karpenter's Azure provider copies into `sku-gpu-name`. Sizes whose name
 //!   carries no such token (`NC6s_v3`, `ND40rs_v2`, `ND96asr_v4`) or one that does not parse

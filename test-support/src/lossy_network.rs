@@ -1,6 +1,7 @@
 //! A network between the provider and the real API server that loses what
 //! a test tells it to: an HTTP proxy in front of `kubectl proxy` (which adds
-//! the admin credentials) that forwards everything, except that for the
+//! the credentials of the user the provider runs as, see
+//! [`provider_kubeconfig`]) that forwards everything, except that for the
 //! requests a fault picks it
 //! * loses the answer: the request reaches the API server, which acts on
 //!   it, and the connection breaks before the answer comes back;
@@ -19,7 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::{kubeconfig, repo_root};
+use crate::{provider_kubeconfig, repo_root};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Loss {
@@ -69,11 +70,11 @@ pub struct LossyNetwork {
 }
 
 impl LossyNetwork {
-    /// Starts `kubectl proxy` against the cluster under test, and the
-    /// network in front of it, healthy.
+    /// Starts `kubectl proxy` against the cluster under test, as the
+    /// provider's user, and the network in front of it, healthy.
     pub fn start() -> Self {
         let mut kubectl_proxy = Command::new(repo_root().join("target/tools/bin/kubectl"))
-            .args(["proxy", "--port=0", "--kubeconfig", &kubeconfig()])
+            .args(["proxy", "--port=0", "--kubeconfig", &provider_kubeconfig()])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

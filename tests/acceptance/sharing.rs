@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::fixtures::{HelmClusterPolicy, OperatorNamespace, fleet, node_overlays, node_pool_api};
-use common::terraform::{Cli, Workspace, each_cli};
+use common::terraform::{Cli, ImportBy, Workspace, each_cli, each_identity_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
@@ -79,6 +79,17 @@ fn with_defaults(mut config: Value) -> Value {
     config
 }
 
+/// Destroys what `ws` holds, which leaves no device-plugin ConfigMap in `ns`.
+fn destroy_leaves_no_config_map(ws: &mut Workspace, ns: &OperatorNamespace) {
+    ws.destroy();
+    assert_eq!(
+        keys(&ns.0),
+        None,
+        "{}: destroy left the ConfigMap",
+        ws.cli.name
+    );
+}
+
 fn cluster_sharing(body: &str) -> String {
     format!("resource \"gpufleet_gpu_sharing\" \"default\" {{\n{body}}}\n")
 }
@@ -131,7 +142,6 @@ fn configured_like_nvidias_examples() {
     each_cli(|cli| {
         let ns = OperatorNamespace::new("sharing-examples");
         let mut ws = Workspace::new(cli);
-        let mut last = String::new();
         for (example, documented, settings) in &examples {
             let body = cluster_sharing(&format!("{settings}  manage_cluster_policy = false\n"));
             ws.config_with_provider(&ns.provider(), &body);
@@ -148,14 +158,13 @@ fn configured_like_nvidias_examples() {
                 live
             );
             ws.assert_plan_empty();
-            last = body;
         }
 
-        let mut imported = Workspace::new(cli);
-        imported.config_with_provider(&ns.provider(), &last);
-        imported.import("gpufleet_gpu_sharing.default", "default");
-        imported.assert_plan_empty();
-        imported.forget();
+        ws.assert_import_verifies(
+            &[("gpufleet_gpu_sharing.default", "default")],
+            ImportBy::Command,
+            &[],
+        );
 
         // No sharing is a configuration without `sharing`, not `replicas: 1`.
         ws.config_with_provider(
@@ -169,13 +178,7 @@ fn configured_like_nvidias_examples() {
             json!({"version": "v1", "flags": {"migStrategy": "none"}})
         );
 
-        ws.destroy();
-        assert_eq!(
-            keys(&ns.0),
-            None,
-            "{}: destroy left the ConfigMap",
-            cli.name
-        );
+        destroy_leaves_no_config_map(&mut ws, &ns);
     });
 }
 
@@ -513,24 +516,38 @@ fn owners_keep_their_own_keys() {
         );
         ws.assert_plan_empty();
 
-        // Drift: a key edited behind Terraform's back, a label removed.
-        edit_config_map(
-            &ns.0,
-            json!({ shared_key.clone(): "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 3\n" }),
+        // Drift: a key edited behind Terraform's back; the plan shows the
+        // edited value going back to the configured one.
+        let configured =
+            ws.resource_values("gpufleet_fleet.shared")["device_plugin_config"].clone();
+        let edited = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 3\n";
+        edit_config_map(&ns.0, json!({ shared_key.clone(): edited }));
+        ws.assert_plan_changes().assert_change(
+            "gpufleet_fleet.shared",
+            "device_plugin_config",
+            json!(edited),
+            configured,
         );
-        ws.assert_plan_changes()
-            .assert_updates("gpufleet_fleet.shared", "device_plugin_config");
+        // A template label removed and the MIG layout's changed: the plan
+        // shows what the NodePool holds now going back to both.
         block_on(async {
-            let patch =
-                json!({"spec": {"template": {"metadata": {"labels": { CONFIG_LABEL: null }}}}});
+            let patch = json!({"spec": {"template": {"metadata": {"labels": {
+                CONFIG_LABEL: null,
+                "nvidia.com/mig.config": "all-balanced",
+            }}}}});
             node_pool_api()
                 .await
                 .patch(&mig, &PatchParams::default(), &Patch::Merge(patch))
                 .await
                 .unwrap();
         });
-        ws.assert_plan_changes()
-            .assert_updates("gpufleet_fleet.mig", "sharing_labels");
+        let mig_labels = json!({CONFIG_LABEL: mig_key, "nvidia.com/mig.config": "all-1g.10gb"});
+        ws.assert_plan_changes().assert_change(
+            "gpufleet_fleet.mig",
+            "sharing_labels",
+            json!({"nvidia.com/mig.config": "all-balanced"}),
+            mig_labels.clone(),
+        );
         block_on(async {
             let patch = json!({"metadata": {"labels": { CONFIG_LABEL: null }}});
             Api::<Node>::all(kube_client().await)
@@ -568,7 +585,7 @@ fn owners_keep_their_own_keys() {
                 ["replicas"],
             8
         );
-        assert_eq!(template_labels(&mig)[CONFIG_LABEL], mig_key);
+        assert_eq!(template_labels(&mig), mig_labels);
         ws.assert_plan_empty();
 
         // Drift on the cluster-wide key and on the NodeOverlays: one
@@ -624,14 +641,19 @@ fn owners_keep_their_own_keys() {
         );
         ws.assert_plan_empty();
 
-        let mut imported = Workspace::new(cli);
-        imported.config_with_provider(&ns.provider(), &all(8));
-        imported.import("gpufleet_gpu_sharing.default", "default");
-        imported.import("gpufleet_fleet.shared", &shared);
-        imported.import("gpufleet_fleet.mig", &mig);
-        imported.import("gpufleet_node_sharing.dgx", &format!("dgx:{server}"));
-        imported.assert_plan_empty();
-        imported.forget();
+        let dgx = format!("dgx:{server}");
+        for by in [ImportBy::Command, ImportBy::Block] {
+            ws.assert_import_verifies(
+                &[
+                    ("gpufleet_gpu_sharing.default", "default"),
+                    ("gpufleet_fleet.shared", &shared),
+                    ("gpufleet_fleet.mig", &mig),
+                    ("gpufleet_node_sharing.dgx", &dgx),
+                ],
+                by,
+                &[],
+            );
+        }
 
         // One fleet goes: its key, labels' NodePool and overlays go with it.
         ws.config_with_provider(
@@ -658,6 +680,72 @@ fn owners_keep_their_own_keys() {
         assert!(overlay(&format!("{mig}-8-gpus")).is_none());
         assert!(!Nodes::labels(&server).contains_key(CONFIG_LABEL));
         assert_eq!(Nodes::labels(&server)["team"], "research");
+    });
+}
+
+/// The identities docs/resources/*.md give for import: the cluster-wide
+/// key, a shared fleet's name, and a node sharing's name with its node or
+/// its selector. Apply records them in state, and importing by them gives
+/// the state apply gave, attribute by attribute.
+#[test]
+fn identities_import_the_sharing_objects() {
+    each_identity_cli(|cli| {
+        let mut nodes = Nodes(Vec::new());
+        let pool_value = unique_name("lab");
+        nodes.create("sharing-lab", &[("example.com/pool", &pool_value)], &[]);
+        let server = nodes.create("sharing-identity", &[], &[]);
+        let ns = OperatorNamespace::new("sharing-identity");
+        let shared = unique_name("shared");
+        let body = cluster_sharing(
+            "  strategy = \"time_slicing\"\n  replicas = 2\n  manage_cluster_policy = false\n",
+        ) + &fleet(
+            "shared",
+            &shared,
+            "  accelerators = [\"L4\"]\n  gpu_sharing  = { strategy = \"time_slicing\", replicas = 3 }\n",
+        ) + &format!(
+            "resource \"gpufleet_node_sharing\" \"dgx\" {{\n  name      = \"dgx\"\n  node_name = \"{server}\"\n  strategy  = \"time_slicing\"\n  replicas  = 4\n}}\n\
+             resource \"gpufleet_node_sharing\" \"lab\" {{\n  name          = \"lab\"\n  node_selector = {{ \"example.com/pool\" = \"{pool_value}\" }}\n  strategy      = \"time_slicing\"\n  replicas      = 10\n}}\n"
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config_with_provider(&ns.provider(), &body);
+        ws.apply();
+        let selector = format!("example.com/pool={pool_value}");
+        let identities = [
+            (
+                "gpufleet_gpu_sharing.default",
+                json!({"key": "default"}),
+                "{ key = \"default\" }".to_string(),
+            ),
+            (
+                "gpufleet_fleet.shared",
+                json!({"name": shared}),
+                format!("{{ name = \"{shared}\" }}"),
+            ),
+            (
+                "gpufleet_node_sharing.dgx",
+                json!({"name": "dgx", "node_name": server, "node_selector": null}),
+                format!("{{ name = \"dgx\", node_name = \"{server}\" }}"),
+            ),
+            (
+                "gpufleet_node_sharing.lab",
+                json!({"name": "lab", "node_name": null, "node_selector": selector}),
+                format!("{{ name = \"lab\", node_selector = \"{selector}\" }}"),
+            ),
+        ];
+        for (address, identity, _) in &identities {
+            assert_eq!(
+                &ws.resource(address)["identity"],
+                identity,
+                "{}: {address}",
+                cli.name
+            );
+        }
+        let by_identity: Vec<(&str, &str)> = identities
+            .iter()
+            .map(|(address, _, hcl)| (*address, hcl.as_str()))
+            .collect();
+        ws.assert_import_verifies(&by_identity, ImportBy::Identity, &[]);
+        destroy_leaves_no_config_map(&mut ws, &ns);
     });
 }
 
@@ -893,9 +981,12 @@ fn restart_test(cli: &Cli) {
     let all = [plain.as_str(), server.as_str(), fleet_node.as_str()];
     let at_start = wait_for_readers(&ns.0, &readers, &all);
 
-    let config = |default_replicas: u32, server_replicas: u32, fleet_replicas: u32| {
+    let config_restarting = |restart: bool,
+                             default_replicas: u32,
+                             server_replicas: u32,
+                             fleet_replicas: u32| {
         cluster_sharing(&format!(
-            "  strategy = \"time_slicing\"\n  replicas = {default_replicas}\n  manage_cluster_policy = false\n"
+            "  strategy = \"time_slicing\"\n  replicas = {default_replicas}\n  manage_cluster_policy = false\n  restart_device_plugin = {restart}\n"
         )) + &format!(
             "resource \"gpufleet_node_sharing\" \"server\" {{\n  name      = \"server\"\n  node_name = \"{server}\"\n  strategy  = \"time_slicing\"\n  replicas  = {server_replicas}\n}}\n"
         ) + &fleet(
@@ -905,6 +996,9 @@ fn restart_test(cli: &Cli) {
                 "  accelerators      = [\"L4\"]\n  accelerator_count = {{ min = 1, max = 1 }}\n  gpu_sharing       = {{ strategy = \"time_slicing\", replicas = {fleet_replicas} }}\n"
             ),
         )
+    };
+    let config = |default_replicas, server_replicas, fleet_replicas| {
+        config_restarting(true, default_replicas, server_replicas, fleet_replicas)
     };
     let mut ws = Workspace::new(cli);
     ws.config_with_provider(&ns.provider(), &config(4, 2, 2));
@@ -943,13 +1037,28 @@ fn restart_test(cli: &Cli) {
         "{}: (DaemonSet, node) → (uid, being deleted) after an apply that changed nothing",
         cli.name
     );
+
+    // With `restart_device_plugin = false` the default changes and nothing
+    // restarts, checked right after the apply as above.
+    ws.config_with_provider(&ns.provider(), &config_restarting(false, 16, 3, 4));
+    ws.apply();
+    assert_eq!(
+        yaml(&keys(&ns.0).unwrap()["default"])["sharing"]["timeSlicing"]["resources"][0]["replicas"],
+        16
+    );
+    assert_eq!(
+        reader_pods(&ns.0, &readers),
+        fourth,
+        "{}: (DaemonSet, node) → (uid, being deleted) after a change with restart_device_plugin = false",
+        cli.name
+    );
     ws.destroy();
 }
 
 /// The pods of the GPU Operator's device plugin, MPS control daemon and GPU
 /// Feature Discovery are restarted exactly on the nodes whose configuration
 /// changed (the cluster default, a node-sharing key, a fleet's key), and
-/// left alone otherwise.
+/// left alone otherwise, and when `restart_device_plugin` is false.
 #[test]
 fn device_plugin_restarted_exactly_when_its_config_changed() {
     each_cli(restart_test);
@@ -1015,13 +1124,7 @@ fn what_nvidia_allows_applies() {
         assert_eq!(fleet["gpu_resource"], "nvidia.com/gpu", "{fleet}");
         assert_eq!(fleet["gpus_per_node_advertised"], 32, "{fleet}");
         ws.assert_plan_empty();
-        ws.destroy();
-        assert_eq!(
-            keys(&ns.0),
-            None,
-            "{}: destroy left the ConfigMap",
-            cli.name
-        );
+        destroy_leaves_no_config_map(&mut ws, &ns);
     });
 }
 

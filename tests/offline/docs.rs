@@ -4,6 +4,7 @@
 //! pass `tfplugindocs validate`, the registry's own checks. Both tools are
 //! Go builds of the testbed; the offline tier builds nothing, so without
 //! them the check is skipped (a failure under `make test`, which builds them).
+//! The published benchmark report must name a clean commit of this history.
 
 use std::process::Command;
 
@@ -41,5 +42,54 @@ fn committed_docs_are_what_make_docs_generates() {
         stderr.contains("docs/ is up to date")
             && stderr.contains("tfplugindocs validate: docs/ passes"),
         "{stderr}"
+    );
+}
+
+/// docs/benchmarks.md names the commit it was measured at (`git describe
+/// --always --dirty`, which `make bench-publish` refuses to publish with
+/// `-dirty`): a clean commit of this branch's history, so anyone can check
+/// it out and rerun the benchmark.
+#[test]
+fn published_benchmarks_name_a_clean_commit_of_this_history() {
+    let root = repo_root();
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let shallow = git(&["rev-parse", "--is-shallow-repository"]);
+    if !shallow.status.success() || shallow.stdout.starts_with(b"true") {
+        skipped(
+            "the published benchmarks' commit check",
+            "not a git checkout with its whole history",
+        );
+        return;
+    }
+    let report = std::fs::read_to_string(root.join("docs/benchmarks.md")).unwrap();
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("| gpufleet | "))
+        .expect("docs/benchmarks.md has a gpufleet row");
+    let described = row
+        .split_once('(')
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(inside, _)| inside)
+        .unwrap_or_else(|| panic!("no commit in {row:?}"));
+    assert!(
+        !described.ends_with("-dirty"),
+        "docs/benchmarks.md was measured on a dirty tree: {row}"
+    );
+    // `TAG-N-gHASH` past a tag, else the abbreviated hash alone.
+    let commit = described
+        .rsplit_once("-g")
+        .map_or(described, |(_, hash)| hash);
+    let ancestor = git(&["merge-base", "--is-ancestor", commit, "HEAD"]);
+    assert!(
+        ancestor.status.success(),
+        "docs/benchmarks.md names {commit}, which is not an ancestor of HEAD: {}",
+        String::from_utf8_lossy(&ancestor.stderr)
     );
 }

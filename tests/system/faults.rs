@@ -3,8 +3,12 @@
 //! and restarts its components: kube-apiserver SIGKILLed in the middle of an
 //! apply, etcd stopped and started again, Ctrl-C while the API server is
 //! down, and an API server that throttles (429) an apply run with
-//! `-parallelism=50`. After each: no object lost, duplicated or left
-//! unmanaged, state equal to the cluster, and a second plan empty.
+//! `-parallelism=50`. Each run applies every kind of object gpufleet writes
+//! but a node join's: priority classes, NodePools, node taints, and GPU
+//! sharing's device-plugin ConfigMap keys, NodeOverlays, node labels and the
+//! GPU Operator ClusterPolicy's device-plugin fields.
+//! After each: no object lost, duplicated or left unmanaged, state equal to
+//! the cluster, a second plan empty, and destroy leaves nothing.
 //!
 //! The short runs (20 resources) are part of `make test`; the 200-resource
 //! runs, and a fault-free apply to compare them with, are `#[ignore]`d and
@@ -16,20 +20,28 @@ use std::process::{Child, Command, Output};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::fixtures::{class, fleet, node_pools};
+use common::fixtures::{
+    class, cluster_policies, fleet, helm_cluster_policy, node_overlays, node_pools,
+};
 use common::terraform::{Cli, Workspace, clis, provider_block_for};
 use common::{block_on, repo_root, unique_name};
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use k8s_openapi::api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
-use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 
 /// The runs take turns: each may kill a component the others use.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const RUN_LABEL: &str = "example.com/fault-run";
 const TAINT_KEY: &str = "fault.example.com/run";
+/// The node label a `gpufleet_node_sharing` writes.
+const CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+/// The provider's default `gpu_operator_namespace`, which cluster.sh creates
+/// and grants the provider's Role in; each run has a ConfigMap of its own
+/// there (the provider's `device_plugin_config_map`, named after the run).
+const OPERATOR_NAMESPACE: &str = "gpu-operator";
 /// The API Priority and Fairness objects of the throttled run: the
 /// provider's user gets a priority level of its own with the smallest share
 /// of the API server's concurrency, nothing borrowed and no queue, so the
@@ -264,25 +276,54 @@ impl Drop for Throttle {
     }
 }
 
-/// A configuration of `total` resources of one run: half priority classes,
-/// three tenths fleets, the rest taints, each on a node of its own.
+/// A configuration of `total` resources of one run: two fifths priority
+/// classes, three tenths fleets (half of them with `gpu_sharing`: a key of
+/// the device-plugin ConfigMap and a NodeOverlay each), the cluster-wide
+/// `gpufleet_gpu_sharing` (key `default`), and taints each on a node of its
+/// own, half as many `gpufleet_node_sharing`s labelling the first of those
+/// nodes (a key and a node label each). The cluster default points a
+/// ClusterPolicy of the run's own, made as the GPU Operator's Helm chart
+/// makes it: the fault cluster has the CRD (cluster.sh installs it) but
+/// runs no operator to make one.
 struct Fleetwide {
     run: String,
     classes: usize,
     fleets: usize,
+    /// The first fleets, which have `gpu_sharing`.
+    shared_fleets: usize,
+    /// On the first nodes, one each.
+    node_sharings: usize,
     nodes: Vec<String>,
 }
 
 impl Fleetwide {
     fn new(cluster: &FaultCluster, total: usize) -> Self {
         let run = unique_name("fault");
-        let classes = total / 2;
+        let classes = total * 2 / 5;
         let fleets = total * 3 / 10;
-        let nodes: Vec<String> = (0..total - classes - fleets)
+        let rest = total - classes - fleets - 1;
+        let node_sharings = rest / 2;
+        let nodes: Vec<String> = (0..rest - node_sharings)
             .map(|i| format!("{run}-node-{i}"))
             .collect();
         block_on(async {
-            let api = Api::<Node>::all(cluster.client().await);
+            let client = cluster.client().await;
+            // The only ClusterPolicy on the cluster, as on one with the
+            // operator: a run that failed may have left its own.
+            let policies = cluster_policies(&client);
+            let _ = policies
+                .delete_collection(&DeleteParams::default(), &ListParams::default())
+                .await;
+            let policy = format!("{run}-policy");
+            policies
+                .patch(
+                    &policy,
+                    &PatchParams::apply("helm"),
+                    &Patch::Apply(helm_cluster_policy(&policy, None)),
+                )
+                .await
+                .unwrap();
+            let api = Api::<Node>::all(client);
             for name in &nodes {
                 let node: Node = serde_json::from_value(serde_json::json!({
                     "metadata": { "name": name, "labels": { RUN_LABEL: run } },
@@ -295,8 +336,14 @@ impl Fleetwide {
             run,
             classes,
             fleets,
+            shared_fleets: fleets / 2,
+            node_sharings,
             nodes,
         }
+    }
+
+    fn resources(&self) -> usize {
+        self.classes + self.fleets + 1 + self.node_sharings + self.nodes.len()
     }
 
     fn names(&self, kind: &str, count: usize) -> BTreeSet<String> {
@@ -306,10 +353,26 @@ impl Fleetwide {
     }
 
     fn configured(&self) -> Objects {
+        let shared_fleets: Vec<String> = self
+            .names("fleet", self.fleets)
+            .into_iter()
+            .take(self.shared_fleets)
+            .collect();
+        let node_sharings = (0..self.node_sharings).map(|i| format!("node-share{i}"));
         Objects {
             classes: self.names("pc", self.classes),
             pools: self.names("fleet", self.fleets),
             tainted_nodes: self.nodes.iter().cloned().collect(),
+            config_keys: std::iter::once("default".to_string())
+                .chain(shared_fleets.iter().map(|f| format!("fleet-{f}")))
+                .chain(node_sharings)
+                .collect(),
+            overlays: shared_fleets
+                .iter()
+                .map(|f| format!("{f}-1-gpus"))
+                .collect(),
+            shared_nodes: self.nodes[..self.node_sharings].iter().cloned().collect(),
+            pointed_policies: BTreeSet::from([format!("{}-policy", self.run)]),
         }
     }
 
@@ -318,7 +381,7 @@ impl Fleetwide {
     /// surely falls in the middle of the apply however fast the machine is.
     fn config(&self, kubeconfig: &str, gate: &std::path::Path) -> String {
         let labels = format!("{{ \"{RUN_LABEL}\" = \"{}\" }}", self.run);
-        let ungated = (self.classes + self.fleets + self.nodes.len()) / 3;
+        let ungated = self.resources() / 3;
         let gated = |i: usize| {
             if i < ungated {
                 ""
@@ -331,7 +394,10 @@ impl Fleetwide {
         let before_gate: Vec<String> = (0..ungated)
             .map(|i| format!("gpufleet_priority_class.pc{i}"))
             .collect();
-        let mut body = provider_block_for(kubeconfig, "");
+        let mut body = provider_block_for(
+            kubeconfig,
+            &format!("  device_plugin_config_map = \"{}\"\n", self.run),
+        );
         body += &format!(
             "resource \"terraform_data\" \"gate\" {{\n  depends_on = [{}]\n  provisioner \"local-exec\" {{\n    command = \"i=0; while [ ! -e '{}' ]; do i=$((i+1)); [ $i -lt 9000 ] || exit 1; sleep 0.1; done\"\n  }}\n}}\n",
             before_gate.join(", "),
@@ -346,20 +412,41 @@ impl Fleetwide {
             );
         }
         for (i, name) in self.names("fleet", self.fleets).iter().enumerate() {
+            // One GPU per node: one NodeOverlay, which selects the NodePool
+            // alone (kwok's instance types carry no GPU-count label).
+            let sharing = if i < self.shared_fleets {
+                "  accelerator_count = { min = 1, max = 1 }\n  gpu_sharing = { strategy = \"time_slicing\", replicas = 2 }\n"
+            } else {
+                ""
+            };
             body += &fleet(
                 &format!("fleet{i}"),
                 name,
                 &format!(
-                    "  accelerators = [\"L4\"]\n  node_pool_labels = {labels}\n{}",
+                    "  accelerators = [\"L4\"]\n  node_pool_labels = {labels}\n{sharing}{}",
                     gated(self.classes + i)
                 ),
             );
+        }
+        // Pointing the run's ClusterPolicy ([`Fleetwide::new`]) at the key.
+        let mut next = self.classes + self.fleets;
+        body += &format!(
+            "resource \"gpufleet_gpu_sharing\" \"default\" {{\n  strategy = \"time_slicing\"\n  replicas = 4\n{}}}\n",
+            gated(next)
+        );
+        next += 1;
+        for (i, node) in self.nodes[..self.node_sharings].iter().enumerate() {
+            body += &format!(
+                "resource \"gpufleet_node_sharing\" \"share{i}\" {{\n  name      = \"share{i}\"\n  node_name = \"{node}\"\n  strategy  = \"time_slicing\"\n  replicas  = 3\n{}}}\n",
+                gated(next)
+            );
+            next += 1;
         }
         for (i, node) in self.nodes.iter().enumerate() {
             body += &format!(
                 "resource \"gpufleet_node_taint\" \"taint{i}\" {{\n  node_name = \"{node}\"\n  taints = [{{ key = \"{TAINT_KEY}\", value = \"{}\", effect = \"NoSchedule\" }}]\n{}}}\n",
                 self.run,
-                gated(self.classes + self.fleets + i)
+                gated(next + i)
             );
         }
         body
@@ -384,77 +471,203 @@ impl Fleetwide {
                 .list(&selector)
                 .await
                 .unwrap();
-            let nodes = Api::<Node>::all(client).list(&selector).await.unwrap();
+            let nodes = Api::<Node>::all(client.clone())
+                .list(&selector)
+                .await
+                .unwrap();
+            let config_map = Api::<ConfigMap>::namespaced(client.clone(), OPERATOR_NAMESPACE)
+                .get_opt(&self.run)
+                .await
+                .unwrap();
+            let overlays = node_overlays(&client)
+                .list(&ListParams::default())
+                .await
+                .unwrap();
+            let policies = cluster_policies(&client)
+                .list(&ListParams::default())
+                .await
+                .unwrap();
+            let run_prefix = format!("{}-", self.run);
+            let nodes_with = |has: &dyn Fn(&Node) -> bool| -> BTreeSet<String> {
+                nodes
+                    .items
+                    .iter()
+                    .filter(|n| has(n))
+                    .filter_map(|n| n.metadata.name.clone())
+                    .collect()
+            };
             Objects {
                 classes: names(classes.items.into_iter().map(|c| c.metadata).collect()),
                 pools: names(pools.items.into_iter().map(|p| p.metadata).collect()),
-                tainted_nodes: nodes
+                tainted_nodes: nodes_with(&|n| {
+                    n.spec
+                        .as_ref()
+                        .and_then(|s| s.taints.as_ref())
+                        .is_some_and(|t| t.iter().any(|t| t.key == TAINT_KEY))
+                }),
+                config_keys: config_map
+                    .and_then(|c| c.data)
+                    .unwrap_or_default()
+                    .into_keys()
+                    .collect(),
+                overlays: names(overlays.items.into_iter().map(|o| o.metadata).collect())
+                    .into_iter()
+                    .filter(|n| n.starts_with(&run_prefix))
+                    .collect(),
+                shared_nodes: nodes_with(&|n| {
+                    n.metadata
+                        .labels
+                        .as_ref()
+                        .is_some_and(|l| l.contains_key(CONFIG_LABEL))
+                }),
+                pointed_policies: policies
                     .items
                     .into_iter()
-                    .filter(|n| {
-                        n.spec
-                            .as_ref()
-                            .and_then(|s| s.taints.as_ref())
-                            .is_some_and(|t| t.iter().any(|t| t.key == TAINT_KEY))
+                    .filter(|p| {
+                        p.data["spec"]["devicePlugin"]["config"]["name"] == self.run.as_str()
                     })
-                    .filter_map(|n| n.metadata.name)
+                    .filter_map(|p| p.metadata.name)
                     .collect(),
             }
         })
     }
 
-    fn remove_nodes(&self, cluster: &FaultCluster) {
+    /// The device-plugin config fields of the run's ClusterPolicy.
+    fn policy_config(&self, cluster: &FaultCluster) -> serde_json::Value {
         block_on(async {
-            let api = Api::<Node>::all(cluster.client().await);
+            let policy = cluster_policies(&cluster.client().await)
+                .get(&format!("{}-policy", self.run))
+                .await
+                .unwrap();
+            policy.data["spec"]["devicePlugin"]["config"].clone()
+        })
+    }
+
+    /// Removes the run's nodes and ClusterPolicy, and its ConfigMap should
+    /// destroy have left it empty.
+    fn clean_up(&self, cluster: &FaultCluster) {
+        block_on(async {
+            let client = cluster.client().await;
+            let api = Api::<Node>::all(client.clone());
             for name in &self.nodes {
                 let _ = api.delete(name, &DeleteParams::default()).await;
             }
+            let _ = Api::<ConfigMap>::namespaced(client.clone(), OPERATOR_NAMESPACE)
+                .delete(&self.run, &DeleteParams::default())
+                .await;
+            let _ = cluster_policies(&client)
+                .delete(&format!("{}-policy", self.run), &DeleteParams::default())
+                .await;
         });
     }
 }
 
 /// Objects by kind, from the cluster or from state.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Objects {
     classes: BTreeSet<String>,
     pools: BTreeSet<String>,
     tainted_nodes: BTreeSet<String>,
+    /// Keys of the run's device-plugin ConfigMap.
+    config_keys: BTreeSet<String>,
+    overlays: BTreeSet<String>,
+    /// Nodes carrying a `gpufleet_node_sharing`'s label.
+    shared_nodes: BTreeSet<String>,
+    /// ClusterPolicies whose device plugin reads the run's ConfigMap.
+    pointed_policies: BTreeSet<String>,
 }
 
 impl Objects {
-    fn len(&self) -> usize {
-        self.classes.len() + self.pools.len() + self.tainted_nodes.len()
+    fn by_kind(&self) -> [(&'static str, &BTreeSet<String>); 7] {
+        [
+            ("PriorityClass", &self.classes),
+            ("NodePool", &self.pools),
+            ("tainted Node", &self.tainted_nodes),
+            ("device-plugin ConfigMap key", &self.config_keys),
+            ("NodeOverlay", &self.overlays),
+            ("Node labelled for sharing", &self.shared_nodes),
+            (
+                "ClusterPolicy pointed at the ConfigMap",
+                &self.pointed_policies,
+            ),
+        ]
     }
 
-    /// The objects of a resource type.
-    fn of(&mut self, resource_type: &str) -> &mut BTreeSet<String> {
-        match resource_type {
-            "gpufleet_priority_class" => &mut self.classes,
-            "gpufleet_fleet" => &mut self.pools,
-            "gpufleet_node_taint" => &mut self.tainted_nodes,
+    fn len(&self) -> usize {
+        self.by_kind().iter().map(|(_, names)| names.len()).sum()
+    }
+
+    /// What a resource of `resource_type` with state `values` holds, and
+    /// the one object that identifies it.
+    fn of_resource(resource_type: &str, values: &serde_json::Value) -> (Self, String) {
+        let text = |v: &serde_json::Value| v.as_str().unwrap().to_string();
+        let mut held = Objects::default();
+        let identity = match resource_type {
+            "gpufleet_priority_class" => {
+                let name = text(&values["name"]);
+                held.classes.insert(name.clone());
+                format!("PriorityClass {name}")
+            }
+            "gpufleet_node_taint" => {
+                let node = text(&values["node_name"]);
+                held.tainted_nodes.insert(node.clone());
+                format!("taint on Node {node}")
+            }
+            "gpufleet_fleet" => {
+                let name = text(&values["name"]);
+                if !values["gpu_sharing"].is_null() {
+                    held.config_keys.insert(format!("fleet-{name}"));
+                }
+                held.overlays.extend(
+                    values["node_overlays"]
+                        .as_object()
+                        .into_iter()
+                        .flat_map(|o| o.keys().cloned()),
+                );
+                held.pools.insert(name.clone());
+                format!("NodePool {name}")
+            }
+            "gpufleet_gpu_sharing" => {
+                held.config_keys.insert("default".into());
+                held.pointed_policies
+                    .extend(values["cluster_policy"].as_str().map(String::from));
+                "key default".into()
+            }
+            "gpufleet_node_sharing" => {
+                let key = format!("node-{}", text(&values["name"]));
+                held.config_keys.insert(key.clone());
+                held.shared_nodes
+                    .extend(values["nodes"].as_array().into_iter().flatten().map(text));
+                format!("key {key}")
+            }
             other => panic!("unexpected {other} in state"),
-        }
+        };
+        (held, identity)
+    }
+
+    fn extend(&mut self, other: Objects) {
+        self.classes.extend(other.classes);
+        self.pools.extend(other.pools);
+        self.tainted_nodes.extend(other.tainted_nodes);
+        self.config_keys.extend(other.config_keys);
+        self.overlays.extend(other.overlays);
+        self.shared_nodes.extend(other.shared_nodes);
+        self.pointed_policies.extend(other.pointed_policies);
     }
 
     /// What `self` has that `other` lacks, as `kind name` lines.
     fn beyond(&self, other: &Objects) -> Vec<String> {
-        let diff = |kind: &str, a: &BTreeSet<String>, b: &BTreeSet<String>| {
-            a.difference(b)
-                .map(|n| format!("{kind} {n}"))
-                .collect::<Vec<_>>()
-        };
-        [
-            diff("PriorityClass", &self.classes, &other.classes),
-            diff("NodePool", &self.pools, &other.pools),
-            diff("tainted Node", &self.tainted_nodes, &other.tainted_nodes),
-        ]
-        .concat()
+        self.by_kind()
+            .into_iter()
+            .zip(other.by_kind())
+            .flat_map(|((kind, a), (_, b))| a.difference(b).map(move |n| format!("{kind} {n}")))
+            .collect()
     }
 }
 
-/// What state holds: every object, and the ones Terraform marked tainted
-/// (a failed create it keeps to replace). Each address appears once and
-/// each object under one address.
+/// What state holds: every object, and the ones of resources Terraform
+/// marked tainted (a failed create it keeps to replace). Each resource is
+/// under one address.
 fn in_state(ws: &Workspace) -> (Objects, Objects) {
     let state = ws.state();
     let resources = state["values"]["root_module"]["resources"]
@@ -462,29 +675,22 @@ fn in_state(ws: &Workspace) -> (Objects, Objects) {
         .cloned()
         .unwrap_or_default();
     let (mut all, mut tainted) = (Objects::default(), Objects::default());
-    let mut seen = 0;
+    let mut identities = BTreeSet::new();
     for r in &resources {
-        let values = &r["values"];
         let kind = r["type"].as_str().unwrap();
         if kind == "terraform_data" {
             continue;
         }
-        let name = match kind {
-            "gpufleet_node_taint" => &values["node_name"],
-            _ => &values["name"],
-        };
-        let name = name.as_str().unwrap().to_string();
-        all.of(kind).insert(name.clone());
+        let (held, identity) = Objects::of_resource(kind, &r["values"]);
+        assert!(
+            identities.insert(identity.clone()),
+            "{identity} appears under two addresses in state"
+        );
         if r["tainted"] == true {
-            tainted.of(kind).insert(name);
+            tainted.extend(held.clone());
         }
-        seen += 1;
+        all.extend(held);
     }
-    assert_eq!(
-        seen,
-        all.len(),
-        "an object appears under two addresses in state"
-    );
     (all, tainted)
 }
 
@@ -584,7 +790,7 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
     cluster.restore();
     let fleetwide = Fleetwide::new(&cluster, total);
     let configured = fleetwide.configured();
-    assert_eq!(configured.len(), total);
+    assert_eq!(fleetwide.resources(), total);
 
     // The provider acts as the user bound only to docs/rbac.yaml, as in
     // every other suite; the throttled run throttles that user alone.
@@ -728,13 +934,21 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
 
     ws.destroy();
     let left = fleetwide.live(&cluster);
-    fleetwide.remove_nodes(&cluster);
+    // Given back as the Helm chart had them.
+    let policy_config = fleetwide.policy_config(&cluster);
+    fleetwide.clean_up(&cluster);
     assert_eq!(left.len(), 0, "destroy left {left:?}");
+    assert_eq!(
+        policy_config,
+        serde_json::json!({ "name": "", "default": "" }),
+        "destroy did not give the ClusterPolicy's fields back"
+    );
 
     let figures = serde_json::json!({
         "cli": cli.name,
         "fault": fault.map_or("none".to_string(), |f| format!("{f:?}")),
-        "objects": total,
+        "resources": total,
+        "objects": configured.len(),
         "faults_injected": injected,
         "outage_seconds": (injected > 0).then(|| round(outage)),
         "objects_written_before_fault": written_before_fault,
@@ -768,7 +982,7 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
     }
     if let Some(written) = written_before_fault {
         assert!(
-            written < total,
+            written < configured.len(),
             "{fault:?} came after the apply had written everything"
         );
     }

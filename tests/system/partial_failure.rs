@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::fixtures::{class, fleet, live_node_pool, live_priority_class};
 use common::lossy_network::LossyNetwork;
-use common::terraform::{Workspace, each_cli, provider_block_for};
+use common::terraform::{Workspace, each_cli, provider_block, provider_block_for};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{Node, Taint};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
@@ -339,7 +339,8 @@ fn node_taint_writes_refused_part_way_are_tracked() {
                 "resource \"gpufleet_node_taint\" \"t\" {{\n  node_selector = {{ \"example.com/pool\" = \"{pool}\" }}\n  taints = [{{ key = \"gpu\", value = \"{value}\", effect = \"NoSchedule\" }}]\n}}\n"
             )
         };
-        let admin = provider_block_for(&common::kubeconfig(), "");
+        // Then the rights docs/rbac.yaml gives, on every node.
+        let granted = provider_block("");
         let limited = provider_block_for(&rights.path(), "");
         let mut ws = Workspace::new(cli);
 
@@ -358,7 +359,7 @@ fn node_taint_writes_refused_part_way_are_tracked() {
         );
         assert_eq!(our_taints(&names[0]), ["gpu=a:NoSchedule"]);
         assert!(our_taints(&names[2]).is_empty());
-        ws.config_raw(&(admin.clone() + &resource("a")));
+        ws.config_raw(&(granted.clone() + &resource("a")));
         ws.assert_plan_changes()
             .assert_actions("gpufleet_node_taint.t", &["delete", "create"]);
         ws.apply();
@@ -371,7 +372,7 @@ fn node_taint_writes_refused_part_way_are_tracked() {
         assert!(out.contains("Permission denied by Kubernetes"), "{out}");
         assert_eq!(our_taints(&names[1]), ["gpu=b:NoSchedule"]);
         assert_eq!(our_taints(&names[2]), ["gpu=a:NoSchedule"]);
-        ws.config_raw(&(admin + &resource("b")));
+        ws.config_raw(&(granted + &resource("b")));
         ws.assert_plan_changes()
             .assert_actions("gpufleet_node_taint.t", &["update"]);
         ws.apply();

@@ -569,6 +569,51 @@ fn catalog_efa_interfaces_agree_with_ec2s_data() {
     assert!(checked > 0, "the catalog gives no EFA interfaces");
 }
 
+/// The catalog's EC2 columns are EC2's own figures: every instance type of
+/// a model's EC2 families in the generated data carries the catalog's
+/// `instance-gpu-name` value and its `instance-gpu-memory` MiB figure.
+#[test]
+fn catalog_names_and_memory_are_ec2s() {
+    let Some(types) = generated_types("the catalog's EC2 figures against EC2's instance types")
+    else {
+        return;
+    };
+    let gpu = |key: &str| format!("karpenter.k8s.aws/instance-gpu-{key}");
+    let mut compared = BTreeSet::new();
+    for model in sold_on_ec2() {
+        let accelerator = catalog::lookup(model).unwrap();
+        let families = families_of(model, false);
+        for instance_type in types
+            .iter()
+            .filter(|t| families.contains(family(t["name"].as_str().unwrap())))
+        {
+            let labels = &offerings(instance_type)[0];
+            let value = |key: &str| match labels.get(&gpu(key)) {
+                Some(Label::In(values)) => values.iter().cloned().collect::<Vec<_>>().join(","),
+                other => panic!("{}: {key} is {other:?}", instance_type["name"]),
+            };
+            let context = format!("{model} on {}", instance_type["name"]);
+            assert_eq!(
+                Some(value("name").as_str()),
+                accelerator.label_value(LabelScheme::Aws),
+                "{context}"
+            );
+            assert_eq!(
+                value("memory"),
+                accelerator.memory_mib().to_string(),
+                "{context}"
+            );
+            compared.insert(model);
+        }
+    }
+    let not_in_data: BTreeSet<&str> = NOT_IN_DATA.iter().map(|(m, _)| *m).collect();
+    let uncompared: BTreeSet<&str> = sold_on_ec2()
+        .into_iter()
+        .filter(|m| !compared.contains(m))
+        .collect();
+    assert_eq!(uncompared, not_in_data, "models with no type to compare");
+}
+
 /// Polls `probe` every half second for up to `seconds`.
 async fn wait_for<T>(what: &str, seconds: u64, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(seconds);
