@@ -43,7 +43,7 @@ test:
 # tier (tests/offline). A CLI or tool it drives that is not built yet
 # (tofu, tfplugindocs: make controlplane) is skipped with a notice.
 test-fast:
-	cargo test --lib
+	cargo test --workspace --lib
 	cargo test --test offline -- --test-threads=2
 
 # Longer than make test allows: a million fuzz executions per target, and
@@ -56,7 +56,7 @@ fuzz:
 	bash scripts/fuzz.sh smoke
 
 unit:
-	cargo test --lib
+	cargo test --workspace --lib
 
 lint:
 	bash scripts/lint.sh

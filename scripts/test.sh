@@ -15,7 +15,7 @@ bash scripts/lint.sh
 cargo fmt --check --manifest-path fuzz/Cargo.toml
 
 step "unit tests"
-cargo test --lib
+cargo test --workspace --lib
 
 step "testbed: control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
 bash testbed/build.sh
