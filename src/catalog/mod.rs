@@ -63,7 +63,7 @@ pub use labels::{
     LabelKeys, LabelScheme, MemoryLabel, MemoryRange, MemoryUnit, canonical_names, selected_by,
 };
 pub use lookup::{UnknownAccelerator, known_name, lookup, part_named};
-pub use parts::Part;
+pub use parts::{Form, Part};
 
 use std::fmt;
 

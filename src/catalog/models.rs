@@ -20,7 +20,7 @@
 //!   part of the name, so `A100-40GB` and `A100-80GB` are told apart by
 //!   `cfke.io/accelerator-memory`.
 
-use super::{Accelerator, Architecture, AwsGpu, Labels, MigProfile, Part};
+use super::{Accelerator, Architecture, AwsGpu, Form, Labels, MigProfile, Part};
 
 const fn mig(name: &'static str, max_instances: u8) -> MigProfile {
     MigProfile {
@@ -409,21 +409,69 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
     },
 ];
 
-/// The parts the catalog tells apart within one model because mig-manager's default MIG
-/// configuration does (GPU Operator, assets/state-mig-manager/0400_configmap.yaml, from
-/// v25.10.1): its `all-1g.35gb` has a device filter naming the H200 SXM (0x2335) and not
-/// the H200 NVL (0x233B), whose `all-balanced` entry names both.
+/// The parts the catalog tells apart within one model, by PCI device ID (the PCI ID
+/// Repository's `pci.ids`, whose device names also give the form factor; both checked in
+/// tests/offline/upstream_nvidia.rs). The form factors are NVIDIA's datasheets': the A100 and
+/// H100 come as SXM modules on HGX boards (NVSwitch) and as PCIe cards, the H200 as SXM
+/// modules and as NVL cards joined by NVLink bridges. mig-manager's default MIG
+/// configuration (GPU Operator, assets/state-mig-manager/0400_configmap.yaml, from v25.10.1)
+/// tells two of them apart too: its `all-1g.35gb` has a device filter naming the H200 SXM
+/// (0x2335) and not the H200 NVL (0x233B), whose `all-balanced` entry names both.
 pub(super) const PARTS: &[Part] = &[
+    Part {
+        model: "A100-40GB",
+        name: "A100-SXM4-40GB",
+        pci_device_id: 0x20B0,
+        form: Form::Sxm,
+        layouts_not_applied: &[],
+    },
+    Part {
+        model: "A100-40GB",
+        name: "A100-PCIE-40GB",
+        pci_device_id: 0x20F1,
+        form: Form::Pcie,
+        layouts_not_applied: &[],
+    },
+    Part {
+        model: "A100-80GB",
+        name: "A100-SXM4-80GB",
+        pci_device_id: 0x20B2,
+        form: Form::Sxm,
+        layouts_not_applied: &[],
+    },
+    Part {
+        model: "A100-80GB",
+        name: "A100-PCIE-80GB",
+        pci_device_id: 0x20B5,
+        form: Form::Pcie,
+        layouts_not_applied: &[],
+    },
+    Part {
+        model: "H100",
+        name: "H100-SXM",
+        pci_device_id: 0x2330,
+        form: Form::Sxm,
+        layouts_not_applied: &[],
+    },
+    Part {
+        model: "H100",
+        name: "H100-PCIE",
+        pci_device_id: 0x2331,
+        form: Form::Pcie,
+        layouts_not_applied: &[],
+    },
     Part {
         model: "H200",
         name: "H200-SXM",
         pci_device_id: 0x2335,
+        form: Form::Sxm,
         layouts_not_applied: &[],
     },
     Part {
         model: "H200",
         name: "H200-NVL",
         pci_device_id: 0x233B,
+        form: Form::Nvl,
         layouts_not_applied: &["all-1g.35gb"],
     },
 ];

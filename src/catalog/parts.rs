@@ -1,11 +1,13 @@
-//! The parts of a model the catalog tells apart because mig-manager's default MIG
-//! configuration does: it applies some layouts only to the PCI devices its `device-filter`
-//! names (GPU Operator, assets/state-mig-manager/0400_configmap.yaml, from v25.10.1).
+//! The parts of a model the catalog tells apart by PCI device ID: their form factor says
+//! how the GPUs of one node are linked (NVLink through NVSwitch, NVLink bridges, or PCIe
+//! alone), which training across GPUs depends on, and mig-manager's default MIG
+//! configuration applies some layouts only to the devices its `device-filter` names (GPU
+//! Operator, assets/state-mig-manager/0400_configmap.yaml, from v25.10.1).
 
 use super::{Accelerator, models};
 
-/// A part of one catalog model that mig-manager's default MIG configuration tells apart by
-/// its PCI device ID where the catalog's single entry covers several (the H200 SXM and NVL).
+/// A part of one catalog model, told apart by its PCI device ID where the catalog's single
+/// entry covers several (the A100 and H100 SXM and PCIe, the H200 SXM and NVL).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Part {
     /// The canonical name of the model the part belongs to.
@@ -15,10 +17,56 @@ pub struct Part {
     /// The PCI device ID of vendor 0x10DE (NVIDIA); mig-manager's `device-filter` writes
     /// `0x233510DE` for device 0x2335.
     pub pci_device_id: u16,
+    /// The form factor, which sets how the GPUs of one node are linked.
+    pub form: Form,
     /// The model's MIG layouts mig-manager's default configuration does not apply to this
     /// part: no entry of the layout matches its device, so the GPU keeps the MIG
     /// configuration it had.
     pub layouts_not_applied: &'static [&'static str],
+}
+
+/// A part's form factor, as NVIDIA's datasheets name it and the PCI ID Repository's device
+/// names spell it (checked in tests/offline/upstream_nvidia.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A module on an HGX board, whose NVSwitch chips link every GPU to every other with
+    /// NVLink.
+    Sxm,
+    /// PCIe cards sold to be joined by NVLink bridges, two or four to a bridge (H200 NVL).
+    Nvl,
+    /// A PCIe card: its GPUs reach each other over PCIe unless an NVLink bridge joins a pair.
+    Pcie,
+}
+
+impl Form {
+    /// The spelling the data source gives: `sxm`, `nvl` or `pcie`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Sxm => "sxm",
+            Self::Nvl => "nvl",
+            Self::Pcie => "pcie",
+        }
+    }
+
+    /// How the GPUs of one node are linked: `nvswitch` (all to all), `nvlink-bridge`
+    /// (within a bridged group) or `pcie`.
+    pub const fn gpu_link(self) -> &'static str {
+        match self {
+            Self::Sxm => "nvswitch",
+            Self::Nvl => "nvlink-bridge",
+            Self::Pcie => "pcie",
+        }
+    }
+
+    /// How the PCI ID Repository's device names spell the form factor (`GH100 [H100 SXM5
+    /// 80GB]`, `GA100 [A100 PCIe 40GB]`, `GH100 [H200 NVL]`).
+    pub const fn pci_name_token(self) -> &'static str {
+        match self {
+            Self::Sxm => "SXM",
+            Self::Nvl => "NVL",
+            Self::Pcie => "PCIe",
+        }
+    }
 }
 
 impl Part {

@@ -46,6 +46,17 @@ pub struct Entry {
     mig_profiles: Vec<Profile>,
     mig_layouts: Vec<Layout>,
     resource_names: Vec<String>,
+    parts: Vec<PartEntry>,
+}
+
+/// A part of a model the catalog tells apart by PCI device ID, and how the
+/// GPUs of one node of that part are linked.
+#[derive(Debug, Deserialize, Serialize)]
+pub struct PartEntry {
+    name: String,
+    pci_device_id: String,
+    form: String,
+    gpu_link: String,
 }
 
 /// A MIG profile of a model.
@@ -93,6 +104,15 @@ impl From<&'static Accelerator> for Entry {
                 })
                 .collect(),
             resource_names: a.resource_names(),
+            parts: a
+                .parts()
+                .map(|p| PartEntry {
+                    name: p.name.to_string(),
+                    pci_device_id: format!("0x{:04X}", p.pci_device_id),
+                    form: p.form.as_str().to_string(),
+                    gpu_link: p.form.gpu_link().to_string(),
+                })
+                .collect(),
         }
     }
 }
@@ -186,6 +206,23 @@ impl DataSource<Cluster> for Accelerators {
                         computed(Attr::string_list("resource_names")).describe(
                             "Every resource name nodes with this model can advertise: `nvidia.com/gpu`, `nvidia.com/gpu.shared` when sharing renames, and each MIG device (also `.shared`).",
                         ),
+                        computed(Attr::nested(
+                            "parts",
+                            Nesting::List,
+                            vec![
+                                computed(Attr::string("name")).describe(
+                                    "The name that singles the part out in `accelerators`, e.g. `H100-SXM`.",
+                                ),
+                                computed(Attr::string("pci_device_id"))
+                                    .describe("NVIDIA's PCI device ID, e.g. `0x2330`."),
+                                computed(Attr::string("form"))
+                                    .describe("The form factor: `sxm`, `nvl` or `pcie`."),
+                                computed(Attr::string("gpu_link")).describe(
+                                    "How the GPUs of one node are linked: `nvswitch` (SXM modules on an HGX board, NVLink from every GPU to every other), `nvlink-bridge` (NVL cards, NVLink within each bridged group) or `pcie` (PCIe cards, unless a bridge joins a pair).",
+                                ),
+                            ],
+                        ))
+                        .describe("The parts of the model the catalog tells apart by PCI device ID, with their form factor; empty where the catalog tells none apart."),
                     ],
                 )
                 .computed()

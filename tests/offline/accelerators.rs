@@ -62,7 +62,9 @@ const EVERY_MODEL: [&str; 24] = [
 /// assets/state-mig-manager/0400_configmap.yaml, which
 /// tests/offline/upstream_nvidia.rs reads);
 /// resources as the device plugin advertises them (`nvidia.com/mig-<profile>`,
-/// `.shared` when renamed).
+/// `.shared` when renamed); its parts as the H100 datasheet and the PCI ID
+/// Repository name them: the SXM5 module (device 0x2330) on HGX boards,
+/// whose NVSwitch links every GPU to every other, and the PCIe card (0x2331).
 fn h100() -> Value {
     let profiles = [
         ("1g.10gb", 7),
@@ -105,6 +107,10 @@ fn h100() -> Value {
         })).collect::<Vec<_>>(),
         "mig_layouts": layouts,
         "resource_names": resource_names,
+        "parts": [
+            {"name": "H100-SXM", "pci_device_id": "0x2330", "form": "sxm", "gpu_link": "nvswitch"},
+            {"name": "H100-PCIE", "pci_device_id": "0x2331", "form": "pcie", "gpu_link": "pcie"},
+        ],
     })
 }
 
@@ -124,6 +130,7 @@ fn l4() -> Value {
         "mig_profiles": [],
         "mig_layouts": [],
         "resource_names": ["nvidia.com/gpu", "nvidia.com/gpu.shared"],
+        "parts": [],
     })
 }
 

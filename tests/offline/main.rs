@@ -9,6 +9,7 @@ mod docs;
 mod example_module;
 mod examples;
 mod fuzz_corpus;
+mod pci_ids;
 mod protocol;
 mod release;
 mod upstream_nvidia;
