@@ -12,6 +12,19 @@ output "training" {
     gpu_resource        = gpufleet_fleet.training.gpu_resource
     gpus_per_node       = var.training_gpus_per_node
     gpu_limit           = var.training_gpu_limit
+    # The label of a node's GPU count, under the fleets' label scheme.
+    gpu_count_label = local.gpu_labels.count
+  }
+}
+
+output "spot_training" {
+  description = "For training jobs that checkpoint: land on the spot training fleet, at training priority (null without one)."
+  value = var.spot_training == null ? null : {
+    node_selector       = gpufleet_fleet.spot_training[0].node_selector
+    tolerations         = gpufleet_fleet.spot_training[0].tolerations
+    priority_class_name = gpufleet_priority_class.training.name
+    gpu_resource        = gpufleet_fleet.spot_training[0].gpu_resource
+    gpus_per_node       = var.spot_training.gpus_per_node
   }
 }
 

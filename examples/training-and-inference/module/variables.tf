@@ -59,6 +59,18 @@ variable "join_training_servers" {
   default     = false
 }
 
+variable "spot_training" {
+  description = "A second training fleet on spot capacity, for training that checkpoints: { gpu_models, gpus_per_node, gpu_limit }. Its nodes carry the training taint; jobs choose it with the spot_training output. null for none."
+  type        = object({ gpu_models = list(string), gpus_per_node = number, gpu_limit = number })
+  default     = null
+}
+
+variable "spot_training_fleet_name" {
+  description = "Name of the spot training fleet (its NodePool)."
+  type        = string
+  default     = "training-spot"
+}
+
 # --- inference ----------------------------------------------------------------
 
 variable "inference_fleet_name" {
