@@ -48,6 +48,7 @@ macro_rules! spellings {
 }
 
 mod advertised;
+mod interconnect;
 mod labels;
 mod lookup;
 mod models;
@@ -57,6 +58,7 @@ pub use advertised::{
     GPU_RESOURCE, MIG_BALANCED, MIG_DISABLED, MIG_ENABLED, MigLayout, SHARED_SUFFIX,
     is_known_layout, mig_resource, shared_resource, single_profile_layout,
 };
+pub use interconnect::{EFA_RESOURCE, ec2_efa_interfaces};
 pub use labels::{
     LabelKeys, LabelScheme, MemoryLabel, MemoryRange, MemoryUnit, canonical_names, selected_by,
 };

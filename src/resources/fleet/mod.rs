@@ -11,6 +11,7 @@
 //!   `minValues`; `decompose`: live requirements → constraints; `allowed`:
 //!   whether requirements on one label contradict each other.
 //! - `node_pool`: the NodePool spec and its mapping to state.
+//! - `interconnect`: what workloads request for the nodes' interconnect.
 //! - `upgrade`: state written by older schema versions.
 //! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
 //!   NodeOverlays written beside the NodePool.
@@ -21,6 +22,7 @@
 mod allowed;
 mod constraints;
 mod decompose;
+mod interconnect;
 mod model;
 mod node_pool;
 mod requirements;
@@ -135,6 +137,7 @@ impl AppliedObject for Fleet {
         model.derive();
         let models = Models::of(&model.constraints);
         sharing::derive(model, &models);
+        interconnect::derive(model, &models);
     }
 
     /// What the label scheme cannot express, and raw requirements that

@@ -42,6 +42,8 @@ pub struct Model {
     pub(super) label_scheme: Option<String>,
     pub(super) node_selector: Option<BTreeMap<String, String>>,
     pub(super) tolerations: Option<Vec<Toleration>>,
+    /// Resources a training pod requests for the interconnect, per node.
+    pub(super) interconnect_resources: Option<BTreeMap<String, String>>,
     pub(super) timeouts: Option<Timeouts>,
     /// `gpu_sharing` and what it writes.
     #[serde(flatten)]

@@ -228,6 +228,7 @@ impl Model {
             label_scheme,
             node_selector: None,
             tolerations: None,
+            interconnect_resources: None,
             timeouts: prior.timeouts.clone(),
             sharing: SharingState::from_live(prior, sharing_labels),
         }

@@ -183,6 +183,7 @@ pub(super) fn schema() -> ObjectSchema {
             .describe("Tolerations for workloads, one per taint."),
         ])
         .chain(super::sharing::attributes())
+        .chain(super::interconnect::attributes())
         .collect(),
     );
     schema.version = upgrade::VERSION;

@@ -134,7 +134,7 @@ fn key(name: &str) -> ConfigKey {
 }
 
 /// The GPUs every node of the fleet has, when `accelerator_count` fixes it.
-fn fixed_gpus(count: Option<&GpuCount>) -> Option<u32> {
+pub(super) fn fixed_gpus(count: Option<&GpuCount>) -> Option<u32> {
     count.and_then(|c| c.min.filter(|min| Some(*min) == c.max))
 }
 

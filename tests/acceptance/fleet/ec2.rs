@@ -470,3 +470,54 @@ fn generated_types_carry_ec2s_figures() {
     // kubeReservedResources): 550m of p5.48xlarge's 192 vCPUs.
     assert_eq!(named(p5)["resources"]["cpu"], "191450m");
 }
+
+/// The EFA interfaces the catalog gives a node of a model with a GPU count
+/// (the `interconnect_resources` of a fleet pinned to it) are what every
+/// generated instance type with that many of the model has, and the data
+/// has at least one such type.
+#[test]
+fn catalog_efa_interfaces_agree_with_ec2s_data() {
+    let Some(types) = generated_types("EFA interfaces against EC2's instance types") else {
+        return;
+    };
+    let label = |t: &Value, key: &str| match offerings(t)[0].get(key) {
+        Some(Label::In(values)) => values.iter().next().cloned(),
+        _ => None,
+    };
+    let mut checked = 0;
+    for name in sold_on_ec2() {
+        let model = catalog::lookup(name).unwrap();
+        for gpus in 1..=16 {
+            let Some(interfaces) = catalog::ec2_efa_interfaces(&[model], gpus) else {
+                continue;
+            };
+            let of_shape: Vec<(&str, Option<&str>)> = types
+                .iter()
+                .filter(|t| {
+                    let gpu =
+                        |key: &str| label(t, &format!("karpenter.k8s.aws/instance-gpu-{key}"));
+                    gpu("name").as_deref() == model.label_value(LabelScheme::Aws)
+                        && gpu("memory") == Some(model.memory_mib().to_string())
+                        && gpu("count") == Some(gpus.to_string())
+                })
+                .map(|t| {
+                    (
+                        t["name"].as_str().unwrap(),
+                        t["resources"]["vpc.amazonaws.com/efa"].as_str(),
+                    )
+                })
+                .collect();
+            assert!(!of_shape.is_empty(), "no EC2 type with {gpus} {name}");
+            let expected = interfaces.to_string();
+            for (instance_type, efa) in of_shape {
+                assert_eq!(
+                    efa,
+                    Some(expected.as_str()),
+                    "{instance_type}: {gpus} {name}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "the catalog gives no EFA interfaces");
+}
