@@ -79,9 +79,9 @@ cargo test --test system -- --test-threads=2
 
 # Last, as it swaps what Karpenter offers: EC2's instance types with
 # karpenter-provider-aws's labels (testbed/build.sh aws-instance-types), on
-# which aws-scheme fleets launch and share nodes.
-step "EC2 instance types: Karpenter restarted with every EC2 GPU type, aws-scheme fleets launched on them"
+# which the scenario runs again with its fleets under the aws scheme.
+step "EC2 instance types: Karpenter restarted with every EC2 GPU type, the scenario on them under the aws scheme"
 bash testbed/cluster.sh up --karpenter=aws
-cargo test --test acceptance -- --ignored fleet::ec2::
+cargo test --test system -- --ignored --exact scenario::training_and_inference_on_ec2
 
 step "all tests passed in $(( $(date +%s) - start ))s"

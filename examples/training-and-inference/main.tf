@@ -6,7 +6,8 @@
 # a CPU-only fleet for everything else; and a join token with which a
 # self-managed GPU server joins as a training node, tainted from the moment
 # it registers. `make demo` applies it to the local control plane, where
-# Karpenter's kwok provider stands in for the cloud.
+# Karpenter's kwok provider stands in for the cloud; on EC2's instance types
+# the test applies it with label_scheme = "aws" and a spot training fleet.
 
 terraform {
   required_version = ">= 1.6"

@@ -14,6 +14,10 @@ output "training" {
     gpu_limit           = var.training_gpu_limit
     # The label of a node's GPU count, under the fleets' label scheme.
     gpu_count_label = local.gpu_labels.count
+    # What a training pod requests besides the GPUs to use the nodes'
+    # interconnect (EFA on AWS: { "vpc.amazonaws.com/efa" = "32" }); null
+    # where the fleet's label scheme names none.
+    interconnect_resources = gpufleet_fleet.training.interconnect_resources
   }
 }
 

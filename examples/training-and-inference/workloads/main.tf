@@ -50,19 +50,21 @@ locals {
   # The simulated programs stop within seconds of being told to.
   grace_seconds = 5
 
-  # One container asking for `gpus` GPUs of `resource` (and some CPU).
+  # One container asking for `gpus` GPUs of `resource` (and some CPU), and
+  # on the training fleet for its nodes' interconnect too.
   container = {
     for kind, spec in merge({
-      training  = { cpu = "16", memory = "128Gi", resource = local.training.gpu_resource, gpus = local.training.gpus_per_node }
-      inference = { cpu = "2", memory = "8Gi", resource = local.inference.gpu_resource, gpus = 1 }
+      training  = { cpu = "16", memory = "128Gi", resource = local.training.gpu_resource, gpus = local.training.gpus_per_node, interconnect = local.training.interconnect_resources }
+      server    = { cpu = "16", memory = "128Gi", resource = local.training.gpu_resource, gpus = local.training.gpus_per_node, interconnect = null }
+      inference = { cpu = "2", memory = "8Gi", resource = local.inference.gpu_resource, gpus = 1, interconnect = null }
       }, local.spot_training == null ? {} : {
-      spot-training = { cpu = "16", memory = "128Gi", resource = local.spot_training.gpu_resource, gpus = local.spot_training.gpus_per_node }
+      spot-training = { cpu = "16", memory = "128Gi", resource = local.spot_training.gpu_resource, gpus = local.spot_training.gpus_per_node, interconnect = null }
       }) : kind => {
       name  = kind
       image = "registry.example/${kind}:1"
       resources = {
         requests = { cpu = spec.cpu, memory = spec.memory }
-        limits   = { (spec.resource) = tostring(spec.gpus) }
+        limits   = merge({ (spec.resource) = tostring(spec.gpus) }, spec.interconnect == null ? {} : spec.interconnect)
       }
     }
   }
@@ -77,7 +79,7 @@ locals {
       # Arrives when the fleet is full: waits, never preempts.
       sweep-lr = { pods = 1, runs_for = local.long_running, node_selector = local.training.node_selector, container = "training" }
       # On the self-managed server, which carries the training taint.
-      eval-on-server = { pods = 1, runs_for = local.long_running, node_selector = { "kubernetes.io/hostname" = local.server }, container = "training" }
+      eval-on-server = { pods = 1, runs_for = local.long_running, node_selector = { "kubernetes.io/hostname" = local.server }, container = "server" }
       }, local.spot_training == null ? {} : {
       # Checkpoints, so it may lose its node: on the spot training fleet.
       hparam-search = { pods = 1, runs_for = local.long_running, node_selector = local.spot_training.node_selector, container = "spot-training" }

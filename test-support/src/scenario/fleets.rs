@@ -103,6 +103,17 @@ impl Cloud {
         }
     }
 
+    /// The resource a training pod requests for its node's interconnect,
+    /// and how many a training node has: on EC2 the EFA interfaces of
+    /// p5.48xlarge, 32 (AWS's P5 page; EFA's: pods ask for
+    /// `vpc.amazonaws.com/efa`).
+    pub(crate) const fn interconnect(self) -> Option<(&'static str, i64)> {
+        match self {
+            Self::Cfke => None,
+            Self::Ec2 => Some(("vpc.amazonaws.com/efa", 32)),
+        }
+    }
+
     /// The fleets, with the types their nodes may be: on EC2, as AWS's
     /// instance type pages list the GPUs (P5: 8 H100 in p5.48xlarge, one in
     /// p5.4xlarge; P4d: A100 40 GB; P4de: A100 80 GB; G6 and Gr6: L4, their

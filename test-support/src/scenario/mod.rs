@@ -27,8 +27,8 @@ use self::checks::{NEVER_PREEMPTS, assert_no_nomination};
 use self::fleets::{CHAT_API_REPLICAS, Fleet};
 pub use self::fleets::{Cloud, Sharing, karpenter_offers_ec2_types};
 use self::lookups::{
-    advertised_as, events, gpus, is_running, karpenter_failure, label, live_node_pool, node_map,
-    node_of, nodes_of_pool, pod, pods, unschedulable,
+    advertised_as, events, gpus, is_running, karpenter_failure, label, limit, live_node_pool,
+    node_map, node_of, nodes_of_pool, pod, pods, unschedulable,
 };
 use self::narrator::Narrator;
 use crate::fixtures::Guard;
@@ -260,6 +260,14 @@ impl Scenario {
         assert_eq!(gpus(&node), 8);
         assert_eq!(label(&node, gpu_labels.name), Some(self.cloud.h100()));
         assert_eq!(label(&node, gpu_labels.count), Some("8"));
+        if let Some((resource, per_node)) = self.cloud.interconnect() {
+            assert_eq!(
+                limit(&finetune, resource),
+                Some(per_node.to_string()),
+                "finetune-llm asks for its node's {resource}"
+            );
+            assert_eq!(advertised_as(&node, resource).1, per_node);
+        }
         let eval = self.wait_running("eval-on-server").await;
         assert_eq!(
             node_of(&eval),

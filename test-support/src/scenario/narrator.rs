@@ -13,8 +13,8 @@ use kube::api::{Api, ListParams};
 
 use super::SERVER;
 use super::lookups::{
-    GPU, INSTANCE_TYPE, POOL, advertised, all_pods, by_karpenter, events, label, node_claims,
-    node_map, node_of,
+    GPU, INSTANCE_TYPE, POOL, advertised, all_pods, by_karpenter, events, label, limit,
+    node_claims, node_map, node_of,
 };
 use crate::terraform::Cli;
 /// The label with which a node picks its device-plugin configuration (the
@@ -304,16 +304,10 @@ pub(crate) async fn report(client: &Client) -> String {
                 == Some("chat-api")
         })
         .map(|p| {
-            let limit = p
-                .spec
-                .as_ref()
-                .and_then(|s| s.containers.first())
-                .and_then(|c| c.resources.as_ref()?.limits.as_ref()?.get(GPU))
-                .map(|q| q.0.clone());
             vec![
                 text(p.metadata.name.as_deref()),
                 text(node_of(p)),
-                text(limit.as_deref()),
+                text(limit(p, GPU).as_deref()),
             ]
         })
         .collect();
