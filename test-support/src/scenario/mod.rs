@@ -6,7 +6,8 @@
 //! examples/training-and-inference/workloads writes from the
 //! configuration's outputs, and kwok playing the kubelet. Every step
 //! asserts what it shows, in the demo too. Needs a cluster started with
-//! `testbed/cluster.sh up --karpenter`.
+//! `testbed/cluster.sh up --karpenter` (`--karpenter=aws` for
+//! [`Cloud::Ec2`]).
 
 mod checks;
 mod fleets;
