@@ -1,7 +1,8 @@
 //! The seed scenario (common::scenario, which `make demo` runs too) with
 //! every CLI, and what the scenario relies on of Karpenter: that GPU
 //! requirements select instance types. Needs a cluster started with
-//! `testbed/cluster.sh up --karpenter`.
+//! `testbed/cluster.sh up --karpenter` (`--karpenter=aws` for the scenario
+//! on EC2's instance types).
 
 use std::collections::BTreeSet;
 
@@ -66,16 +67,12 @@ fn training_and_inference_on_ec2() {
     }
     let _no_policy = common::exclusive::no_cluster_policy();
     let (full, others) = clis().split_last().expect("a CLI");
+    let runs =
+        std::iter::once((full, Length::Full)).chain(others.iter().map(|cli| (cli, Length::Short)));
     block_on(async {
         let (kubeconfig, provider) = (kubeconfig(), common::provider_kubeconfig());
-        Scenario::new(full, &kubeconfig, Audience::Test(Length::Full))
-            .await
-            .with_provider_kubeconfig(&provider)
-            .on(Cloud::Ec2)
-            .play()
-            .await;
-        for cli in others {
-            Scenario::new(cli, &kubeconfig, Audience::Test(Length::Short))
+        for (cli, length) in runs {
+            Scenario::new(cli, &kubeconfig, Audience::Test(length))
                 .await
                 .with_provider_kubeconfig(&provider)
                 .on(Cloud::Ec2)
