@@ -51,6 +51,12 @@ variable "label_scheme" {
   default     = null
 }
 
+variable "training_network_bandwidth_min_gbps" {
+  description = "Least network bandwidth per training node in Gbps (aws label scheme only, e.g. 3200 for EC2's p5.48xlarge); none by default."
+  type        = number
+  default     = null
+}
+
 variable "spot_training" {
   description = "A spot training fleet besides the on-demand one, for training that checkpoints: e.g. { gpu_models = [\"A100-40GB\", \"A100-80GB\"], gpus_per_node = 8, gpu_limit = 16 }; none by default."
   type        = object({ gpu_models = list(string), gpus_per_node = number, gpu_limit = number })
@@ -92,6 +98,8 @@ module "cluster" {
   training_priority       = { name = "batch-training", value = 1000 }
   inference_priority      = { name = "online-inference", value = 100000 }
   spot_training           = var.spot_training
+  # Only the aws scheme can say it; null elsewhere.
+  training_network_bandwidth_min_gbps = var.training_network_bandwidth_min_gbps
 }
 
 # Everything a workload needs, per kind of work: node selector, tolerations,

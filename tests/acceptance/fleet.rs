@@ -87,6 +87,42 @@ fn assert_old_karpenter_accepts(spec: &Value) {
     }
 }
 
+/// What the fleet docs say of Karpenter versions: v1.6's NodePool CRD (from
+/// its Go module) refuses `Gte` and `Lte`, so raw requirements with them
+/// need a newer one, and v1.6 ships no NodeOverlay CRD; the test cluster's
+/// CRDs, Karpenter v1.15.0's, have both.
+#[test]
+fn karpenter_versions_the_docs_name() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    let old = karpenter_operators("v1.6.4");
+    let overlay_crd = common::go_module::module_dir("sigs.k8s.io/karpenter@v1.6.4")
+        .unwrap()
+        .join("pkg/apis/crds/karpenter.sh_nodeoverlays.yaml");
+    assert!(!overlay_crd.exists());
+    block_on(async {
+        let crds = kube::Api::<CustomResourceDefinition>::all(common::kube_client().await);
+        let node_pools =
+            serde_json::to_value(crds.get("nodepools.karpenter.sh").await.unwrap()).unwrap();
+        let current: Vec<&str> = node_pools["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+            ["properties"]["spec"]["properties"]["template"]["properties"]["spec"]["properties"]
+            ["requirements"]["items"]["properties"]["operator"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_str().unwrap())
+            .collect();
+        for operator in ["Gte", "Lte"] {
+            assert!(!old.iter().any(|o| o == operator), "v1.6.4 {operator}");
+            assert!(
+                current.contains(&operator),
+                "v1.15.0 {operator}: {current:?}"
+            );
+        }
+        crds.get("nodeoverlays.karpenter.sh").await.unwrap();
+    });
+}
+
 #[test]
 fn seed_fleets_apply_import_and_destroy() {
     each_cli(|cli| {

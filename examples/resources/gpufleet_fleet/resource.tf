@@ -14,10 +14,12 @@ resource "gpufleet_fleet" "training" {
   label_scheme      = "aws"
   accelerators      = ["H100"]
   accelerator_count = { min = 8, max = 8 }
-  capacity_types    = ["on-demand", "reserved"]
-  node_class        = local.node_class
-  taints            = [{ key = "workload", value = "training", effect = "NoSchedule" }]
-  limits            = { gpus = 64 }
+  # Multi-node training: p5.48xlarge, with 3200 Gbps of EFA networking.
+  network_bandwidth_min_gbps = 3200
+  capacity_types             = ["on-demand", "reserved"]
+  node_class                 = local.node_class
+  taints                     = [{ key = "workload", value = "training", effect = "NoSchedule" }]
+  limits                     = { gpus = 64 }
 
   # Long jobs: only replace empty nodes, one at a time.
   disruption = {
@@ -38,12 +40,15 @@ resource "gpufleet_fleet" "inference" {
   limits         = { gpus = 16 }
 }
 
-# What a training Job or an inference Deployment needs to land on its fleet.
+# What a training Job or an inference Deployment needs to land on its fleet,
+# and what it requests per node besides GPUs: for the training fleet its 32
+# EFA interfaces ({ "vpc.amazonaws.com/efa" = "32" }), for inference nothing.
 output "scheduling" {
   value = {
     for fleet in [gpufleet_fleet.training, gpufleet_fleet.inference] : fleet.name => {
-      node_selector = fleet.node_selector
-      tolerations   = fleet.tolerations
+      node_selector          = fleet.node_selector
+      tolerations            = fleet.tolerations
+      interconnect_resources = fleet.interconnect_resources
     }
   }
 }

@@ -57,10 +57,12 @@ resource "gpufleet_fleet" "training" {
   label_scheme      = var.label_scheme
   accelerators      = var.training_gpu_models
   accelerator_count = { min = var.training_gpus_per_node, max = var.training_gpus_per_node }
-  node_class        = var.node_class
-  taints            = [merge(var.training_taint, { effect = local.no_schedule })]
-  limits            = { gpus = var.training_gpu_limit }
-  disruption        = local.disruption
+  # The fast interconnect multi-node training needs, where the scheme can say it.
+  network_bandwidth_min_gbps = var.training_network_bandwidth_min_gbps
+  node_class                 = var.node_class
+  taints                     = [merge(var.training_taint, { effect = local.no_schedule })]
+  limits                     = { gpus = var.training_gpu_limit }
+  disruption                 = local.disruption
 
   lifecycle {
     precondition {

@@ -35,6 +35,12 @@ variable "training_gpu_limit" {
   default     = 64
 }
 
+variable "training_network_bandwidth_min_gbps" {
+  description = "Least network bandwidth per training node, in Gbps, for jobs spread over several nodes (aws label scheme only: EC2's p5.48xlarge has 3200 with its EFA interfaces); null for no bound."
+  type        = number
+  default     = null
+}
+
 variable "training_taint" {
   description = "The NoSchedule taint that keeps everything but training off training GPUs."
   type        = object({ key = string, value = string })

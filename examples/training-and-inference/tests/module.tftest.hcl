@@ -131,9 +131,14 @@ run "aws_general_fleet_excludes_aws_gpu_label" {
     source = "./module"
   }
   variables {
-    label_scheme = "aws"
+    label_scheme                        = "aws"
+    training_network_bandwidth_min_gbps = 3200
   }
 
+  assert {
+    condition     = gpufleet_fleet.training.network_bandwidth_min_gbps == 3200
+    error_message = "the training fleet asks for the network bandwidth it is given"
+  }
   assert {
     condition     = gpufleet_fleet.general[0].requirements[0].key == "karpenter.k8s.aws/instance-gpu-name"
     error_message = "the CPU-only fleet excludes GPUs in the scheme's own label"

@@ -22,11 +22,17 @@ pub(super) const CAPACITY_TYPES: &[&str] = &["on-demand", "spot", "reserved"];
 pub(super) const ARCHITECTURES: &[&str] = &["amd64", "arm64"];
 pub(super) const MAX_GPUS_PER_NODE: u32 = 1024;
 pub(super) const MAX_GPU_MEMORY_GIB: u32 = 10_000;
+/// Above any EC2 instance type's bandwidth (p6-b300.48xlarge has 6400 Gbps).
+pub(super) const MAX_NETWORK_GBPS: u32 = 100_000;
 /// Karpenter's bound on `minValues`.
 pub(super) const MAX_MIN_VALUES: u32 = 50;
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 const ARCH_LABEL: &str = "kubernetes.io/arch";
 const CFKE_PROVIDER_LABEL: &str = "cfke.io/provider";
+/// An EC2 instance type's network bandwidth in Mbps, as karpenter-provider-aws
+/// labels it from its table of EC2's figures (pkg/providers/instancetype/types.go,
+/// zz_generated.bandwidth.go): p5.48xlarge has 3200000.
+const AWS_NETWORK_BANDWIDTH_LABEL: &str = "karpenter.k8s.aws/instance-network-bandwidth";
 
 /// What nodes the fleet may launch: the attributes that become
 /// `spec.template.spec.requirements`.
@@ -41,6 +47,7 @@ pub(super) struct Constraints {
     pub(super) providers: Option<Vec<String>>,
     pub(super) zones: Option<Vec<String>>,
     pub(super) architectures: Option<Vec<String>>,
+    pub(super) network_bandwidth_min_gbps: Option<u32>,
     pub(super) min_values: Option<MinValues>,
     pub(super) requirements: Option<Vec<super::requirements::RawRequirement>>,
 }
@@ -119,6 +126,8 @@ pub(super) enum BoundUnit {
     /// GiB per GPU, as users write it (nominal sizes), held by the memory
     /// label in the scheme's unit.
     GpuMemoryGib,
+    /// Gbps of network bandwidth per node, held by the label in Mbps.
+    NetworkGbps,
 }
 
 /// Every node constraint, in the order requirements are generated.
@@ -126,7 +135,7 @@ pub(super) enum BoundUnit {
 /// accepts `Gte` and `Lte` only since Karpenter v1.9, `Gt` and `Lt` in
 /// every v1 release (sigs.k8s.io/karpenter,
 /// pkg/apis/crds/karpenter.sh_nodepools.yaml).
-pub(super) static CONSTRAINTS: [Constraint; 10] = [
+pub(super) static CONSTRAINTS: [Constraint; 11] = [
     Constraint {
         attribute: "accelerators",
         field: "accelerators",
@@ -290,6 +299,25 @@ pub(super) static CONSTRAINTS: [Constraint; 10] = [
             allowed: Some(ARCHITECTURES),
         },
     },
+    Constraint {
+        attribute: "network_bandwidth_min_gbps",
+        field: "network_bandwidth_min_gbps",
+        schema: || {
+            Attr::number("network_bandwidth_min_gbps")
+                .optional()
+                .validate(integer_between(1, MAX_NETWORK_GBPS.into(), ""))
+                .describe("Least network bandwidth per node in Gbps, as EC2 states it for the instance type (p5.48xlarge: 3200). aws label scheme only.")
+        },
+        label: |s| (s == LabelScheme::Aws).then_some(AWS_NETWORK_BANDWIDTH_LABEL),
+        label_tells: "network bandwidth",
+        operator: "Gt",
+        slot: Slot::Bound {
+            get: |c| c.network_bandwidth_min_gbps,
+            set: |c, gbps| c.network_bandwidth_min_gbps = Some(gbps),
+            unit: BoundUnit::NetworkGbps,
+            upper: None,
+        },
+    },
 ];
 
 fn set_of(name: &'static str, validator: Validator) -> Attr {
@@ -383,6 +411,14 @@ impl Constraint {
         generated_under(scheme) && !LabelScheme::ALL.into_iter().all(generated_under)
     }
 
+    /// The schemes with a label for this constraint.
+    pub(super) fn schemes(&self) -> Vec<LabelScheme> {
+        LabelScheme::ALL
+            .into_iter()
+            .filter(|&s| (self.label)(s).is_some())
+            .collect()
+    }
+
     /// Whether `constraints` sets this constraint's attribute.
     pub(super) fn is_set(&self, constraints: &Constraints) -> bool {
         match &self.slot {
@@ -404,6 +440,17 @@ impl Constraint {
             self.slot,
             Slot::Bound {
                 unit: BoundUnit::GpuMemoryGib,
+                ..
+            }
+        )
+    }
+
+    /// Whether this is a bound on the GPUs per node or their memory.
+    pub(super) fn bounds_gpus(&self) -> bool {
+        matches!(
+            self.slot,
+            Slot::Bound {
+                unit: BoundUnit::Gpus | BoundUnit::GpuMemoryGib,
                 ..
             }
         )
@@ -486,6 +533,7 @@ impl BoundUnit {
             // Without a memory label the value goes unused: that is an error.
             Self::GpuMemoryGib if at_most => memory_unit(scheme).upper_bound(n),
             Self::GpuMemoryGib => memory_unit(scheme).bound(n),
+            Self::NetworkGbps => n * 1000,
         }
     }
 
@@ -509,6 +557,8 @@ impl BoundUnit {
                 }
                 .filter(|gib| (1..=MAX_GPU_MEMORY_GIB).contains(gib))
             }
+            Self::NetworkGbps => Some(value / 1000)
+                .filter(|gbps| value.is_multiple_of(1000) && (1..=MAX_NETWORK_GBPS).contains(gbps)),
         }
     }
 }

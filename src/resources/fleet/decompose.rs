@@ -51,9 +51,9 @@ impl Constraints {
 
     /// The constraints `rest` expresses without the implied requirements
     /// `present`, and what the absence of the others means: without the
-    /// NVIDIA requirement a fleet that asks for GPU memory alone admits any
-    /// maker's GPUs, which no attribute says, so its memory bounds stay
-    /// raw; without the whole-GPU one a fleet that asks for GPUs admits
+    /// NVIDIA requirement a fleet that asks for a GPU count or memory alone
+    /// admits any maker's GPUs, which no attribute says, so its count and
+    /// memory bounds stay raw; without the whole-GPU one a fleet that asks for GPUs admits
     /// fractional ones, which is `accelerator_count.min = 0` (also what a
     /// configured `min = 0` reads back as where no cloud sells them).
     fn from_rest(
@@ -66,11 +66,9 @@ impl Constraints {
         let absent = |i: Implied| i.requirement(scheme).is_some_and(|r| !present.contains(&r));
         let mut constraints = Self::from_claimed(rest, scheme, prior, importing, &[]);
         if absent(Implied::NvidiaGpus) && Implied::NvidiaGpus.implied_by(&constraints) {
-            let memory: Vec<&Constraint> = CONSTRAINTS
-                .iter()
-                .filter(|c| c.bounds_gpu_memory())
-                .collect();
-            constraints = Self::from_claimed(rest, scheme, prior, importing, &memory);
+            let gpu_bounds: Vec<&Constraint> =
+                CONSTRAINTS.iter().filter(|c| c.bounds_gpus()).collect();
+            constraints = Self::from_claimed(rest, scheme, prior, importing, &gpu_bounds);
         }
         let fractional_allowed = absent(Implied::WholeGpus)
             || prior.accelerator_count.as_ref().and_then(|c| c.min) == Some(0);

@@ -81,12 +81,19 @@ impl From<Requirement> for RawRequirement {
 
 impl Constraint {
     fn inexpressible(&self, scheme: LabelScheme) -> Diagnostic {
+        let schemes: Vec<&str> = self
+            .schemes()
+            .into_iter()
+            .map(LabelScheme::as_str)
+            .collect();
         Diagnostic::error(
             "Not expressible with this label scheme",
             format!(
                 "`{}` cannot be expressed with the {scheme} label scheme: it has no {} label. \
-                 Remove it, or set `label_scheme` to one that has (cfke has all).",
-                self.attribute, self.label_tells
+                 Remove it, or set `label_scheme` to one that has: {}.",
+                self.attribute,
+                self.label_tells,
+                quoted_list(&schemes)
             ),
         )
         .at(self.path())
@@ -155,8 +162,8 @@ pub(super) enum Implied {
     /// with none. `accelerator_count.min = 0` lets fractional GPUs in.
     WholeGpus,
     /// NVIDIA GPUs: where the cloud sells other makers' GPUs, a fleet that
-    /// asks for GPU memory but names no model (catalog models are NVIDIA's)
-    /// gets the GPU maker `In ["nvidia"]`.
+    /// asks for GPUs (a count or GPU memory) but names no model (catalog
+    /// models are NVIDIA's) gets the GPU maker `In ["nvidia"]`.
     NvidiaGpus,
 }
 
@@ -229,9 +236,15 @@ impl Constraints {
             .collect())
     }
 
-    /// Whether the fleet asks for GPUs: a model, or GPU memory.
+    /// Whether the fleet asks for GPUs: a model, GPU memory, or a GPU
+    /// count other than `min = 0` alone (which bounds nothing).
     pub(super) fn asks_for_gpus(&self) -> bool {
+        let count = self
+            .accelerator_count
+            .as_ref()
+            .is_some_and(|c| c.min.is_some_and(|n| n > 0) || c.max.is_some());
         self.accelerators.is_some()
+            || count
             || self.accelerator_memory_min_gib.is_some()
             || self.accelerator_memory_max_gib.is_some()
     }

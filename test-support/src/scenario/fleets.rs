@@ -17,8 +17,9 @@ pub enum Cloud {
     /// Cloudfleet's labels (`testbed/cluster.sh up --karpenter`).
     Cfke,
     /// EC2's instance types with karpenter-provider-aws's labels
-    /// (`testbed/cluster.sh up --karpenter=aws`), where the example also
-    /// declares a spot training fleet of A100s.
+    /// (`testbed/cluster.sh up --karpenter=aws`), where the example's
+    /// training fleet also asks for 3200 Gbps per node (p5.48xlarge's, AWS's
+    /// P5 page) and it declares a spot training fleet of A100s.
     Ec2,
 }
 
@@ -88,7 +89,7 @@ impl Cloud {
         match self {
             Self::Cfke => "",
             Self::Ec2 => {
-                "label_scheme = \"aws\"\nspot_training = { gpu_models = [\"A100-40GB\", \"A100-80GB\"], gpus_per_node = 8, gpu_limit = 16 }\n"
+                "label_scheme = \"aws\"\ntraining_network_bandwidth_min_gbps = 3200\nspot_training = { gpu_models = [\"A100-40GB\", \"A100-80GB\"], gpus_per_node = 8, gpu_limit = 16 }\n"
             }
         }
     }

@@ -471,6 +471,49 @@ fn generated_types_carry_ec2s_figures() {
     assert_eq!(named(p5)["resources"]["cpu"], "191450m");
 }
 
+/// `network_bandwidth_min_gbps` selects by EC2's bandwidth figures (AWS's
+/// P5 and P6 pages: p5.48xlarge, p5en.48xlarge and p6-b200.48xlarge have
+/// 3200 Gbps, p6-b300.48xlarge 6400 Gbps, p5.4xlarge 100 Gbps; p5e.48xlarge,
+/// also 3200 Gbps, is not in moto's data): at least 3200 Gbps with H100 is
+/// p5.48xlarge alone, and without a model every type with that much.
+#[test]
+fn network_bandwidth_selects_by_ec2s_figures() {
+    let Some(types) = generated_types("network bandwidth against EC2's instance types") else {
+        return;
+    };
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "h100-3200gbps",
+            "  accelerators = [\"H100\"]\n  network_bandwidth_min_gbps = 3200\n",
+            &["p5.48xlarge"],
+        ),
+        (
+            "3200gbps",
+            "  network_bandwidth_min_gbps = 3200\n",
+            &[
+                "p5.48xlarge",
+                "p5en.48xlarge",
+                "p6-b200.48xlarge",
+                "p6-b300.48xlarge",
+            ],
+        ),
+        (
+            "6400gbps",
+            "  network_bandwidth_min_gbps = 6400\n",
+            &["p6-b300.48xlarge"],
+        ),
+    ];
+    let fleets: Vec<(String, String)> = cases
+        .iter()
+        .map(|(what, attributes, _)| (what.to_string(), attributes.to_string()))
+        .collect();
+    for ((what, _, expected), requirements) in cases.iter().zip(live_requirements(&fleets)) {
+        let mut chosen = selected(&types, &requirements);
+        chosen.sort();
+        assert_eq!(chosen, *expected, "{what} ({requirements})");
+    }
+}
+
 /// The EFA interfaces the catalog gives a node of a model with a GPU count
 /// (the `interconnect_resources` of a fleet pinned to it) are what every
 /// generated instance type with that many of the model has, and the data

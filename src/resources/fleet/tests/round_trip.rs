@@ -54,6 +54,7 @@ fn corpus() -> Vec<(&'static str, serde_json::Value)> {
         {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gte", "values": ["81920"]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
         {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+        {"key": "karpenter.k8s.aws/instance-network-bandwidth", "operator": "Gte", "values": ["400000"], "minValues": 2},
     ]));
     gpu_aws["spec"]["taints"] = json!([{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]);
     gpu_aws["spec"]["expireAfter"] = json!("336h");
@@ -99,6 +100,7 @@ fn corpus() -> Vec<(&'static str, serde_json::Value)> {
         {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Lte", "values": ["8"]},
         {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gte", "values": ["40000"]},
         {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["a100"]},
+        {"key": "karpenter.k8s.aws/instance-network-bandwidth", "operator": "Gt", "values": ["400000"]},
     ]));
     let empty = template(json!([]));
     vec![
@@ -278,6 +280,13 @@ fn what_the_scheme_expresses_comes_back_as_attributes() {
         json!(["A100-80GB", "H100"])
     );
     assert_eq!(gpu.attr("accelerator_memory_min_gib").as_i64(), Some(80));
+    assert_eq!(gpu.attr("network_bandwidth_min_gbps").as_i64(), Some(400));
+    assert_eq!(
+        gpu.attr("min_values")
+            .attr("network_bandwidth_min_gbps")
+            .as_i64(),
+        Some(2)
+    );
     assert_eq!(
         gpu.attr("limits").to_json(),
         json!({"gpus": "64", "cpu": "1000"})
@@ -361,6 +370,7 @@ fn what_the_scheme_expresses_comes_back_as_attributes() {
         json!([
             {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Lte", "values": ["8"], "min_values": null},
             {"key": "karpenter.k8s.aws/instance-gpu-memory", "operator": "Gte", "values": ["40000"], "min_values": null},
+            {"key": "karpenter.k8s.aws/instance-network-bandwidth", "operator": "Gt", "values": ["400000"], "min_values": null},
         ])
     );
 }
