@@ -93,10 +93,11 @@ system_tier() {
   cargo test --test system -- --test-threads=2
   # Last on this cluster, as it swaps what Karpenter offers: EC2's instance
   # types with karpenter-provider-aws's labels (testbed/build.sh
-  # aws-instance-types), on which aws-scheme fleets launch and share nodes.
-  echo "==> EC2 instance types: Karpenter restarted with every EC2 GPU type, aws-scheme fleets launched on them"
+  # aws-instance-types), on which the scenario runs again with its fleets
+  # under the aws scheme.
+  echo "==> EC2 instance types: Karpenter restarted with every EC2 GPU type, the scenario on them under the aws scheme"
   bash testbed/cluster.sh up --karpenter=aws
-  cargo test --test acceptance -- --ignored fleet::ec2::
+  cargo test --test system -- --ignored --exact scenario::training_and_inference_on_ec2
 }
 wait "$system_cluster_up" || { cat target/system-cluster.log; echo "the system tier's cluster did not start" >&2; exit 1; }
 acceptance_tier >target/acceptance-tier.log 2>&1 &

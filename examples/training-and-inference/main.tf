@@ -6,7 +6,8 @@
 # a CPU-only fleet for everything else; and a join token with which a
 # self-managed GPU server joins as a training node, tainted from the moment
 # it registers. `make demo` applies it to the local control plane, where
-# Karpenter's kwok provider stands in for the cloud.
+# Karpenter's kwok provider stands in for the cloud; on EC2's instance types
+# the test applies it with label_scheme = "aws" and a spot training fleet.
 
 terraform {
   required_version = ">= 1.6"
@@ -44,6 +45,24 @@ variable "disruption_budget" {
   default     = "10%"
 }
 
+variable "label_scheme" {
+  description = "Node labels the fleets' GPU constraints are written in: cfke, aws or azure; the provider's (cfke unless set) when null. The local cluster's Karpenter offers cfke's instance types, or EC2's under `testbed/cluster.sh up --karpenter=aws`."
+  type        = string
+  default     = null
+}
+
+variable "training_network_bandwidth_min_gbps" {
+  description = "Least network bandwidth per training node in Gbps (aws label scheme only, e.g. 3200 for EC2's p5.48xlarge); none by default."
+  type        = number
+  default     = null
+}
+
+variable "spot_training" {
+  description = "A spot training fleet besides the on-demand one, for training that checkpoints: e.g. { gpu_models = [\"A100-40GB\", \"A100-80GB\"], gpus_per_node = 8, gpu_limit = 16 }; none by default."
+  type        = object({ gpu_models = list(string), gpus_per_node = number, gpu_limit = number })
+  default     = null
+}
+
 variable "inference" {
   description = "The inference fleet's GPUs and how each is shared: the seed's 1-GPU L4 nodes time-sliced for 4 pods by default. MPS takes { strategy = \"mps\", replicas = N }; MIG needs a MIG-capable model and a layout, e.g. { gpu_models = [\"H100\"], gpus_per_node = 8, sharing = { strategy = \"mig\", mig_layout = \"all-1g.10gb\" } }."
   type = object({
@@ -61,7 +80,8 @@ variable "inference" {
 module "cluster" {
   source = "./module"
 
-  node_class = var.node_class
+  node_class   = var.node_class
+  label_scheme = var.label_scheme
   # The server joins with the token: it is not in the cluster before.
   join_training_servers = true
   consolidate_after     = var.consolidate_after
@@ -77,6 +97,9 @@ module "cluster" {
   inference_sharing       = var.inference.sharing
   training_priority       = { name = "batch-training", value = 1000 }
   inference_priority      = { name = "online-inference", value = 100000 }
+  spot_training           = var.spot_training
+  # Only the aws scheme can say it; null elsewhere.
+  training_network_bandwidth_min_gbps = var.training_network_bandwidth_min_gbps
 }
 
 # Everything a workload needs, per kind of work: node selector, tolerations,
@@ -87,6 +110,7 @@ output "workloads" {
     inference          = module.cluster.inference
     inference_overflow = module.cluster.inference_overflow
     general            = module.cluster.general
+    spot_training      = module.cluster.spot_training
   }
 }
 

@@ -1,7 +1,8 @@
 //! The seed scenario (common::scenario, which `make demo` runs too) with
 //! every CLI, and what the scenario relies on of Karpenter: that GPU
 //! requirements select instance types. Needs a cluster started with
-//! `testbed/cluster.sh up --karpenter`.
+//! `testbed/cluster.sh up --karpenter` (`--karpenter=aws` for the scenario
+//! on EC2's instance types).
 
 use std::collections::BTreeSet;
 
@@ -10,7 +11,7 @@ use common::scenario::lookups::{
     GPU, INSTANCE_TYPE, POOL, is_running, karpenter_failure, label, node_of, nodes_of_pool,
     wait_for,
 };
-use common::scenario::{Audience, Length, Scenario, Sharing};
+use common::scenario::{Audience, Cloud, Length, Scenario, Sharing, karpenter_offers_ec2_types};
 use common::terraform::{Workspace, clis, each_cli};
 use common::{block_on, kube_client, kubeconfig, unique_name};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
@@ -46,6 +47,35 @@ fn training_and_inference_side_by_side() {
                 .await
                 .with_provider_kubeconfig(&provider)
                 .with_sharing(sharing)
+                .play()
+                .await;
+        }
+    });
+}
+
+/// The scenario on EC2's instance types, its fleets written under
+/// `label_scheme = "aws"`: the training fleet gets p5.48xlarge, the spot
+/// training fleet of A100s p4d or p4de spot nodes, inference (time-sliced
+/// x4, on-demand) one g6 or gr6 node for its four replicas, the CPU fleet
+/// m7i. The whole run with the last CLI (the cfke run's whole one has the
+/// first) and the short one with each other.
+#[test]
+#[ignore = "make test runs it last, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
+fn training_and_inference_on_ec2() {
+    if !karpenter_offers_ec2_types("the scenario on EC2's instance types") {
+        return;
+    }
+    let _no_policy = common::exclusive::no_cluster_policy();
+    let (full, others) = clis().split_last().expect("a CLI");
+    let runs =
+        std::iter::once((full, Length::Full)).chain(others.iter().map(|cli| (cli, Length::Short)));
+    block_on(async {
+        let (kubeconfig, provider) = (kubeconfig(), common::provider_kubeconfig());
+        for (cli, length) in runs {
+            Scenario::new(cli, &kubeconfig, Audience::Test(length))
+                .await
+                .with_provider_kubeconfig(&provider)
+                .on(Cloud::Ec2)
                 .play()
                 .await;
         }

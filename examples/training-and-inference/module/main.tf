@@ -14,12 +14,12 @@ locals {
     consolidate_after    = var.consolidate_after
     budgets              = [{ nodes = var.disruption_budget }]
   }
-  # What the GPU fleets' nodes have in common with a CPU-only fleet's: every
-  # GPU model label of the scheme. A CPU-only fleet requires its absence.
-  accelerator_name_label = {
-    cfke  = "cfke.io/accelerator-name"
-    aws   = "karpenter.k8s.aws/instance-gpu-name"
-    azure = "karpenter.azure.com/sku-gpu-name"
+  # The scheme's node labels of the GPU model, which a CPU-only fleet
+  # requires absent, and of the GPUs per node, which workloads may select on.
+  gpu_labels = {
+    cfke  = { name = "cfke.io/accelerator-name", count = "cfke.io/accelerator-count" }
+    aws   = { name = "karpenter.k8s.aws/instance-gpu-name", count = "karpenter.k8s.aws/instance-gpu-count" }
+    azure = { name = "karpenter.azure.com/sku-gpu-name", count = "karpenter.azure.com/sku-gpu-count" }
   }[coalesce(var.label_scheme, "cfke")]
   inference_sharing = var.inference_sharing == null ? { strategy = "none", replicas = null, mig_layout = null } : var.inference_sharing
   # A MIG node advertises MIG devices, not nvidia.com/gpu, so a MIG fleet is
@@ -57,10 +57,12 @@ resource "gpufleet_fleet" "training" {
   label_scheme      = var.label_scheme
   accelerators      = var.training_gpu_models
   accelerator_count = { min = var.training_gpus_per_node, max = var.training_gpus_per_node }
-  node_class        = var.node_class
-  taints            = [merge(var.training_taint, { effect = local.no_schedule })]
-  limits            = { gpus = var.training_gpu_limit }
-  disruption        = local.disruption
+  # The fast interconnect multi-node training needs, where the scheme can say it.
+  network_bandwidth_min_gbps = var.training_network_bandwidth_min_gbps
+  node_class                 = var.node_class
+  taints                     = [merge(var.training_taint, { effect = local.no_schedule })]
+  limits                     = { gpus = var.training_gpu_limit }
+  disruption                 = local.disruption
 
   lifecycle {
     precondition {
@@ -68,6 +70,22 @@ resource "gpufleet_fleet" "training" {
       error_message = "training_gpu_limit must allow at least one training node (training_gpus_per_node GPUs)."
     }
   }
+}
+
+# Training that checkpoints can also run on spot capacity, cheaper but
+# reclaimable at short notice: a fleet of its own, under the training taint
+# and limit of its own, which jobs choose by its node selector.
+resource "gpufleet_fleet" "spot_training" {
+  count             = var.spot_training == null ? 0 : 1
+  name              = var.spot_training_fleet_name
+  label_scheme      = var.label_scheme
+  accelerators      = var.spot_training.gpu_models
+  accelerator_count = { min = var.spot_training.gpus_per_node, max = var.spot_training.gpus_per_node }
+  capacity_types    = ["spot"]
+  node_class        = var.node_class
+  taints            = [merge(var.training_taint, { effect = local.no_schedule })]
+  limits            = { gpus = var.spot_training.gpu_limit }
+  disruption        = local.disruption
 }
 
 resource "gpufleet_fleet" "inference" {
@@ -89,7 +107,7 @@ resource "gpufleet_fleet" "general" {
   label_scheme = var.label_scheme
   node_class   = var.node_class
   # Untainted, so any pod may land here: it must never get a GPU node.
-  requirements = [{ key = local.accelerator_name_label, operator = "DoesNotExist" }]
+  requirements = [{ key = local.gpu_labels.name, operator = "DoesNotExist" }]
   disruption   = local.disruption
 }
 

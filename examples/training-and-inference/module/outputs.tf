@@ -12,6 +12,23 @@ output "training" {
     gpu_resource        = gpufleet_fleet.training.gpu_resource
     gpus_per_node       = var.training_gpus_per_node
     gpu_limit           = var.training_gpu_limit
+    # The label of a node's GPU count, under the fleets' label scheme.
+    gpu_count_label = local.gpu_labels.count
+    # What a training pod requests besides the GPUs to use the nodes'
+    # interconnect (EFA on AWS: { "vpc.amazonaws.com/efa" = "32" }); null
+    # where the fleet's label scheme names none.
+    interconnect_resources = gpufleet_fleet.training.interconnect_resources
+  }
+}
+
+output "spot_training" {
+  description = "For training jobs that checkpoint: land on the spot training fleet, at training priority (null without one)."
+  value = var.spot_training == null ? null : {
+    node_selector       = gpufleet_fleet.spot_training[0].node_selector
+    tolerations         = gpufleet_fleet.spot_training[0].tolerations
+    priority_class_name = gpufleet_priority_class.training.name
+    gpu_resource        = gpufleet_fleet.spot_training[0].gpu_resource
+    gpus_per_node       = var.spot_training.gpus_per_node
   }
 }
 

@@ -35,6 +35,12 @@ variable "training_gpu_limit" {
   default     = 64
 }
 
+variable "training_network_bandwidth_min_gbps" {
+  description = "Least network bandwidth per training node, in Gbps, for jobs spread over several nodes (aws label scheme only: EC2's p5.48xlarge has 3200 with its EFA interfaces); null for no bound."
+  type        = number
+  default     = null
+}
+
 variable "training_taint" {
   description = "The NoSchedule taint that keeps everything but training off training GPUs."
   type        = object({ key = string, value = string })
@@ -57,6 +63,18 @@ variable "join_training_servers" {
   description = "Issue a bootstrap token (gpufleet_node_join) with which self-managed GPU servers join as training nodes, registering with the training taint; its join material is the training_server_join output."
   type        = bool
   default     = false
+}
+
+variable "spot_training" {
+  description = "A second training fleet on spot capacity, for training that checkpoints: { gpu_models, gpus_per_node, gpu_limit }. Its nodes carry the training taint; jobs choose it with the spot_training output. null for none."
+  type        = object({ gpu_models = list(string), gpus_per_node = number, gpu_limit = number })
+  default     = null
+}
+
+variable "spot_training_fleet_name" {
+  description = "Name of the spot training fleet (its NodePool)."
+  type        = string
+  default     = "training-spot"
 }
 
 # --- inference ----------------------------------------------------------------

@@ -131,12 +131,72 @@ run "aws_general_fleet_excludes_aws_gpu_label" {
     source = "./module"
   }
   variables {
-    label_scheme = "aws"
+    label_scheme                        = "aws"
+    training_network_bandwidth_min_gbps = 3200
   }
 
   assert {
+    condition     = gpufleet_fleet.training.network_bandwidth_min_gbps == 3200
+    error_message = "the training fleet asks for the network bandwidth it is given"
+  }
+  assert {
     condition     = gpufleet_fleet.general[0].requirements[0].key == "karpenter.k8s.aws/instance-gpu-name"
     error_message = "the CPU-only fleet excludes GPUs in the scheme's own label"
+  }
+  assert {
+    condition     = output.training.gpu_count_label == "karpenter.k8s.aws/instance-gpu-count"
+    error_message = "workloads select a GPU count in the scheme's own label"
+  }
+  # AWS's P5 page: p5.48xlarge, the EC2 type with 8 H100, has 32 EFA interfaces.
+  assert {
+    condition     = jsonencode(output.training.interconnect_resources) == jsonencode({ "vpc.amazonaws.com/efa" = "32" })
+    error_message = "training pods on 8xH100 nodes request the 32 EFA interfaces of p5.48xlarge"
+  }
+}
+
+run "cfke_names_no_interconnect" {
+  command = plan
+  module {
+    source = "./module"
+  }
+
+  assert {
+    condition     = output.training.interconnect_resources == null && output.training.gpu_count_label == "cfke.io/accelerator-count"
+    error_message = "under the cfke scheme training pods request no interconnect resource"
+  }
+  assert {
+    condition     = output.spot_training == null && length(gpufleet_fleet.spot_training) == 0
+    error_message = "no spot training fleet unless asked for"
+  }
+}
+
+run "spot_training" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    spot_training = { gpu_models = ["A100-40GB", "A100-80GB"], gpus_per_node = 8, gpu_limit = 16 }
+  }
+
+  assert {
+    condition = (
+      gpufleet_fleet.spot_training[0].name == "training-spot"
+      && gpufleet_fleet.spot_training[0].capacity_types == toset(["spot"])
+      && gpufleet_fleet.spot_training[0].accelerators == toset(["A100-40GB", "A100-80GB"])
+      && gpufleet_fleet.spot_training[0].accelerator_count.min == 8
+      && gpufleet_fleet.spot_training[0].limits.gpus == "16"
+    )
+    error_message = "the spot training fleet has 8 of the A100s per node, on spot, 16 GPUs at most"
+  }
+  assert {
+    condition = (
+      jsonencode(output.spot_training.node_selector) == jsonencode({ "karpenter.sh/nodepool" = "training-spot" })
+      && jsonencode(output.spot_training.tolerations) == jsonencode(output.training.tolerations)
+      && output.spot_training.priority_class_name == "batch-training"
+      && output.spot_training.gpus_per_node == 8
+    )
+    error_message = "spot training jobs select the spot fleet, under the training taint and priority"
   }
 }
 

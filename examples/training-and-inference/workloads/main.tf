@@ -41,24 +41,30 @@ locals {
   workloads = data.terraform_remote_state.cluster.outputs.workloads
   training  = local.workloads.training
   inference = local.workloads.inference
-  server    = data.terraform_remote_state.cluster.outputs.training_servers[0]
+  # null unless the cluster has a spot training fleet.
+  spot_training = local.workloads.spot_training
+  server        = data.terraform_remote_state.cluster.outputs.training_servers[0]
 
   # Long enough to outlast the scenario; the scenario deletes these Jobs.
   long_running = "1h"
   # The simulated programs stop within seconds of being told to.
   grace_seconds = 5
 
-  # One container asking for `gpus` GPUs of `resource` (and some CPU).
+  # One container asking for `gpus` GPUs of `resource` (and some CPU), and
+  # on the training fleet for its nodes' interconnect too.
   container = {
-    for kind, spec in {
-      training  = { cpu = "16", memory = "128Gi", resource = local.training.gpu_resource, gpus = local.training.gpus_per_node }
-      inference = { cpu = "2", memory = "8Gi", resource = local.inference.gpu_resource, gpus = 1 }
-      } : kind => {
+    for kind, spec in merge({
+      training  = { cpu = "16", memory = "128Gi", resource = local.training.gpu_resource, gpus = local.training.gpus_per_node, interconnect = local.training.interconnect_resources }
+      server    = { cpu = "16", memory = "128Gi", resource = local.training.gpu_resource, gpus = local.training.gpus_per_node, interconnect = null }
+      inference = { cpu = "2", memory = "8Gi", resource = local.inference.gpu_resource, gpus = 1, interconnect = null }
+      }, local.spot_training == null ? {} : {
+      spot-training = { cpu = "16", memory = "128Gi", resource = local.spot_training.gpu_resource, gpus = local.spot_training.gpus_per_node, interconnect = null }
+      }) : kind => {
       name  = kind
       image = "registry.example/${kind}:1"
       resources = {
         requests = { cpu = spec.cpu, memory = spec.memory }
-        limits   = { (spec.resource) = tostring(spec.gpus) }
+        limits   = merge({ (spec.resource) = tostring(spec.gpus) }, spec.interconnect == null ? {} : spec.interconnect)
       }
     }
   }
@@ -66,15 +72,18 @@ locals {
   # A training Job: its pods tolerate the training taint, run at training
   # priority, and count a preemption as no failure (it is not the job's fault).
   training_job = {
-    for name, job in {
-      finetune-llm = { pods = 1, runs_for = var.finetune_runs_for, node_selector = local.training.node_selector }
+    for name, job in merge({
+      finetune-llm = { pods = 1, runs_for = var.finetune_runs_for, node_selector = local.training.node_selector, container = "training" }
       # Fills the training fleet up to its GPU limit, but for one node.
-      pretrain-70b = { pods = local.training.gpu_limit / local.training.gpus_per_node - 1, runs_for = local.long_running, node_selector = local.training.node_selector }
+      pretrain-70b = { pods = local.training.gpu_limit / local.training.gpus_per_node - 1, runs_for = local.long_running, node_selector = local.training.node_selector, container = "training" }
       # Arrives when the fleet is full: waits, never preempts.
-      sweep-lr = { pods = 1, runs_for = local.long_running, node_selector = local.training.node_selector }
+      sweep-lr = { pods = 1, runs_for = local.long_running, node_selector = local.training.node_selector, container = "training" }
       # On the self-managed server, which carries the training taint.
-      eval-on-server = { pods = 1, runs_for = local.long_running, node_selector = { "kubernetes.io/hostname" = local.server } }
-      } : name => {
+      eval-on-server = { pods = 1, runs_for = local.long_running, node_selector = { "kubernetes.io/hostname" = local.server }, container = "server" }
+      }, local.spot_training == null ? {} : {
+      # Checkpoints, so it may lose its node: on the spot training fleet.
+      hparam-search = { pods = 1, runs_for = local.long_running, node_selector = local.spot_training.node_selector, container = "spot-training" }
+      }) : name => {
       apiVersion = "batch/v1"
       kind       = "Job"
       metadata   = { name = name, namespace = var.namespace }
@@ -99,7 +108,7 @@ locals {
             priorityClassName             = local.training.priority_class_name
             nodeSelector                  = job.node_selector
             tolerations                   = local.training.tolerations
-            containers                    = [local.container.training]
+            containers                    = [local.container[job.container]]
           }
         }
       }
@@ -148,11 +157,11 @@ locals {
     stray-gpu-pod = {
       containers = [merge(local.container.inference, { name = "stray" })]
     }
-    # Wants an L4 on the H100 training fleet: no instance type can be both.
-    l4-on-training = {
-      nodeSelector = merge(local.training.node_selector, { "cfke.io/accelerator-name" = "L4" })
+    # Wants a 1-GPU node of the 8-GPU training fleet: no instance type can be both.
+    one-gpu-on-training = {
+      nodeSelector = merge(local.training.node_selector, { (local.training.gpu_count_label) = "1" })
       tolerations  = local.training.tolerations
-      containers   = [merge(local.container.inference, { name = "l4-on-training" })]
+      containers   = [merge(local.container.inference, { name = "one-gpu-on-training" })]
     }
     # No priority class (priority 0) on training GPUs: a training pod could
     # preempt it, but training never preempts.
@@ -179,15 +188,15 @@ output "placement" {
   value = jsonencode({
     apiVersion = "v1"
     kind       = "List"
-    items = [
+    items = concat([
       { apiVersion = "v1", kind = "Namespace", metadata = { name = var.namespace } },
       local.training_job["finetune-llm"],
       local.inference_deployment["chat-api"],
       local.training_job["eval-on-server"],
       local.single_pod["report-builder"],
       local.single_pod["stray-gpu-pod"],
-      local.single_pod["l4-on-training"],
-    ]
+      local.single_pod["one-gpu-on-training"],
+    ], local.spot_training == null ? [] : [local.training_job["hparam-search"]])
   })
 }
 

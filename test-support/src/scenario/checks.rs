@@ -8,11 +8,15 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, ListParams};
 
+use super::fleets::Fleet;
 use super::lookups::{
     POOL, all_pods, events, fleet_node_claims, gpus, label, live_node_pool, node_claims, node_map,
     node_of, nodes_of_pool, pod, unschedulable,
 };
-use super::{FLEETS, NAMESPACE, SERVER, Scenario, TRAINING_GPU_LIMIT};
+use super::{NAMESPACE, SERVER, Scenario, TRAINING_GPU_LIMIT};
+
+/// Where Karpenter records a node's capacity type (`on-demand` or `spot`).
+const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 
 /// How Karpenter's Nominated events name the NodeClaim it planned a pod on:
 /// "Pod should schedule on: nodeclaim/NAME" (", node/NAME" once it has one;
@@ -41,7 +45,8 @@ pub(crate) fn assert_no_nomination(pod: &Pod) {
 }
 
 impl Scenario {
-    /// A node Karpenter created for `fleet`, of the fleet's instance type.
+    /// A node Karpenter created for `fleet`, of an instance type and
+    /// capacity type the fleet allows.
     pub(crate) fn assert_fleet_node(&self, node: &Node, fleet: &str) {
         let name = node.metadata.name.as_deref().unwrap();
         assert_eq!(
@@ -49,24 +54,44 @@ impl Scenario {
             Some(fleet),
             "{name} is not a {fleet} node"
         );
-        let expected = self.instance_type_of(fleet);
-        assert_eq!(
-            label(node, super::lookups::INSTANCE_TYPE),
-            Some(expected),
-            "{name} of fleet {fleet} must be a {expected}"
+        let fleet = self.fleets().into_iter().find(|f| f.name == fleet).unwrap();
+        let instance_type = label(node, super::lookups::INSTANCE_TYPE).unwrap_or_default();
+        assert!(
+            fleet.allows(instance_type),
+            "{name} of fleet {} is a {instance_type}, not of {:?}",
+            fleet.name,
+            fleet.types
         );
+        if let Some(capacity_type) = fleet.capacity_type {
+            assert_eq!(
+                label(node, CAPACITY_TYPE),
+                Some(capacity_type),
+                "{name} of fleet {}",
+                fleet.name
+            );
+        }
+    }
+
+    /// hparam-search, a training Job that checkpoints, runs on a spot node
+    /// of the spot training fleet: 8 A100s.
+    pub(crate) async fn spot_training_placed(&self) {
+        let search = self.wait_running("hparam-search").await;
+        let node = &node_map(&self.client).await[node_of(&search).unwrap()];
+        self.assert_fleet_node(node, "training-spot");
+        assert_eq!(gpus(node), 8);
     }
 
     /// Where pods are allowed, by the taints they tolerate: training pods on
-    /// training nodes (fleet or the tainted server), inference pods on
+    /// training nodes (the fleets' or the tainted server), inference pods on
     /// inference nodes (overflow inference also on training nodes), pods
-    /// tolerating neither on no GPU node at all; and every fleet node of its
-    /// one type.
+    /// tolerating neither on the general fleet, which has no GPU node; and
+    /// every fleet node of the types its fleet allows.
     pub(crate) async fn assert_estates(&self) {
         let nodes = node_map(&self.client).await;
+        let fleets: Vec<&str> = self.fleets().iter().map(|f| f.name).collect();
         for node in nodes.values() {
             if let Some(fleet) = label(node, POOL)
-                && FLEETS.iter().any(|(f, _)| *f == fleet)
+                && fleets.contains(&fleet)
             {
                 self.assert_fleet_node(node, fleet);
             }
@@ -82,11 +107,9 @@ impl Scenario {
                 continue;
             };
             let node = &nodes[node_name];
-            let estate = if node_name == SERVER {
-                "training"
-            } else {
-                label(node, POOL).unwrap_or("none")
-            };
+            let estate = workload_taint(node)
+                .or_else(|| (label(node, POOL) == Some("general")).then_some("general"))
+                .unwrap_or("none");
             let tolerated: BTreeSet<&str> = pod
                 .spec
                 .as_ref()
@@ -196,9 +219,9 @@ impl Scenario {
     pub(crate) async fn wait_fleets_gone(&self) {
         self.wait("the fleets' nodes and NodeClaims to go", 120, async || {
             let mut left = 0;
-            for (fleet, _) in FLEETS {
-                left += nodes_of_pool(&self.client, fleet).await.len()
-                    + fleet_node_claims(&self.client, fleet).await;
+            for Fleet { name, .. } in self.fleets() {
+                left += nodes_of_pool(&self.client, name).await.len()
+                    + fleet_node_claims(&self.client, name).await;
             }
             (left == 0).then_some(())
         })
@@ -210,10 +233,11 @@ impl Scenario {
     /// server keeps the taints it registered with.
     pub(crate) async fn assert_destroyed(&self, token_id: &str) {
         let client = &self.client;
-        for (fleet, _) in FLEETS {
+        let fleets = self.fleets();
+        for Fleet { name, .. } in &fleets {
             assert!(
-                live_node_pool(client, fleet).await.is_none(),
-                "NodePool {fleet} left behind"
+                live_node_pool(client, name).await.is_none(),
+                "NodePool {name} left behind"
             );
         }
         for class in ["online-inference", "batch-training"] {
@@ -246,9 +270,9 @@ impl Scenario {
             .into_iter()
             .filter_map(|o| o.metadata.name)
             .filter(|name| {
-                FLEETS
+                fleets
                     .iter()
-                    .any(|(fleet, _)| name.starts_with(&format!("{fleet}-")))
+                    .any(|fleet| name.starts_with(&format!("{}-", fleet.name)))
             })
             .collect();
         assert!(
@@ -285,4 +309,17 @@ impl Scenario {
                 .is_none()
         );
     }
+}
+
+/// The value of the node's `workload` taint, the one the example's fleets
+/// and the joined server carry: which kind of work the node is for.
+fn workload_taint(node: &Node) -> Option<&str> {
+    node.spec
+        .as_ref()?
+        .taints
+        .as_ref()?
+        .iter()
+        .find(|t| t.key == "workload" && t.effect == "NoSchedule")?
+        .value
+        .as_deref()
 }

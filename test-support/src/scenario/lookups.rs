@@ -43,6 +43,13 @@ pub fn advertised_as(node: &Node, resource: &str) -> (i64, i64) {
     )
 }
 
+/// What the first container of `pod` limits `resource` to.
+pub(crate) fn limit(pod: &Pod, resource: &str) -> Option<String> {
+    let container = pod.spec.as_ref()?.containers.first()?;
+    let limits = container.resources.as_ref()?.limits.as_ref()?;
+    limits.get(resource).map(|q| q.0.clone())
+}
+
 pub fn node_of(pod: &Pod) -> Option<&str> {
     pod.spec.as_ref()?.node_name.as_deref()
 }

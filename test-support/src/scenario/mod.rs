@@ -6,9 +6,11 @@
 //! examples/training-and-inference/workloads writes from the
 //! configuration's outputs, and kwok playing the kubelet. Every step
 //! asserts what it shows, in the demo too. Needs a cluster started with
-//! `testbed/cluster.sh up --karpenter`.
+//! `testbed/cluster.sh up --karpenter` (`--karpenter=aws` for
+//! [`Cloud::Ec2`]).
 
 mod checks;
+mod fleets;
 pub mod lookups;
 mod narrator;
 
@@ -23,9 +25,11 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use serde_json::Value;
 
 use self::checks::{NEVER_PREEMPTS, assert_no_nomination};
+use self::fleets::{CHAT_API_REPLICAS, Fleet};
+pub use self::fleets::{Cloud, Sharing, karpenter_offers_ec2_types};
 use self::lookups::{
-    advertised_as, events, gpus, is_running, karpenter_failure, label, live_node_pool, node_map,
-    node_of, nodes_of_pool, pod, pods, unschedulable,
+    advertised_as, events, gpus, is_running, karpenter_failure, label, limit, live_node_pool,
+    node_map, node_of, nodes_of_pool, pod, pods, unschedulable,
 };
 use self::narrator::Narrator;
 use crate::fixtures::Guard;
@@ -36,75 +40,12 @@ use crate::tls_bootstrap::{self, JoinMaterial};
 pub const EXAMPLE: &str = "examples/training-and-inference";
 pub const SERVER: &str = "simulated-8xh100-server";
 pub const NAMESPACE: &str = "ml";
-/// The scenario's fleets and the one instance type each may get
-/// (testbed/karpenter/instance-types.json); the inference fleet's depends
-/// on its [`Sharing`].
-const FLEETS: [(&str, &str); 3] = [
-    ("training", "h100-8gpu"),
-    ("inference", "l4-1gpu"),
-    ("general", "cpu-16core"),
-];
 const TRAINING_GPU_LIMIT: i64 = 64;
-/// chat-api's replicas: one L4 time-sliced x4 holds them all.
-const CHAT_API_REPLICAS: i64 = 4;
 /// Fast enough to watch: Karpenter removes empty nodes 5 s after they
 /// empty (plus its own 10 s polling and 15 s validation), all at once.
 const FAST_DISRUPTION: &str = "consolidate_after = \"5s\"\ndisruption_budget = \"100%\"\n";
 /// finetune-llm's run: long enough to be seen, short enough to wait for.
 const FINETUNE_RUNS_FOR: &str = "8s";
-
-/// How the inference fleet shares its GPUs in a run (the example's
-/// `inference` variable).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sharing {
-    /// The seed's: 1-GPU L4 nodes, each GPU time-sliced for 4 pods.
-    TimeSlicing,
-    /// 1-GPU L4 nodes under CUDA MPS for 4 clients.
-    Mps,
-    /// 8-GPU H100 nodes split `all-1g.10gb`: 7 MIG devices per GPU.
-    Mig,
-}
-
-impl Sharing {
-    /// The example's `inference` variable for this sharing.
-    fn tfvars(self) -> &'static str {
-        match self {
-            Self::TimeSlicing => "",
-            Self::Mps => {
-                "inference = { gpu_models = [\"L4\"], gpus_per_node = 1, sharing = { strategy = \"mps\", replicas = 4 } }\n"
-            }
-            Self::Mig => {
-                "inference = { gpu_models = [\"H100\"], gpus_per_node = 8, sharing = { strategy = \"mig\", mig_layout = \"all-1g.10gb\" } }\n"
-            }
-        }
-    }
-
-    /// The instance type of the inference fleet's nodes.
-    fn instance_type(self) -> &'static str {
-        match self {
-            Self::TimeSlicing | Self::Mps => "l4-1gpu",
-            Self::Mig => "h100-8gpu",
-        }
-    }
-
-    /// The resource a chat-api replica asks for, the GPUs of an inference
-    /// node and how many of the resource it advertises.
-    fn node(self) -> (&'static str, &'static str, i64) {
-        match self {
-            Self::TimeSlicing | Self::Mps => (lookups::GPU, "1", CHAT_API_REPLICAS),
-            Self::Mig => ("nvidia.com/mig-1g.10gb", "8", 56),
-        }
-    }
-
-    /// The inference node as the narration says it.
-    fn describe(self) -> &'static str {
-        match self {
-            Self::TimeSlicing => "one L4 time-sliced x4",
-            Self::Mps => "one L4 shared by MPS for 4 clients",
-            Self::Mig => "one 8xH100 node split into 56 MIG devices (all-1g.10gb)",
-        }
-    }
-}
 
 /// Whom the scenario runs for.
 pub enum Audience {
@@ -135,6 +76,7 @@ pub struct Scenario {
     provider_kubeconfig: String,
     client: Client,
     audience: Audience,
+    cloud: Cloud,
     sharing: Sharing,
     story: Narrator,
 }
@@ -150,10 +92,23 @@ impl Scenario {
             kubeconfig: kubeconfig.to_string(),
             provider_kubeconfig: kubeconfig.to_string(),
             client: crate::kube_client_at(kubeconfig).await,
-            story: Narrator::new(cli, matches!(audience, Audience::Demo(_))),
+            story: Narrator::new(
+                cli,
+                matches!(audience, Audience::Demo(_)),
+                fleet_names(Cloud::Cfke),
+            ),
             audience,
+            cloud: Cloud::Cfke,
             sharing: Sharing::TimeSlicing,
         }
+    }
+
+    /// The fleets are written for `cloud`'s instance types (the made-up
+    /// cfke ones unless told), which the cluster's Karpenter must offer.
+    pub fn on(mut self, cloud: Cloud) -> Self {
+        self.cloud = cloud;
+        self.story.fleets = fleet_names(cloud);
+        self
     }
 
     /// The inference fleet shares its GPUs this way (time slicing unless
@@ -164,12 +119,9 @@ impl Scenario {
         self
     }
 
-    /// The instance type `fleet`'s nodes get.
-    pub(crate) fn instance_type_of(&self, fleet: &str) -> &'static str {
-        if fleet == "inference" {
-            return self.sharing.instance_type();
-        }
-        FLEETS.iter().find(|(f, _)| *f == fleet).unwrap().1
+    /// The scenario's fleets on its cloud, with its sharing.
+    pub(crate) fn fleets(&self) -> Vec<Fleet> {
+        self.cloud.fleets(self.sharing)
     }
 
     /// The provider reads `kubeconfig` instead of the admin's: the test
@@ -287,10 +239,8 @@ impl Scenario {
         );
         let inference_node = &nodes[*chat_nodes.first().unwrap()];
         self.assert_fleet_node(inference_node, "inference");
-        assert_eq!(
-            label(inference_node, "cfke.io/accelerator-count"),
-            Some(gpus_per_node)
-        );
+        let gpu_labels = self.cloud.labels();
+        assert_eq!(label(inference_node, gpu_labels.count), Some(gpus_per_node));
         assert_eq!(
             advertised_as(inference_node, resource),
             (advertised, advertised),
@@ -309,8 +259,16 @@ impl Scenario {
         let node = node_map(&self.client).await.remove(&finetune_node).unwrap();
         self.assert_fleet_node(&node, "training");
         assert_eq!(gpus(&node), 8);
-        assert_eq!(label(&node, "cfke.io/accelerator-name"), Some("H100"));
-        assert_eq!(label(&node, "cfke.io/accelerator-count"), Some("8"));
+        assert_eq!(label(&node, gpu_labels.name), Some(self.cloud.h100()));
+        assert_eq!(label(&node, gpu_labels.count), Some("8"));
+        if let Some((resource, per_node)) = self.cloud.interconnect() {
+            assert_eq!(
+                limit(&finetune, resource),
+                Some(per_node.to_string()),
+                "finetune-llm asks for its node's {resource}"
+            );
+            assert_eq!(advertised_as(&node, resource).1, per_node);
+        }
         let eval = self.wait_running("eval-on-server").await;
         assert_eq!(
             node_of(&eval),
@@ -332,10 +290,12 @@ impl Scenario {
             "{message}"
         );
         self.assert_unplaced("stray-gpu-pod").await;
-        let message = self.karpenter_gave_up("l4-on-training", "").await;
-        eprintln!("l4-on-training: {message}");
+        let message = self.karpenter_gave_up("one-gpu-on-training", "").await;
         assert!(message.contains("incompatible"), "{message}");
-        self.assert_unplaced("l4-on-training").await;
+        self.assert_unplaced("one-gpu-on-training").await;
+        if self.cloud == Cloud::Ec2 {
+            self.spot_training_placed().await;
+        }
         self.assert_estates().await;
         self.story.phase(&format!(
             "placement: Karpenter created 1 H100 training node, 1 inference node ({}, holding the 4 chat-api pods), 1 CPU node",
@@ -511,8 +471,8 @@ impl Scenario {
         self.story
             .step("7. all work ends: the pods go, and Karpenter removes the empty nodes");
         let mut of_this_run = BTreeSet::new();
-        for (fleet, _) in FLEETS {
-            for node in nodes_of_pool(&self.client, fleet).await {
+        for fleet in self.fleets() {
+            for node in nodes_of_pool(&self.client, fleet.name).await {
                 of_this_run.extend(node.metadata.name);
             }
         }
@@ -522,8 +482,8 @@ impl Scenario {
             180,
             async || {
                 let mut left = 0;
-                for (fleet, _) in FLEETS {
-                    left += nodes_of_pool(&self.client, fleet).await.len();
+                for fleet in self.fleets() {
+                    left += nodes_of_pool(&self.client, fleet.name).await.len();
                 }
                 (left == 0).then_some(())
             },
@@ -562,10 +522,10 @@ impl Scenario {
                 .await
                 .unwrap();
         }
-        for (fleet, _) in FLEETS {
+        for Fleet { name, .. } in self.fleets() {
             assert!(
-                live_node_pool(&self.client, fleet).await.is_none(),
-                "NodePool {fleet} exists: another run of the scenario (or `make demo`) uses this cluster"
+                live_node_pool(&self.client, name).await.is_none(),
+                "NodePool {name} exists: another run of the scenario (or `make demo`) uses this cluster"
             );
         }
     }
@@ -590,7 +550,11 @@ impl Scenario {
         let mut cluster = self.workspace("");
         cluster.env("KUBECONFIG", &self.provider_kubeconfig).file(
             "terraform.tfvars",
-            &format!("{FAST_DISRUPTION}{}", self.sharing.tfvars()),
+            &format!(
+                "{FAST_DISRUPTION}{}{}",
+                self.cloud.tfvars(),
+                self.sharing.tfvars()
+            ),
         );
         let run = cluster.apply();
         self.story.applied(&run.stdout);
@@ -643,14 +607,14 @@ impl Scenario {
     /// Karpenter marks a NodePool Ready once it has resolved its node class;
     /// that it does shows Karpenter runs at all.
     async fn wait_fleets_ready(&self) {
-        for (fleet, _) in FLEETS {
+        for Fleet { name, .. } in self.fleets() {
             self.wait(
                 &format!(
-                    "NodePool {fleet} Ready (is Karpenter running? `cluster.sh up --karpenter`)"
+                    "NodePool {name} Ready (is Karpenter running? `cluster.sh up --karpenter`)"
                 ),
                 60,
                 async || {
-                    let pool = live_node_pool(&self.client, fleet).await?;
+                    let pool = live_node_pool(&self.client, name).await?;
                     pool.data["status"]["conditions"]
                         .as_array()?
                         .iter()
@@ -742,6 +706,15 @@ impl Scenario {
         })
         .await
     }
+}
+
+/// The names of `cloud`'s fleets, whatever the sharing.
+fn fleet_names(cloud: Cloud) -> Vec<&'static str> {
+    cloud
+        .fleets(Sharing::TimeSlicing)
+        .iter()
+        .map(|f| f.name)
+        .collect()
 }
 
 /// The workloads' outputs: the manifests of each step, by output name.

@@ -6,25 +6,25 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+use gpufleet::catalog::{LabelKeys, LabelScheme};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::Client;
 use kube::api::{Api, ListParams};
 
+use super::SERVER;
 use super::lookups::{
-    GPU, INSTANCE_TYPE, POOL, advertised, all_pods, by_karpenter, events, label, node_claims,
-    node_map, node_of,
+    GPU, INSTANCE_TYPE, POOL, advertised, all_pods, by_karpenter, events, label, limit,
+    node_claims, node_map, node_of,
 };
-use super::{FLEETS, SERVER};
 use crate::terraform::Cli;
-
-const GPU_NAME: &str = "cfke.io/accelerator-name";
-const GPU_COUNT: &str = "cfke.io/accelerator-count";
 /// The label with which a node picks its device-plugin configuration (the
 /// GPU Operator's, which the simulated device plugin follows).
 const SHARING: &str = "nvidia.com/device-plugin.config";
 
 pub(crate) struct Narrator {
     cli: &'static str,
+    /// The fleets whose nodes the progress line counts.
+    pub(crate) fleets: Vec<&'static str>,
     /// `make demo`: step headings and progress while waiting, too.
     live: bool,
     start: Instant,
@@ -34,11 +34,12 @@ pub(crate) struct Narrator {
 }
 
 impl Narrator {
-    pub(crate) fn new(cli: &Cli, live: bool) -> Self {
+    pub(crate) fn new(cli: &Cli, live: bool, fleets: Vec<&'static str>) -> Self {
         eprintln!("scenario with {} {}", cli.name, cli.version);
         let now = Instant::now();
         Self {
             cli: cli.name,
+            fleets,
             live,
             start: now,
             last: Cell::new(now),
@@ -96,7 +97,7 @@ impl Narrator {
         }
         let nodes = node_map(client).await;
         let mut line = String::new();
-        for (fleet, _) in FLEETS {
+        for &fleet in &self.fleets {
             let mut types: BTreeMap<&str, usize> = BTreeMap::new();
             for node in nodes.values().filter(|n| label(n, POOL) == Some(fleet)) {
                 *types
@@ -210,6 +211,13 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// The node's GPU label `key` picks, under whichever scheme labels it.
+fn gpu_label(node: &Node, key: fn(LabelKeys) -> &'static str) -> Option<&str> {
+    LabelScheme::ALL
+        .into_iter()
+        .find_map(|scheme| label(node, key(scheme.label_keys())))
+}
+
 fn taints(node: &Node, part: impl Fn(&k8s_openapi::api::core::v1::Taint) -> String) -> String {
     node.spec
         .as_ref()
@@ -252,13 +260,13 @@ pub(crate) async fn report(client: &Client) -> String {
                 text(n.metadata.name.as_deref()),
                 text(label(n, POOL)),
                 text(label(n, INSTANCE_TYPE)),
-                text(label(n, GPU_NAME)),
+                text(gpu_label(n, |k| k.name)),
                 advertised(n).0.to_string(),
                 taints(n, |t| t.value.clone().unwrap_or_default()),
             ]
         })
         .collect();
-    out += "\nNodes Karpenter created, by fleet (instance types from testbed/karpenter/instance-types.json):\n";
+    out += "\nNodes Karpenter created, by fleet:\n";
     out += &table(
         &["NODE", "FLEET", "INSTANCE TYPE", "GPU", "GPUS", "TAINTS"],
         &rows,
@@ -271,7 +279,7 @@ pub(crate) async fn report(client: &Client) -> String {
             let (capacity, allocatable) = advertised(n);
             vec![
                 text(n.metadata.name.as_deref()),
-                text(label(n, GPU_COUNT)),
+                text(gpu_label(n, |k| k.count)),
                 text(label(n, SHARING)),
                 capacity.to_string(),
                 allocatable.to_string(),
@@ -296,16 +304,10 @@ pub(crate) async fn report(client: &Client) -> String {
                 == Some("chat-api")
         })
         .map(|p| {
-            let limit = p
-                .spec
-                .as_ref()
-                .and_then(|s| s.containers.first())
-                .and_then(|c| c.resources.as_ref()?.limits.as_ref()?.get(GPU))
-                .map(|q| q.0.clone());
             vec![
                 text(p.metadata.name.as_deref()),
                 text(node_of(p)),
-                text(limit.as_deref()),
+                text(limit(p, GPU).as_deref()),
             ]
         })
         .collect();
@@ -336,7 +338,7 @@ pub(crate) async fn report(client: &Client) -> String {
         .map(|n| {
             vec![
                 SERVER.to_string(),
-                text(label(n, GPU_NAME)),
+                text(gpu_label(n, |k| k.name)),
                 advertised(n).0.to_string(),
                 taints(n, |t| t.key.clone()),
             ]
