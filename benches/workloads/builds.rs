@@ -17,9 +17,9 @@ use kube::api::DeleteParams;
 use serde::Serialize;
 
 use crate::config::{self, Provider, Versions, Workload};
-use crate::load::{self, Load};
-use crate::{Bench, Installed, provider_mirror, spread};
+use crate::{Bench, Installed, provider_mirror};
 use common::apiserver_metrics::scrape;
+use common::measure::{self, Load, spread};
 
 const PARALLELISMS: [usize; 2] = [10, 50];
 const PHASES: [&str; 2] = ["apply", "plan"];
@@ -124,8 +124,9 @@ pub(crate) fn compare(
                 };
                 for phase in PHASES {
                     let before = runtime.block_on(scrape(client));
-                    let (outcome, load) =
-                        load::around(|| bench.command(&build.dir, &bench.phase_args(phase), &[]));
+                    let (outcome, load) = measure::around(|| {
+                        bench.command(&build.dir, &bench.phase_args(phase), &[])
+                    });
                     let counted = runtime.block_on(scrape(client)).since(&before);
                     let sample = Sample {
                         build: build.label.clone(),
@@ -193,7 +194,7 @@ fn report(builds: &[Build], samples: &[Sample], count: usize) -> String {
     writeln!(
         md,
         "{count} priority classes, {runs} runs alternating between the builds (order flipped every run); median (min–max). Paired: {b} ÷ {a} within each run, median (min–max). One-minute load average {}.\n",
-        load::summary(&loads)
+        measure::summary(&loads, measure::cores())
     )
     .unwrap();
     for build in builds {

@@ -17,7 +17,6 @@
 
 mod builds;
 mod config;
-mod load;
 mod report;
 mod run;
 mod transport;
@@ -51,7 +50,7 @@ pub(crate) struct Sample {
     pub(crate) requests: BTreeMap<String, u64>,
     /// The API server's time answering them, added up (WATCH left out).
     pub(crate) api_s: f64,
-    pub(crate) load: load::Load,
+    pub(crate) load: common::measure::Load,
 }
 
 #[derive(Clone)]
@@ -294,7 +293,8 @@ impl Bench {
         phase: &'static str,
     ) -> Sample {
         let before = runtime.block_on(scrape(client));
-        let (outcome, load) = load::around(|| self.command(dir, &self.phase_args(phase), &[]));
+        let (outcome, load) =
+            common::measure::around(|| self.command(dir, &self.phase_args(phase), &[]));
         let counted = runtime.block_on(scrape(client)).since(&before);
         Sample {
             workload: workload.to_string(),
@@ -409,16 +409,4 @@ fn provider_mirror(mirror: &Path, providers: &[Installed<'_>]) -> PathBuf {
     )
     .unwrap();
     config
-}
-
-/// Median, minimum and maximum.
-pub(crate) fn spread(values: &mut [f64]) -> (f64, f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let median = if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
-    (median, values[0], values[n - 1])
 }

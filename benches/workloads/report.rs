@@ -10,7 +10,9 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::transport::Latency;
-use crate::{PARALLELISM, PHASES, Sample, spread};
+use common::measure::spread;
+
+use crate::{PARALLELISM, PHASES, Sample};
 
 /// Per RPC name: server-side latencies in µs, from `rpc served` TRACE lines.
 pub(crate) type RpcLatencies = BTreeMap<String, Vec<f64>>;
@@ -248,11 +250,11 @@ pub(crate) fn write(
     writeln!(md, "| | |\n|---|---|").unwrap();
     writeln!(md, "| date | {} |", facts.date).unwrap();
     writeln!(md, "| machine | {} |", facts.machine).unwrap();
-    let loads: Vec<crate::load::Load> = samples.iter().map(|s| s.load).collect();
+    let loads: Vec<common::measure::Load> = samples.iter().map(|s| s.load).collect();
     writeln!(
         md,
         "| one-minute load average | {} |",
-        crate::load::summary(&loads)
+        common::measure::summary(&loads, common::measure::cores())
     )
     .unwrap();
     writeln!(md, "| CLI | {} |", facts.cli).unwrap();

@@ -9,6 +9,7 @@ pub mod exclusive;
 pub mod fixtures;
 pub mod go_module;
 pub mod lossy_network;
+pub mod measure;
 pub mod pinging_client;
 pub mod plugin;
 pub mod scenario;
