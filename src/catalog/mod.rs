@@ -301,6 +301,18 @@ mod tests {
             .max_instances
     }
 
+    /// A part's name finds its model, so a fleet naming the part gets the
+    /// model's label values on every scheme: no label tells parts apart.
+    #[test]
+    fn a_parts_name_finds_its_model() {
+        for model in all() {
+            for part in model.parts() {
+                assert_eq!(get(part.name).name, model.name, "{}", part.name);
+                assert_eq!(part_named(part.name), Some(part));
+            }
+        }
+    }
+
     /// NVIDIA's product datasheets: nominal GB per GPU (per GPU of a
     /// superchip for GH200, GB200 and GB300).
     #[test]
