@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use kube::Resource as _;
@@ -133,9 +134,24 @@ pub(super) async fn check_authentication(
     };
     let expected = format!("system:bootstrap:{id}");
     let token = format!("{id}.{secret}");
+    let reviews = cluster
+        .kubernetes
+        .objects_as_token::<SelfSubjectReview>(Kind::SELF_SUBJECT_REVIEW, &token, "the token")
+        .await?
+        .because("to find out whom the API server authenticates the bootstrap token as");
     let started = Instant::now();
     loop {
-        let user = cluster.kubernetes.user_of_token(&token, deadline).await?;
+        // A review the server refuses (401) names nobody.
+        let user = reviews
+            .create(&SelfSubjectReview::default(), deadline)
+            .await?
+            .map(|review| {
+                review
+                    .status
+                    .and_then(|s| s.user_info)
+                    .and_then(|u| u.username)
+                    .unwrap_or_default()
+            });
         let detail = match user {
             Some(user) if user == expected => return Ok(()),
             Some(user) => format!(
