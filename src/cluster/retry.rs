@@ -404,15 +404,13 @@ where
     let not_installed = matches!(&last, Some(Failure::Api(e)) if api_missing(e));
     Err(GaveUp {
         not_installed,
-        diagnostics: diagnostics(
-            cluster,
-            call,
-            last.as_ref(),
+        diagnostics: Tries {
             end,
             attempts,
-            started.elapsed(),
+            elapsed: started.elapsed(),
             deadline,
-        ),
+        }
+        .diagnostics(cluster, call, last.as_ref()),
         maybe_applied,
     })
 }
@@ -437,55 +435,57 @@ where
     .await
 }
 
-fn diagnostics(
-    cluster: &Endpoint,
-    call: &Call,
-    last: Option<&Failure>,
+/// How the attempts at one call went, for its diagnostics.
+struct Tries {
     end: End,
     attempts: u32,
     elapsed: Duration,
     deadline: Deadline,
-) -> Diagnostics {
-    let endpoint = cluster;
-    let cluster = endpoint.describe();
-    let last = match last {
-        Some(Failure::Api(error)) => {
-            api_error(endpoint, &call.action, &call.api.to_string(), error)
+}
+
+impl Tries {
+    fn diagnostics(&self, cluster: &Endpoint, call: &Call, last: Option<&Failure>) -> Diagnostics {
+        let endpoint = cluster;
+        let cluster = endpoint.describe();
+        let last = match last {
+            Some(Failure::Api(error)) => {
+                api_error(endpoint, &call.action, &call.api.to_string(), error)
+            }
+            Some(Failure::NoAnswer(after)) => Diagnostic::error(
+                "Kubernetes did not answer",
+                format!(
+                    "Could not {}: {cluster} did not answer within {}.",
+                    call.action,
+                    human(*after)
+                ),
+            )
+            .into(),
+            None => Diagnostics::default(),
+        };
+        let mut diagnostics = if self.end == End::Stopped {
+            let mut detail = format!(
+                "Terraform asked the provider to stop (StopProvider) while it was trying to {} on {cluster}.",
+                call.action
+            );
+            if let Some(last) = last.0.first() {
+                detail += &format!(" The last attempt failed: {} {}", last.summary, last.detail);
+            }
+            Diagnostic::error("Operation cancelled", detail).into()
+        } else {
+            last
+        };
+        let mut note = format!("API call: {}.", call.request);
+        if self.attempts > 1 {
+            note += &format!(" Tried {} times in {}.", self.attempts, human(self.elapsed));
         }
-        Some(Failure::NoAnswer(after)) => Diagnostic::error(
-            "Kubernetes did not answer",
-            format!(
-                "Could not {}: {cluster} did not answer within {}.",
-                call.action,
-                human(*after)
-            ),
-        )
-        .into(),
-        None => Diagnostics::default(),
-    };
-    let mut diagnostics = if end == End::Stopped {
-        let mut detail = format!(
-            "Terraform asked the provider to stop (StopProvider) while it was trying to {} on {cluster}.",
-            call.action
-        );
-        if let Some(last) = last.0.first() {
-            detail += &format!(" The last attempt failed: {} {}", last.summary, last.detail);
+        if self.end == End::Deadline {
+            note += &format!(" Stopped retrying at {}.", self.deadline.describe());
         }
-        Diagnostic::error("Operation cancelled", detail).into()
-    } else {
-        last
-    };
-    let mut note = format!("API call: {}.", call.request);
-    if attempts > 1 {
-        note += &format!(" Tried {attempts} times in {}.", human(elapsed));
+        for diagnostic in &mut diagnostics.0 {
+            diagnostic.detail = format!("{}\n\n{note}", diagnostic.detail);
+        }
+        diagnostics
     }
-    if end == End::Deadline {
-        note += &format!(" Stopped retrying at {}.", deadline.describe());
-    }
-    for diagnostic in &mut diagnostics.0 {
-        diagnostic.detail = format!("{}\n\n{note}", diagnostic.detail);
-    }
-    diagnostics
 }
 
 /// `250ms`, `4.2s`, `2m0s`.
