@@ -64,7 +64,7 @@ impl ConfigKey {
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
         self.owned(cluster)
-            .read(&cluster.kubernetes, deadline)
+            .get(&cluster.kubernetes, deadline)
             .await
     }
 
@@ -77,7 +77,7 @@ impl ConfigKey {
     ) -> Result<Vec<String>, GaveUp> {
         let all = self
             .owned(cluster)
-            .read_all(&cluster.kubernetes, deadline)
+            .get_all(&cluster.kubernetes, deadline)
             .await?;
         Ok(all
             .into_iter()
