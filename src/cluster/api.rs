@@ -516,6 +516,34 @@ impl<K: Object> Named<'_, K> {
         }
     }
 
+    /// Makes `change`, which drops one writer's share of the object, then
+    /// deletes the object when `unused` says nobody has anything left in
+    /// it. The delete holds only while the object is as last read; a write
+    /// made meanwhile refuses it, and another round (change, read, delete)
+    /// settles whether the object is still unused. Returns the object as it
+    /// was before the change, `None` when it did not exist.
+    pub async fn release(
+        &self,
+        change: &impl Change<K>,
+        unused: impl Fn(&K) -> bool,
+        deadline: Deadline,
+    ) -> Result<Option<K>, GaveUp> {
+        const ROUNDS: usize = 5;
+        let before = self.update(change, deadline).await?;
+        for round in 1..=ROUNDS {
+            if round > 1 {
+                self.update(change, deadline).await?;
+            }
+            let Some(live) = self.get(deadline).await? else {
+                break;
+            };
+            if !unused(&live) || self.delete_if_unchanged(&live, deadline).await? {
+                break;
+            }
+        }
+        Ok(before)
+    }
+
     /// Create refuses to adopt an object someone else made: the user
     /// imports it instead.
     pub async fn ensure_absent(&self, deadline: Deadline) -> Result<(), GaveUp> {

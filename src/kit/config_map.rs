@@ -129,15 +129,8 @@ impl<'a> OwnedKey<'a> {
     ) -> Result<Option<String>, GaveUp> {
         let maps = self.objects(kubernetes, "release").await?;
         let map = maps.named(&self.map.name);
-        let before = map.update(&RemoveKey(self), deadline).await?;
-        let removed = value_of(before.as_ref(), self.key);
-        if let Some(live) = map.get(deadline).await?
-            && unused(&live)
-        {
-            // Gone already, or someone wrote to it meanwhile: theirs now.
-            map.delete_if_unchanged(&live, deadline).await?;
-        }
-        Ok(removed)
+        let before = map.release(&RemoveKey(self), unused, deadline).await?;
+        Ok(value_of(before.as_ref(), self.key))
     }
 }
 

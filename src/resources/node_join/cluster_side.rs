@@ -505,23 +505,12 @@ impl Share {
             dead: &dead,
             kind: PhantomData,
         };
-        // A delete that meets another claimer's change meanwhile is refused
-        // (its resourceVersion moved): a few rounds settle it.
-        for _ in 0..5 {
-            named.update(&unclaim, deadline).await?;
-            let Some(live) = named.get(deadline).await? else {
-                return Ok(());
-            };
-            if !created_by_us(&live)
-                || !unclaim.others(&live).is_empty()
-                || live.relied_on_without(&self.token_id)
-            {
-                return Ok(());
-            }
-            if named.delete_if_unchanged(&live, deadline).await? {
-                return Ok(());
-            }
-        }
+        let unused = |live: &K| {
+            created_by_us(live)
+                && unclaim.others(live).is_empty()
+                && !live.relied_on_without(&self.token_id)
+        };
+        named.release(&unclaim, unused, deadline).await?;
         Ok(())
     }
 }

@@ -63,9 +63,7 @@ impl ConfigKey {
         cluster: &Cluster,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
-        self.owned(cluster)
-            .get(&cluster.kubernetes, deadline)
-            .await
+        self.owned(cluster).get(&cluster.kubernetes, deadline).await
     }
 
     /// The other keys whose configuration asks for the mixed MIG strategy
