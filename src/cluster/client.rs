@@ -9,7 +9,7 @@ use kube::Client;
 use kube::client::ClientBuilder;
 use tokio::sync::OnceCell;
 
-use super::connection::{Connection, Endpoint};
+use super::connection::{Connection, Endpoint, ExplainDenial};
 use super::errors::client_error;
 use super::retry::{self, Answers, Call, Deadline, GaveUp};
 use crate::protocol::{Diagnostic, Diagnostics};
@@ -26,6 +26,7 @@ pub struct Kubernetes {
     /// Whether the API server has answered this process yet (the retry
     /// policy waits only for a server that was there before).
     reached: Arc<AtomicBool>,
+    explain_denial: Option<ExplainDenial>,
 }
 
 struct Connected {
@@ -40,7 +41,14 @@ impl Kubernetes {
             settings,
             connected: OnceCell::new(),
             reached: Arc::default(),
+            explain_denial: None,
         }
+    }
+
+    /// The same connection, naming in every 403 the rule `explain` finds.
+    pub fn explaining_denials(mut self, explain: ExplainDenial) -> Self {
+        self.explain_denial = Some(explain);
+        self
     }
 
     /// Where the cluster is, for messages: the API server's URL once the
@@ -57,9 +65,13 @@ impl Kubernetes {
     }
 
     fn endpoint(&self) -> Endpoint {
-        match self.connected.get() {
+        let endpoint = match self.connected.get() {
             Some(Ok(connected)) => connected.endpoint.clone(),
             _ => self.settings.configured_endpoint(),
+        };
+        Endpoint {
+            explain_denial: self.explain_denial,
+            ..endpoint
         }
     }
 

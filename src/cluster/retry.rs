@@ -33,8 +33,7 @@ use tower::{BoxError, Service};
 
 use super::api::Kind;
 use super::errors::{api_error, api_missing};
-use crate::framework::schema::Attr;
-use crate::framework::timeouts::{self, Operation, Timeouts};
+use crate::framework::timeouts::{Operation, Timeouts};
 use crate::protocol::{Diagnostic, Diagnostics, stop};
 
 /// How long an operation may keep retrying when its resource's `timeouts`
@@ -47,14 +46,6 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a plan may look at the cluster.
 const PLAN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The `timeouts` attribute of every resource: the deadlines of its
-/// operations.
-pub fn timeouts_attribute() -> Attr {
-    timeouts::attribute(
-        "How long an operation may take, retries included: API calls are retried while the API server restarts, throttles (429) or reports a conflict, until this deadline. Two minutes each when unset.",
-    )
-}
 
 /// When an operation stops retrying.
 #[derive(Clone, Copy, Debug)]

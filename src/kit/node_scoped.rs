@@ -18,10 +18,11 @@ use serde::{Deserialize, Serialize};
 use super::node_target::{self, Interrupted, NodeTarget, Seen};
 use super::{Cluster, list};
 use crate::cluster::api::Change;
-use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
+use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::ObjectSchema;
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{Failed, Identity, Model, PlanChange, Private, Resource, Stored, Warnings};
+use crate::kit::timeouts_attribute;
 use crate::protocol::{Diagnostics, Value};
 
 /// The state of a node-scoped resource: what every one has, and its own.

@@ -21,12 +21,13 @@ use super::{Cluster, list};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{self, Kind, Objects};
 use crate::cluster::names::check_import_name;
-use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
+use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{
     Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
 };
+use crate::kit::timeouts_attribute;
 use crate::protocol::{Diagnostic, Diagnostics, Value};
 
 /// One kind of object and how a resource's model maps to it.

@@ -30,13 +30,13 @@ use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::api::{Change, Edit};
 use crate::cluster::names::{check_dns1123_subdomain, dns1123_label};
-use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::{Identity, IdentityAttr, PlanChange};
 use crate::kit::Cluster;
 use crate::kit::node_scoped::{Companions, NodeScoped, Scoped};
 use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
+use crate::kit::permissions::Permission;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// What it needs of the API besides its configuration key

@@ -26,10 +26,10 @@ use serde_json::json;
 
 use super::Model;
 use crate::cluster::api::{Change, Edit, Kind, Object, Objects};
-use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::kit::Cluster;
 use crate::kit::object::AppliedObject;
+use crate::kit::permissions::Permission;
 use crate::protocol::{Diagnostic, Diagnostics};
 
 /// The API server's bootstrap token authenticator reads token Secrets from

@@ -24,7 +24,6 @@ use serde::{Deserialize, Serialize};
 use super::taint::{check_unique, taint_attributes};
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::check_import_name;
-use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
@@ -34,6 +33,7 @@ use crate::framework::{
 };
 use crate::kit::Cluster;
 use crate::kit::object::{AppliedObject, ObjectResource};
+use crate::kit::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use join_material::{kubelet_config, node_labels};
