@@ -172,7 +172,7 @@ impl ProviderDefinition for Gpufleet {
             register_resource(NodeResource(resources::node_taint::NodeTaint)),
             register_resource(resources::gpu_sharing::GpuSharing),
             register_resource(NodeResource(resources::node_sharing::NodeSharing)),
-            register_resource(resources::node_join::NodeJoin::new()),
+            register_resource(ObjectResource(resources::node_join::BootstrapToken)),
         ]
     }
 
