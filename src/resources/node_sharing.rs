@@ -386,6 +386,10 @@ impl NodeScoped for NodeSharing {
         Ok(())
     }
 
+    /// `NAME:NODE` or `NAME:key=value,...`: a selector imports too, since
+    /// what the resource owns is its ConfigMap key, found by `NAME`, and
+    /// the selector only says which nodes carry its label (the taints of
+    /// `gpufleet_node_taint` have no such key, so it imports a node).
     fn import(&self, id: &str) -> Result<Model, Diagnostics> {
         let invalid = |why: String| -> Diagnostics {
             Diagnostic::error(

@@ -238,7 +238,11 @@ impl NodeScoped for NodeTaint {
         state.target.identity()
     }
 
-    /// As by ID, only a named node's taints can be imported.
+    /// As by ID, only a named node's taints can be imported. Unlike
+    /// `gpufleet_node_sharing` (`NAME:k=v`), whose own state is its
+    /// ConfigMap key found by name, the taints exist only on the nodes: one
+    /// node says which are the resource's, while a selector's nodes may
+    /// each carry others.
     fn import_id(&self, identity: TargetIdentity) -> Result<String, Diagnostics> {
         identity.node_name.ok_or_else(|| {
             Diagnostic::error(
