@@ -34,7 +34,7 @@ use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::{Identity, IdentityAttr, PlanChange};
 use crate::kit::Cluster;
-use crate::kit::node_scoped::{Companions, NodeScoped, Scoped};
+use crate::kit::node_scoped::{Companions, NodeScoped, Scoped, TargetDescriptions};
 use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
 use crate::kit::permissions::Permission;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -148,6 +148,11 @@ impl NodeScoped for NodeSharing {
 
     const NAME: &'static str = "node_sharing";
     const WRITTEN: &'static str = "labelled";
+    const TARGET: TargetDescriptions = TargetDescriptions {
+        node_name: "The node to configure.",
+        node_selector: "Labels: every node carrying all of them at apply time is configured, and a node matching later shows up in the next plan.",
+        nodes: "The nodes carrying this resource's labels.",
+    };
 
     fn identity(&self) -> Identity {
         let mut attrs = vec![
@@ -192,19 +197,12 @@ impl NodeScoped for NodeSharing {
                 .validate(dns1123_label())
                 .describe("Names the configuration: key `node-NAME` of the device-plugin ConfigMap, which the nodes' `nvidia.com/device-plugin.config` label selects."),
         ];
-        attrs.extend(node_target::attributes(
-            "The node to configure.",
-            "Labels: every node carrying all of them at apply time is configured, and a node matching later shows up in the next plan.",
-        ));
         attrs.extend(sharing::attributes(Strategy::NODES, true));
         attrs.extend([
             Attr::string_map("labels")
                 .derived_from(&["name", "strategy", "mig_layout"])
                 .observed()
                 .describe("The labels this resource puts on the nodes: `nvidia.com/device-plugin.config` and, for MIG, `nvidia.com/mig.config`."),
-            Attr::string_set("nodes")
-                .derived_from(&["node_name"])
-                .describe("The nodes carrying this resource's labels."),
             Attr::string("device_plugin_config")
                 .derived_from(&["strategy", "replicas", "mig_layout", "rename_by_default", "fail_requests_greater_than_one"])
                 .observed()

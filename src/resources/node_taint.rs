@@ -37,7 +37,7 @@ use crate::framework::Identity;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Operation;
 use crate::framework::validators::not_empty;
-use crate::kit::node_scoped::{NodeScoped, Scoped};
+use crate::kit::node_scoped::{NodeScoped, Scoped, TargetDescriptions};
 use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
 use crate::kit::permissions::Permission;
 use crate::kit::{Cluster, list};
@@ -226,6 +226,11 @@ impl NodeScoped for NodeTaint {
 
     const NAME: &'static str = "node_taint";
     const WRITTEN: &'static str = "tainted";
+    const TARGET: TargetDescriptions = TargetDescriptions {
+        node_name: "The node to taint.",
+        node_selector: "Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan.",
+        nodes: "The nodes carrying this resource's taints: the named node, or the nodes the selector matched.",
+    };
 
     fn identity(&self) -> Identity {
         let target = node_target::identity_attributes(
@@ -255,25 +260,16 @@ impl NodeScoped for NodeTaint {
     }
 
     fn schema(&self) -> ObjectSchema {
-        let [node_name, node_selector] = node_target::attributes(
-            "The node to taint.",
-            "Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan.",
-        );
         ObjectSchema::new(
             "Taints on one node, or on every node whose labels match, kept next to the taints of kubelet, Karpenter and other tools: only this resource's taints are ever written or removed.",
             vec![
                 Attr::string("id")
                     .derived_from(&["node_name", "node_selector"])
                     .describe("The node name, or the selector as `key=value,...`."),
-                node_name,
-                node_selector,
                 Attr::nested("taints", Nesting::List, taint_attributes())
                     .required()
                     .validate(not_empty())
                     .describe("The taints this resource owns. One key may appear with several effects; each (key, effect) pair at most once."),
-                Attr::string_set("nodes")
-                    .derived_from(&["node_name"])
-                    .describe("The nodes carrying this resource's taints: the named node, or the nodes the selector matched."),
             ],
         )
     }
