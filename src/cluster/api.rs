@@ -41,6 +41,12 @@ impl Kind {
     pub const POD: Kind = Kind::new("v1", "Pod", "pods");
     /// DaemonSets.
     pub const DAEMON_SET: Kind = Kind::new("apps/v1", "DaemonSet", "daemonsets");
+    /// SelfSubjectReviews: whom the API server authenticates the caller as.
+    pub const SELF_SUBJECT_REVIEW: Kind = Kind::new(
+        "authentication.k8s.io/v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+    );
 
     /// The API `api_version` `kind`, served as `plural`.
     pub const fn new(api_version: &'static str, kind: &'static str, plural: &'static str) -> Self {
@@ -83,6 +89,9 @@ pub struct Objects<'a, K> {
     namespace: Option<String>,
     /// Why gpufleet makes these calls, appended to each one's action.
     purpose: Option<String>,
+    /// Whose credentials the calls carry when not the provider's own
+    /// (`the token`), for the request.
+    credentials: Option<&'static str>,
 }
 
 impl Kubernetes {
@@ -111,6 +120,24 @@ impl Kubernetes {
         Ok(self.handle(api, kind, None))
     }
 
+    /// The objects of a cluster-scoped built-in kind, called with nothing
+    /// but bearer token `token` (named `whose` in requests) on this
+    /// connection's server and CA.
+    pub async fn objects_as_token<K>(
+        &self,
+        kind: Kind,
+        token: &str,
+        whose: &'static str,
+    ) -> Result<Objects<'_, K>, GaveUp>
+    where
+        K: Resource<Scope = k8s_openapi::ClusterResourceScope>,
+        K::DynamicType: Default,
+    {
+        let mut objects = self.handle(Api::all(self.token_client(token).await?), kind, None);
+        objects.credentials = Some(whose);
+        Ok(objects)
+    }
+
     fn handle<K>(&self, api: Api<K>, kind: Kind, namespace: Option<String>) -> Objects<'_, K> {
         Objects {
             kubernetes: self,
@@ -118,6 +145,7 @@ impl Kubernetes {
             kind,
             namespace,
             purpose: None,
+            credentials: None,
         }
     }
 }
@@ -145,10 +173,33 @@ impl<'a, K: Object> Objects<'a, K> {
     }
 
     fn in_namespace(&self) -> String {
-        match &self.namespace {
+        let namespace = match &self.namespace {
             Some(namespace) => format!(" in namespace {namespace:?}"),
             None => String::new(),
+        };
+        match self.credentials {
+            Some(whose) => format!("{namespace} (as {whose})"),
+            None => namespace,
         }
+    }
+
+    /// Creates `object`, which the API server names (a review); `None` when
+    /// the server does not accept the calls' credentials (401), an answer
+    /// in itself for [`Kubernetes::objects_as_token`].
+    pub async fn create(&self, object: &K, deadline: Deadline) -> Result<Option<K>, GaveUp> {
+        let call = self.call(
+            format!("create a {}", self.kind.kind),
+            format!("POST {}{}", self.kind, self.in_namespace()),
+        );
+        self.kubernetes
+            .call(deadline, &call, || async {
+                match self.api.create(&Default::default(), object).await {
+                    Ok(created) => Ok(Some(created)),
+                    Err(e) if status(&e) == Some(401) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })
+            .await
     }
 
     fn call(&self, action: String, request: String) -> Call {
@@ -463,6 +514,34 @@ impl<K: Object> Named<'_, K> {
                 .or(Some(live))),
             _ => Err(gave_up),
         }
+    }
+
+    /// Makes `change`, which drops one writer's share of the object, then
+    /// deletes the object when `unused` says nobody has anything left in
+    /// it. The delete holds only while the object is as last read; a write
+    /// made meanwhile refuses it, and another round (change, read, delete)
+    /// settles whether the object is still unused. Returns the object as it
+    /// was before the change, `None` when it did not exist.
+    pub async fn release(
+        &self,
+        change: &impl Change<K>,
+        unused: impl Fn(&K) -> bool,
+        deadline: Deadline,
+    ) -> Result<Option<K>, GaveUp> {
+        const ROUNDS: usize = 5;
+        let before = self.update(change, deadline).await?;
+        for round in 1..=ROUNDS {
+            if round > 1 {
+                self.update(change, deadline).await?;
+            }
+            let Some(live) = self.get(deadline).await? else {
+                break;
+            };
+            if !unused(&live) || self.delete_if_unchanged(&live, deadline).await? {
+                break;
+            }
+        }
+        Ok(before)
     }
 
     /// Create refuses to adopt an object someone else made: the user

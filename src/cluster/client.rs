@@ -5,13 +5,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::Client;
 use kube::client::ClientBuilder;
 use tokio::sync::OnceCell;
 
-use super::api::Kind;
-use super::connection::{Connection, Endpoint};
+use super::connection::{Connection, Endpoint, ExplainDenial};
 use super::errors::client_error;
 use super::retry::{self, Answers, Call, Deadline, GaveUp};
 use crate::protocol::{Diagnostic, Diagnostics};
@@ -28,6 +26,7 @@ pub struct Kubernetes {
     /// Whether the API server has answered this process yet (the retry
     /// policy waits only for a server that was there before).
     reached: Arc<AtomicBool>,
+    explain_denial: Option<ExplainDenial>,
 }
 
 struct Connected {
@@ -42,7 +41,14 @@ impl Kubernetes {
             settings,
             connected: OnceCell::new(),
             reached: Arc::default(),
+            explain_denial: None,
         }
+    }
+
+    /// The same connection, naming in every 403 the rule `explain` finds.
+    pub fn explaining_denials(mut self, explain: ExplainDenial) -> Self {
+        self.explain_denial = Some(explain);
+        self
     }
 
     /// Where the cluster is, for messages: the API server's URL once the
@@ -59,9 +65,13 @@ impl Kubernetes {
     }
 
     fn endpoint(&self) -> Endpoint {
-        match self.connected.get() {
+        let endpoint = match self.connected.get() {
             Some(Ok(connected)) => connected.endpoint.clone(),
             _ => self.settings.configured_endpoint(),
+        };
+        Endpoint {
+            explain_denial: self.explain_denial,
+            ..endpoint
         }
     }
 
@@ -100,15 +110,9 @@ impl Kubernetes {
         }
     }
 
-    /// The user the API server authenticates bearer token `token` as: a
-    /// SelfSubjectReview (which every authenticated user may make) sent
-    /// with nothing but the token, to this connection's server and CA.
-    /// `None` when the server refuses the token (401).
-    pub async fn user_of_token(
-        &self,
-        token: &str,
-        deadline: Deadline,
-    ) -> Result<Option<String>, GaveUp> {
+    /// A client that sends nothing but bearer token `token` to this
+    /// connection's server and CA.
+    pub(super) async fn token_client(&self, token: &str) -> Result<Client, Diagnostics> {
         let mut config =
             self.settings.kube_config().await.map_err(|e| {
                 Diagnostics::from(Diagnostic::error("Cannot connect to Kubernetes", e))
@@ -116,35 +120,7 @@ impl Kubernetes {
         config.auth_info = serde_json::from_value(serde_json::json!({ "token": token }))
             .expect("a bearer token is a kubeconfig user");
         config.default_retry = false;
-        let client = Client::try_from(config)
-            .map_err(|e| Diagnostics::from(client_error(&self.endpoint(), &e)))?;
-        let reviews: kube::Api<SelfSubjectReview> = kube::Api::all(client);
-        let call = Call {
-            action: "find out whom the API server authenticates the bootstrap token as".into(),
-            request: "POST authentication.k8s.io/v1 SelfSubjectReview (as the token)".into(),
-            api: Kind::new(
-                "authentication.k8s.io/v1",
-                "SelfSubjectReview",
-                "selfsubjectreviews",
-            ),
-        };
-        self.call(deadline, &call, || async {
-            match reviews
-                .create(&Default::default(), &SelfSubjectReview::default())
-                .await
-            {
-                Ok(review) => Ok(Some(
-                    review
-                        .status
-                        .and_then(|s| s.user_info)
-                        .and_then(|u| u.username)
-                        .unwrap_or_default(),
-                )),
-                Err(kube::Error::Api(status)) if status.code == 401 => Ok(None),
-                Err(e) => Err(e),
-            }
-        })
-        .await
+        Client::try_from(config).map_err(|e| Diagnostics::from(client_error(&self.endpoint(), &e)))
     }
 
     /// Runs `attempt` (one API call, or a read-modify-write) under the retry

@@ -147,6 +147,7 @@ impl Connection {
                 .as_ref()
                 .and_then(|exec| exec.command.clone()),
             ca_certificates: config.root_cert.clone().unwrap_or_default(),
+            explain_denial: None,
         }
     }
 
@@ -369,6 +370,12 @@ pub const HOST_ONLY: &[&str] = &[
     "exec",
 ];
 
+/// The rule (and the kind of role it goes in) that would grant what a 403's
+/// message says was denied; `None` when the message names no RBAC rule.
+/// The layer that knows what every resource needs hands it down
+/// ([`crate::cluster::Kubernetes::explaining_denials`]).
+pub type ExplainDenial = fn(&str) -> Option<String>;
+
 /// The API server a client talks to, for messages and for telling why a
 /// connection failed. It holds no secret: the client certificate is public.
 #[derive(Clone, Debug, Default)]
@@ -393,6 +400,8 @@ pub struct Endpoint {
     /// The CA certificates (DER) the API server's certificate is checked
     /// against, as the settings give them.
     pub ca_certificates: Vec<Vec<u8>>,
+    /// How a denial is explained; none names no rule.
+    pub explain_denial: Option<ExplainDenial>,
 }
 
 impl Endpoint {

@@ -7,7 +7,6 @@
 //! that would allow the request.
 
 use super::connection::Endpoint;
-use super::permissions::Denied;
 use crate::protocol::{Diagnostic, Diagnostics};
 
 /// The HTTP status of an API error, if the server answered.
@@ -71,7 +70,7 @@ pub fn api_error(
                 format!(
                     "Could not {action} on {cluster}: {}. {}",
                     response.message,
-                    missing_permission(&response.message)
+                    missing_permission(endpoint, &response.message)
                 ),
             ),
             409 => (
@@ -115,13 +114,11 @@ pub fn client_error(endpoint: &Endpoint, error: &kube::Error) -> Diagnostic {
     )
 }
 
-/// The rule an RBAC denial calls for, and where the whole role is.
-fn missing_permission(message: &str) -> String {
-    let rule = match Denied::parse(message) {
-        Some(denied) => format!(
-            "To the user the provider runs as, {}\n",
-            denied.missing_rule(&crate::provider::permissions())
-        ),
+/// The rule an RBAC denial calls for, as the endpoint's
+/// [`super::connection::ExplainDenial`] names it, and where the whole role is.
+fn missing_permission(endpoint: &Endpoint, message: &str) -> String {
+    let rule = match endpoint.explain_denial.and_then(|explain| explain(message)) {
+        Some(rule) => format!("To the user the provider runs as, {rule}\n"),
         None => String::new(),
     };
     format!(
@@ -496,17 +493,25 @@ mod tests {
             .with_code(403)
             .boxed(),
         );
+        let endpoint = Endpoint {
+            explain_denial: Some(|message| {
+                message
+                    .contains("cannot delete")
+                    .then(|| "a ClusterRole needs the rule R".to_string())
+            }),
+            ..Default::default()
+        };
         let d = api_error(
-            &Endpoint::default(),
+            &endpoint,
             "delete NodePool \"x\"",
             "karpenter.sh/v1 NodePool",
             &denied,
         );
         assert_eq!(d.0[0].summary, "Permission denied by Kubernetes");
         assert!(
-            d.0[0].detail.contains(
-                "a ClusterRole needs the rule\n\n  - apiGroups: [\"karpenter.sh\"]\n    resources: [\"nodepools\"]\n    verbs: [\"delete\"]\n"
-            ),
+            d.0[0]
+                .detail
+                .contains("To the user the provider runs as, a ClusterRole needs the rule R\n"),
             "{}",
             d.0[0].detail
         );

@@ -9,15 +9,12 @@
 //! - [`errors`]: the one mapping from API errors to diagnostics.
 //! - [`retry`]: the one retry policy.
 //! - [`names`]: Kubernetes names, keys, label values and quantities.
-//! - [`permissions`]: the API permissions calls need, and the RBAC roles
-//!   made from them.
 
 pub mod api;
 pub mod client;
 pub mod connection;
 pub mod errors;
 pub mod names;
-pub mod permissions;
 pub mod retry;
 
 pub use client::{FIELD_MANAGER, Kubernetes};

@@ -33,8 +33,7 @@ use tower::{BoxError, Service};
 
 use super::api::Kind;
 use super::errors::{api_error, api_missing};
-use crate::framework::schema::Attr;
-use crate::framework::timeouts::{self, Operation, Timeouts};
+use crate::framework::timeouts::{Operation, Timeouts};
 use crate::protocol::{Diagnostic, Diagnostics, stop};
 
 /// How long an operation may keep retrying when its resource's `timeouts`
@@ -47,14 +46,6 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a plan may look at the cluster.
 const PLAN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The `timeouts` attribute of every resource: the deadlines of its
-/// operations.
-pub fn timeouts_attribute() -> Attr {
-    timeouts::attribute(
-        "How long an operation may take, retries included: API calls are retried while the API server restarts, throttles (429) or reports a conflict, until this deadline. Two minutes each when unset.",
-    )
-}
 
 /// When an operation stops retrying.
 #[derive(Clone, Copy, Debug)]
@@ -404,15 +395,13 @@ where
     let not_installed = matches!(&last, Some(Failure::Api(e)) if api_missing(e));
     Err(GaveUp {
         not_installed,
-        diagnostics: diagnostics(
-            cluster,
-            call,
-            last.as_ref(),
+        diagnostics: Tries {
             end,
             attempts,
-            started.elapsed(),
+            elapsed: started.elapsed(),
             deadline,
-        ),
+        }
+        .diagnostics(cluster, call, last.as_ref()),
         maybe_applied,
     })
 }
@@ -437,55 +426,57 @@ where
     .await
 }
 
-fn diagnostics(
-    cluster: &Endpoint,
-    call: &Call,
-    last: Option<&Failure>,
+/// How the attempts at one call went, for its diagnostics.
+struct Tries {
     end: End,
     attempts: u32,
     elapsed: Duration,
     deadline: Deadline,
-) -> Diagnostics {
-    let endpoint = cluster;
-    let cluster = endpoint.describe();
-    let last = match last {
-        Some(Failure::Api(error)) => {
-            api_error(endpoint, &call.action, &call.api.to_string(), error)
+}
+
+impl Tries {
+    fn diagnostics(&self, cluster: &Endpoint, call: &Call, last: Option<&Failure>) -> Diagnostics {
+        let endpoint = cluster;
+        let cluster = endpoint.describe();
+        let last = match last {
+            Some(Failure::Api(error)) => {
+                api_error(endpoint, &call.action, &call.api.to_string(), error)
+            }
+            Some(Failure::NoAnswer(after)) => Diagnostic::error(
+                "Kubernetes did not answer",
+                format!(
+                    "Could not {}: {cluster} did not answer within {}.",
+                    call.action,
+                    human(*after)
+                ),
+            )
+            .into(),
+            None => Diagnostics::default(),
+        };
+        let mut diagnostics = if self.end == End::Stopped {
+            let mut detail = format!(
+                "Terraform asked the provider to stop (StopProvider) while it was trying to {} on {cluster}.",
+                call.action
+            );
+            if let Some(last) = last.0.first() {
+                detail += &format!(" The last attempt failed: {} {}", last.summary, last.detail);
+            }
+            Diagnostic::error("Operation cancelled", detail).into()
+        } else {
+            last
+        };
+        let mut note = format!("API call: {}.", call.request);
+        if self.attempts > 1 {
+            note += &format!(" Tried {} times in {}.", self.attempts, human(self.elapsed));
         }
-        Some(Failure::NoAnswer(after)) => Diagnostic::error(
-            "Kubernetes did not answer",
-            format!(
-                "Could not {}: {cluster} did not answer within {}.",
-                call.action,
-                human(*after)
-            ),
-        )
-        .into(),
-        None => Diagnostics::default(),
-    };
-    let mut diagnostics = if end == End::Stopped {
-        let mut detail = format!(
-            "Terraform asked the provider to stop (StopProvider) while it was trying to {} on {cluster}.",
-            call.action
-        );
-        if let Some(last) = last.0.first() {
-            detail += &format!(" The last attempt failed: {} {}", last.summary, last.detail);
+        if self.end == End::Deadline {
+            note += &format!(" Stopped retrying at {}.", self.deadline.describe());
         }
-        Diagnostic::error("Operation cancelled", detail).into()
-    } else {
-        last
-    };
-    let mut note = format!("API call: {}.", call.request);
-    if attempts > 1 {
-        note += &format!(" Tried {attempts} times in {}.", human(elapsed));
+        for diagnostic in &mut diagnostics.0 {
+            diagnostic.detail = format!("{}\n\n{note}", diagnostic.detail);
+        }
+        diagnostics
     }
-    if end == End::Deadline {
-        note += &format!(" Stopped retrying at {}.", deadline.describe());
-    }
-    for diagnostic in &mut diagnostics.0 {
-        diagnostic.detail = format!("{}\n\n{note}", diagnostic.detail);
-    }
-    diagnostics
 }
 
 /// `250ms`, `4.2s`, `2m0s`.

@@ -9,11 +9,11 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, Accelerator, Sharing};
-use crate::cluster::permissions::Permission;
 use crate::framework::DataSource;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{each, integer_between, one_of};
 use crate::kit::Cluster;
+use crate::kit::permissions::Permission;
 use crate::protocol::Diagnostics;
 use crate::protocol::schema::Nesting;
 

@@ -73,23 +73,23 @@ impl<'a> OwnedKey<'a> {
     }
 
     /// The key's value; `None` when the key or the ConfigMap is absent.
-    pub async fn read(
+    pub async fn get(
         &self,
         kubernetes: &Kubernetes,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
-        let maps = self.objects(kubernetes, "read").await?;
+        let maps = self.objects(kubernetes, "get").await?;
         let live = maps.named(&self.map.name).get(deadline).await?;
         Ok(value_of(live.as_ref(), self.key))
     }
 
     /// Every key of the map and its value (none when the map is absent).
-    pub async fn read_all(
+    pub async fn get_all(
         &self,
         kubernetes: &Kubernetes,
         deadline: Deadline,
     ) -> Result<std::collections::BTreeMap<String, String>, GaveUp> {
-        let maps = self.objects(kubernetes, "read the map beside").await?;
+        let maps = self.objects(kubernetes, "get the keys beside").await?;
         let live = maps.named(&self.map.name).get(deadline).await?;
         Ok(live.and_then(|m| m.data).unwrap_or_default())
     }
@@ -101,7 +101,7 @@ impl<'a> OwnedKey<'a> {
         value: &str,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
-        let maps = self.objects(kubernetes, "write").await?;
+        let maps = self.objects(kubernetes, "apply").await?;
         let map = maps.named(&self.map.name);
         let before = map.get(deadline).await?;
         let object = ConfigMap {
@@ -127,17 +127,10 @@ impl<'a> OwnedKey<'a> {
         kubernetes: &Kubernetes,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
-        let maps = self.objects(kubernetes, "remove").await?;
+        let maps = self.objects(kubernetes, "release").await?;
         let map = maps.named(&self.map.name);
-        let before = map.update(&RemoveKey(self), deadline).await?;
-        let removed = value_of(before.as_ref(), self.key);
-        if let Some(live) = map.get(deadline).await?
-            && unused(&live)
-        {
-            // Gone already, or someone wrote to it meanwhile: theirs now.
-            map.delete_if_unchanged(&live, deadline).await?;
-        }
-        Ok(removed)
+        let before = map.release(&RemoveKey(self), unused, deadline).await?;
+        Ok(value_of(before.as_ref(), self.key))
     }
 }
 

@@ -10,6 +10,8 @@
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
 //! - [`list`]: the filters and listing `terraform query` uses.
+//! - [`permissions`]: the API permissions resources need, the RBAC roles
+//!   made from them, and the rule a denied request lacks.
 
 pub mod config_map;
 pub mod list;
@@ -17,10 +19,21 @@ pub mod node_scoped;
 pub mod node_target;
 pub mod object;
 pub mod ownership;
+pub mod permissions;
 
 use crate::catalog::LabelScheme;
 use crate::cluster::Kubernetes;
+use crate::framework::schema::Attr;
+use crate::framework::timeouts;
 use config_map::ConfigMapRef;
+
+/// The `timeouts` attribute of every resource: the deadlines of its
+/// operations, which the client's retry policy keeps.
+pub fn timeouts_attribute() -> Attr {
+    timeouts::attribute(
+        "How long an operation may take, retries included: API calls are retried while the API server restarts, throttles (429) or reports a conflict, until this deadline. Two minutes each when unset.",
+    )
+}
 
 /// What every resource and data source works against: the cluster and the
 /// provider-wide settings.

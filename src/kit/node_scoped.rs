@@ -18,10 +18,11 @@ use serde::{Deserialize, Serialize};
 use super::node_target::{self, Interrupted, NodeTarget, Seen};
 use super::{Cluster, list};
 use crate::cluster::api::Change;
-use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
-use crate::framework::schema::ObjectSchema;
+use crate::cluster::retry::{Deadline, GaveUp};
+use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{Failed, Identity, Model, PlanChange, Private, Resource, Stored, Warnings};
+use crate::kit::timeouts_attribute;
 use crate::protocol::{Diagnostics, Value};
 
 /// The state of a node-scoped resource: what every one has, and its own.
@@ -52,6 +53,17 @@ impl<T> Scoped<T> {
     }
 }
 
+/// What a node-scoped resource's `node_name`, `node_selector` and `nodes`
+/// say, for the schema the kit completes.
+pub struct TargetDescriptions {
+    /// `node_name`: the node it writes to.
+    pub node_name: &'static str,
+    /// `node_selector`: the labels that pick its nodes.
+    pub node_selector: &'static str,
+    /// `nodes`: the nodes carrying its writes.
+    pub nodes: &'static str,
+}
+
 /// What a write left of a resource's companions.
 pub enum Companions {
     /// The resource has none.
@@ -79,9 +91,12 @@ pub trait NodeScoped: Send + Sync + 'static {
     /// node is missing: `tainted`.
     const WRITTEN: &'static str;
 
-    /// The schema with the target's attributes (see
-    /// [`node_target::attributes`]) and `nodes`, without `timeouts` and the
-    /// rule that exactly one target is set (added for every such resource).
+    /// Its target's attributes and `nodes`, described.
+    const TARGET: TargetDescriptions;
+
+    /// The schema of `id` and its own attributes; the target's attributes
+    /// (see [`node_target::attributes`]), `nodes`, `timeouts` and the rule
+    /// that exactly one target is set are added for every such resource.
     fn schema(&self) -> ObjectSchema;
     /// The identity declaration (see [`Resource::identity`]), made mutable
     /// for every such resource.
@@ -254,7 +269,16 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
 
     fn schema(&self) -> ObjectSchema {
         let mut schema = self.0.schema().validate(node_target::exactly_one());
-        schema.attrs.push(timeouts_attribute());
+        schema.attrs.extend(node_target::attributes(
+            T::TARGET.node_name,
+            T::TARGET.node_selector,
+        ));
+        schema.attrs.extend([
+            Attr::string_set("nodes")
+                .derived_from(&["node_name"])
+                .describe(T::TARGET.nodes),
+            timeouts_attribute(),
+        ]);
         schema
     }
 

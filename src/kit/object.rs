@@ -11,6 +11,7 @@
 //! the main one (a ConfigMap key, NodeOverlays) are its companions: written
 //! after it, read with it so their drift shows, removed after it.
 
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use async_trait::async_trait;
@@ -21,12 +22,13 @@ use super::{Cluster, list};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{self, Kind, Objects};
 use crate::cluster::names::check_import_name;
-use crate::cluster::retry::{Deadline, GaveUp, timeouts_attribute};
+use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{
     Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
 };
+use crate::kit::timeouts_attribute;
 use crate::protocol::{Diagnostic, Diagnostics, Value};
 
 /// One kind of object and how a resource's model maps to it.
@@ -45,6 +47,35 @@ pub trait AppliedObject: Send + Sync + 'static {
     const IMPORT_ID: &'static str;
     /// Whether `terraform query` lists the objects of this kind.
     const LISTABLE: bool = false;
+    /// The identity's one attribute, which holds the import ID.
+    const IDENTITY: &'static str = "name";
+
+    /// The identity attribute's description.
+    fn identity_description(&self) -> String {
+        format!("The {}.", Self::IMPORT_ID)
+    }
+    /// Checks an import ID beyond being a Kubernetes name.
+    fn check_import_id(&self, _id: &str) -> Result<(), Diagnostics> {
+        Ok(())
+    }
+    /// Fills what create decides before anything is written (generated
+    /// values), and checks what it needs beyond the object.
+    async fn prepare_create(
+        &self,
+        _cluster: &Cluster,
+        _planned: &mut Self::Model,
+    ) -> Result<(), Diagnostics> {
+        Ok(())
+    }
+    /// Completes `state`, as a write (companions included) or a read left
+    /// it, with what comes from elsewhere than the objects.
+    async fn complete(
+        &self,
+        _cluster: &Cluster,
+        _state: &mut Self::Model,
+    ) -> Result<(), Diagnostics> {
+        Ok(())
+    }
 
     /// The resource's schema, without `timeouts` (added for every such
     /// resource).
@@ -68,6 +99,11 @@ pub trait AppliedObject: Send + Sync + 'static {
     async fn objects<'c>(&self, cluster: &'c Cluster) -> Result<Objects<'c, Self::Object>, GaveUp>;
     /// The object's name in `model`.
     fn object_name(model: &Self::Model) -> &str;
+    /// What `model` is imported by, its identity: the object's name unless
+    /// the name follows from something else.
+    fn import_id_of(model: &Self::Model) -> &str {
+        Self::object_name(model)
+    }
     /// The object to apply: exactly the fields gpufleet owns.
     fn to_object(
         &self,
@@ -150,12 +186,13 @@ pub trait AppliedObject: Send + Sync + 'static {
 /// The resource of an [`AppliedObject`].
 pub struct ObjectResource<T>(pub T);
 
-/// The identity of an [`ObjectResource`]: the object's name (the kinds
-/// gpufleet applies are cluster-scoped, so there is no namespace).
+/// The identity of an [`ObjectResource`]: its one attribute
+/// ([`AppliedObject::IDENTITY`]) and the import ID it holds, the object's
+/// name or what the name follows from (the kinds gpufleet applies are
+/// cluster-scoped, or in one fixed namespace, so there is no namespace).
 #[derive(Default, Serialize, Deserialize)]
-pub struct ObjectIdentity {
-    name: String,
-}
+#[serde(transparent)]
+pub struct ObjectIdentity(BTreeMap<String, String>);
 
 impl<T: AppliedObject> ObjectResource<T> {
     fn what(model: &T::Model) -> String {
@@ -191,12 +228,16 @@ impl<T: AppliedObject> ObjectResource<T> {
             Ok(state) => state,
             Err(d) => return Err(Failed::after_write(planned, d)),
         };
-        match self
+        let warnings = match self
             .0
             .write_companions(cluster, prior, &mut state, deadline)
             .await
         {
-            Ok(warnings) => Ok(Stored::new(state).warn(warnings)),
+            Ok(warnings) => warnings,
+            Err(d) => return Err(Failed::after_write(state, d)),
+        };
+        match self.0.complete(cluster, &mut state).await {
+            Ok(()) => Ok(Stored::new(state).warn(warnings)),
             Err(d) => Err(Failed::after_write(state, d)),
         }
     }
@@ -272,23 +313,24 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
 
     fn identity(&self) -> Identity {
         Identity::new(
-            &["name"],
+            &[T::IDENTITY],
             vec![
-                IdentityAttr::string("name")
+                IdentityAttr::string(T::IDENTITY)
                     .required_for_import()
-                    .describe(format!("The {}.", T::IMPORT_ID)),
+                    .describe(self.0.identity_description()),
             ],
         )
     }
 
     fn identity_of(&self, state: &T::Model) -> ObjectIdentity {
-        ObjectIdentity {
-            name: T::object_name(state).to_string(),
-        }
+        ObjectIdentity(BTreeMap::from([(
+            T::IDENTITY.to_string(),
+            T::import_id_of(state).to_string(),
+        )]))
     }
 
-    fn import_id(&self, identity: ObjectIdentity) -> Result<String, Diagnostics> {
-        Ok(identity.name)
+    fn import_id(&self, mut identity: ObjectIdentity) -> Result<String, Diagnostics> {
+        Ok(identity.0.remove(T::IDENTITY).unwrap_or_default())
     }
 
     fn list_schema(&self) -> Option<ObjectSchema> {
@@ -346,8 +388,9 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     async fn create(
         &self,
         cluster: &Cluster,
-        planned: T::Model,
+        mut planned: T::Model,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
+        self.0.prepare_create(cluster, &mut planned).await?;
         let deadline = Self::deadline(&planned, Operation::Create);
         let objects = self.0.objects(cluster).await?;
         objects
@@ -377,6 +420,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         self.0
             .read_companions(cluster, &mut state, &current, private.importing, deadline)
             .await?;
+        self.0.complete(cluster, &mut state).await?;
         Ok(Some(state.into()))
     }
 
@@ -409,6 +453,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
 
     fn import(&self, id: &str) -> Result<T::Model, Diagnostics> {
         check_import_name(id, T::IMPORT_ID)?;
+        self.0.check_import_id(id)?;
         Ok(self.0.imported(id))
     }
 

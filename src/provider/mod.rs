@@ -12,7 +12,6 @@ use crate::cluster::connection::{
     pem_certificates, pem_private_key, server_url,
 };
 use crate::cluster::names::{dns1123_label, dns1123_subdomain};
-use crate::cluster::permissions::Permission;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{all_or_none, no_null_elements, not_empty, one_of};
 use crate::framework::{
@@ -23,6 +22,7 @@ use crate::kit::Cluster;
 use crate::kit::config_map::ConfigMapRef;
 use crate::kit::node_scoped::NodeResource;
 use crate::kit::object::ObjectResource;
+use crate::kit::permissions::{Denied, Permission};
 use crate::protocol::diagnostics::Severity;
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -152,7 +152,7 @@ impl ProviderDefinition for Gpufleet {
             .and_then(LabelScheme::parse)
             .unwrap_or(LabelScheme::Cfke);
         Ok(Cluster {
-            kubernetes: Kubernetes::new(config.connection),
+            kubernetes: Kubernetes::new(config.connection).explaining_denials(missing_rule),
             label_scheme,
             device_plugin_config: ConfigMapRef {
                 namespace: config
@@ -172,7 +172,7 @@ impl ProviderDefinition for Gpufleet {
             register_resource(NodeResource(resources::node_taint::NodeTaint)),
             register_resource(resources::gpu_sharing::GpuSharing),
             register_resource(NodeResource(resources::node_sharing::NodeSharing)),
-            register_resource(resources::node_join::NodeJoin::new()),
+            register_resource(ObjectResource(resources::node_join::BootstrapToken)),
         ]
     }
 
@@ -216,6 +216,12 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
     ]
 }
 
+/// The rule a 403's `message` says is missing, limited to the objects the
+/// matching declaration names: how the connection explains denials.
+fn missing_rule(message: &str) -> Option<String> {
+    Denied::parse(message).map(|denied| denied.missing_rule(&permissions()))
+}
+
 /// What the sharing resources need to write their device-plugin
 /// configuration key and restart the pods that read it.
 const SHARING_KEY: &[Permission] = resources::sharing::writes::PERMISSIONS;
@@ -227,8 +233,8 @@ pub const RBAC_OPERATOR_NAMESPACE: &str = "gpu-operator";
 
 /// `docs/rbac.yaml`: the roles granting exactly [`permissions`].
 pub fn rbac_manifests() -> String {
-    crate::cluster::permissions::manifests(
-        &crate::cluster::permissions::rules(&permissions()),
+    crate::kit::permissions::manifests(
+        &crate::kit::permissions::rules(&permissions()),
         RBAC_OPERATOR_NAMESPACE,
     )
 }
@@ -238,6 +244,21 @@ mod tests {
     use super::*;
     use crate::framework::FrameworkProvider;
     use crate::protocol::provider::{ImportTarget, ImportedResource, Provider};
+
+    #[test]
+    fn a_denial_is_explained_with_the_declared_rule() {
+        let rule = missing_rule(
+            "nodepools.karpenter.sh \"x\" is forbidden: User \"u\" cannot delete resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope",
+        )
+        .expect("an RBAC denial");
+        assert!(
+            rule.contains(
+                "a ClusterRole needs the rule\n\n  - apiGroups: [\"karpenter.sh\"]\n    resources: [\"nodepools\"]\n    verbs: [\"delete\"]\n"
+            ),
+            "{rule}"
+        );
+        assert_eq!(missing_rule("denied by an admission webhook"), None);
+    }
 
     #[test]
     fn every_type_declares_its_permissions() {

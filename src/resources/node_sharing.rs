@@ -30,13 +30,13 @@ use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::api::{Change, Edit};
 use crate::cluster::names::{check_dns1123_subdomain, dns1123_label};
-use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::{Identity, IdentityAttr, PlanChange};
 use crate::kit::Cluster;
-use crate::kit::node_scoped::{Companions, NodeScoped, Scoped};
+use crate::kit::node_scoped::{Companions, NodeScoped, Scoped, TargetDescriptions};
 use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
+use crate::kit::permissions::Permission;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// What it needs of the API besides its configuration key
@@ -148,6 +148,11 @@ impl NodeScoped for NodeSharing {
 
     const NAME: &'static str = "node_sharing";
     const WRITTEN: &'static str = "labelled";
+    const TARGET: TargetDescriptions = TargetDescriptions {
+        node_name: "The node to configure.",
+        node_selector: "Labels: every node carrying all of them at apply time is configured, and a node matching later shows up in the next plan.",
+        nodes: "The nodes carrying this resource's labels.",
+    };
 
     fn identity(&self) -> Identity {
         let mut attrs = vec![
@@ -192,19 +197,12 @@ impl NodeScoped for NodeSharing {
                 .validate(dns1123_label())
                 .describe("Names the configuration: key `node-NAME` of the device-plugin ConfigMap, which the nodes' `nvidia.com/device-plugin.config` label selects."),
         ];
-        attrs.extend(node_target::attributes(
-            "The node to configure.",
-            "Labels: every node carrying all of them at apply time is configured, and a node matching later shows up in the next plan.",
-        ));
         attrs.extend(sharing::attributes(Strategy::NODES, true));
         attrs.extend([
             Attr::string_map("labels")
                 .derived_from(&["name", "strategy", "mig_layout"])
                 .observed()
                 .describe("The labels this resource puts on the nodes: `nvidia.com/device-plugin.config` and, for MIG, `nvidia.com/mig.config`."),
-            Attr::string_set("nodes")
-                .derived_from(&["node_name"])
-                .describe("The nodes carrying this resource's labels."),
             Attr::string("device_plugin_config")
                 .derived_from(&["strategy", "replicas", "mig_layout", "rename_by_default", "fail_requests_greater_than_one"])
                 .observed()
@@ -386,6 +384,10 @@ impl NodeScoped for NodeSharing {
         Ok(())
     }
 
+    /// `NAME:NODE` or `NAME:key=value,...`: a selector imports too, since
+    /// what the resource owns is its ConfigMap key, found by `NAME`, and
+    /// the selector only says which nodes carry its label (the taints of
+    /// `gpufleet_node_taint` have no such key, so it imports a node).
     fn import(&self, id: &str) -> Result<Model, Diagnostics> {
         let invalid = |why: String| -> Diagnostics {
             Diagnostic::error(

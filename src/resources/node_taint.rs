@@ -32,14 +32,14 @@ use super::taint::{check_unique, taint_attributes};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{Change, Edit};
 use crate::cluster::names::check_import_name;
-use crate::cluster::permissions::Permission;
 use crate::cluster::retry::Deadline;
 use crate::framework::Identity;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Operation;
 use crate::framework::validators::not_empty;
-use crate::kit::node_scoped::{NodeScoped, Scoped};
+use crate::kit::node_scoped::{NodeScoped, Scoped, TargetDescriptions};
 use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
+use crate::kit::permissions::Permission;
 use crate::kit::{Cluster, list};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -226,6 +226,11 @@ impl NodeScoped for NodeTaint {
 
     const NAME: &'static str = "node_taint";
     const WRITTEN: &'static str = "tainted";
+    const TARGET: TargetDescriptions = TargetDescriptions {
+        node_name: "The node to taint.",
+        node_selector: "Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan.",
+        nodes: "The nodes carrying this resource's taints: the named node, or the nodes the selector matched.",
+    };
 
     fn identity(&self) -> Identity {
         let target = node_target::identity_attributes(
@@ -238,7 +243,11 @@ impl NodeScoped for NodeTaint {
         state.target.identity()
     }
 
-    /// As by ID, only a named node's taints can be imported.
+    /// As by ID, only a named node's taints can be imported. Unlike
+    /// `gpufleet_node_sharing` (`NAME:k=v`), whose own state is its
+    /// ConfigMap key found by name, the taints exist only on the nodes: one
+    /// node says which are the resource's, while a selector's nodes may
+    /// each carry others.
     fn import_id(&self, identity: TargetIdentity) -> Result<String, Diagnostics> {
         identity.node_name.ok_or_else(|| {
             Diagnostic::error(
@@ -251,25 +260,16 @@ impl NodeScoped for NodeTaint {
     }
 
     fn schema(&self) -> ObjectSchema {
-        let [node_name, node_selector] = node_target::attributes(
-            "The node to taint.",
-            "Labels: every node carrying all of them at apply time is tainted, and a node matching later shows up in the next plan.",
-        );
         ObjectSchema::new(
             "Taints on one node, or on every node whose labels match, kept next to the taints of kubelet, Karpenter and other tools: only this resource's taints are ever written or removed.",
             vec![
                 Attr::string("id")
                     .derived_from(&["node_name", "node_selector"])
                     .describe("The node name, or the selector as `key=value,...`."),
-                node_name,
-                node_selector,
                 Attr::nested("taints", Nesting::List, taint_attributes())
                     .required()
                     .validate(not_empty())
                     .describe("The taints this resource owns. One key may appear with several effects; each (key, effect) pair at most once."),
-                Attr::string_set("nodes")
-                    .derived_from(&["node_name"])
-                    .describe("The nodes carrying this resource's taints: the named node, or the nodes the selector matched."),
             ],
         )
     }

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
-use crate::cluster::permissions::{LISTED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::GaveUp;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
@@ -18,6 +17,7 @@ use crate::framework::validators::{integer_between, one_of};
 use crate::kit::Cluster;
 use crate::kit::object::AppliedObject;
 use crate::kit::ownership::{owned, owned_map};
+use crate::kit::permissions::{LISTED_OBJECT_VERBS, Permission};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// Values above this are reserved for system classes.

@@ -168,7 +168,7 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
 /// ServiceAccount `gpufleet-provider`): what an operator does for the
 /// namespace the provider's `gpu_operator_namespace` names.
 pub async fn bind_operator_role(namespace: &str) {
-    use gpufleet::cluster::permissions::{ROLE_NAME, Scope, rules};
+    use gpufleet::kit::permissions::{ROLE_NAME, Scope, rules};
     use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
     use kube::api::{Api, Patch, PatchParams};
     let client = kube_client().await;

@@ -41,7 +41,6 @@ use node_pool::{NODE_POOL, NodePoolMetadata, NodePoolSpec, imported_label_scheme
 use resolved::{Models, Resolved, effective_scheme};
 
 use crate::cluster::api::{Kind, Objects};
-use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, LISTED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::model::decode;
 use crate::framework::schema::ObjectSchema;
@@ -49,6 +48,7 @@ use crate::framework::timeouts::Timeouts;
 use crate::framework::{PlanChange, Warnings};
 use crate::kit::Cluster;
 use crate::kit::object::AppliedObject;
+use crate::kit::permissions::{APPLIED_OBJECT_VERBS, LISTED_OBJECT_VERBS, Permission};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use kube::Resource as _;
@@ -25,10 +26,10 @@ use serde_json::json;
 
 use super::Model;
 use crate::cluster::api::{Change, Edit, Kind, Object, Objects};
-use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::kit::Cluster;
 use crate::kit::object::AppliedObject;
+use crate::kit::permissions::Permission;
 use crate::protocol::{Diagnostic, Diagnostics};
 
 /// The API server's bootstrap token authenticator reads token Secrets from
@@ -133,9 +134,24 @@ pub(super) async fn check_authentication(
     };
     let expected = format!("system:bootstrap:{id}");
     let token = format!("{id}.{secret}");
+    let reviews = cluster
+        .kubernetes
+        .objects_as_token::<SelfSubjectReview>(Kind::SELF_SUBJECT_REVIEW, &token, "the token")
+        .await?
+        .because("to find out whom the API server authenticates the bootstrap token as");
     let started = Instant::now();
     loop {
-        let user = cluster.kubernetes.user_of_token(&token, deadline).await?;
+        // A review the server refuses (401) names nobody.
+        let user = reviews
+            .create(&SelfSubjectReview::default(), deadline)
+            .await?
+            .map(|review| {
+                review
+                    .status
+                    .and_then(|s| s.user_info)
+                    .and_then(|u| u.username)
+                    .unwrap_or_default()
+            });
         let detail = match user {
             Some(user) if user == expected => return Ok(()),
             Some(user) => format!(
@@ -489,23 +505,12 @@ impl Share {
             dead: &dead,
             kind: PhantomData,
         };
-        // A delete that meets another claimer's change meanwhile is refused
-        // (its resourceVersion moved): a few rounds settle it.
-        for _ in 0..5 {
-            named.update(&unclaim, deadline).await?;
-            let Some(live) = named.get(deadline).await? else {
-                return Ok(());
-            };
-            if !created_by_us(&live)
-                || !unclaim.others(&live).is_empty()
-                || live.relied_on_without(&self.token_id)
-            {
-                return Ok(());
-            }
-            if named.delete_if_unchanged(&live, deadline).await? {
-                return Ok(());
-            }
-        }
+        let unused = |live: &K| {
+            created_by_us(live)
+                && unclaim.others(live).is_empty()
+                && !live.relied_on_without(&self.token_id)
+        };
+        named.release(&unclaim, unused, deadline).await?;
         Ok(())
     }
 }

@@ -23,17 +23,14 @@ use serde::{Deserialize, Serialize};
 
 use super::taint::{check_unique, taint_attributes};
 use crate::cluster::api::{Kind, Objects};
-use crate::cluster::names::check_import_name;
-use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{Validator, each, no_null_elements, not_empty, one_of};
-use crate::framework::{
-    Failed, Identity, IdentityAttr, PlanChange, Private, Resource, Stored, Warnings,
-};
+use crate::framework::{PlanChange, Warnings};
 use crate::kit::Cluster;
-use crate::kit::object::{AppliedObject, ObjectResource};
+use crate::kit::object::AppliedObject;
+use crate::kit::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use join_material::{kubelet_config, node_labels};
@@ -58,22 +55,6 @@ const USAGES: &[&str] = &["authentication", "signing"];
 const DEFAULT_GROUP: &str = "system:bootstrappers:gpufleet";
 /// The annotation holding what the Secret's own keys cannot say.
 const SETTINGS_ANNOTATION: &str = "gpufleet/node-join";
-
-/// The `gpufleet_node_join` resource.
-pub struct NodeJoin(ObjectResource<BootstrapToken>);
-
-impl NodeJoin {
-    /// The resource.
-    pub fn new() -> Self {
-        Self(ObjectResource(BootstrapToken))
-    }
-}
-
-impl Default for NodeJoin {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 /// Its bootstrap token Secret, as an applied object.
 pub struct BootstrapToken;
@@ -158,6 +139,54 @@ impl AppliedObject for BootstrapToken {
     const NAME: &'static str = "node_join";
     const KIND: Kind = Kind::new("v1", "Secret", "secrets");
     const IMPORT_ID: &'static str = "token id";
+    const IDENTITY: &'static str = "token_id";
+
+    fn identity_description(&self) -> String {
+        "The token id, the part of the token before the dot.".into()
+    }
+
+    fn check_import_id(&self, id: &str) -> Result<(), Diagnostics> {
+        token_part(ID_LENGTH)(id).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Invalid import ID",
+                format!("{id:?} {e}: import a bootstrap token by its id, the part of the token before the dot."),
+            ))
+        })
+    }
+
+    /// Generates what the configuration leaves to the provider, and checks
+    /// the connection can give the join material, before the Secret is
+    /// written.
+    async fn prepare_create(
+        &self,
+        cluster: &Cluster,
+        planned: &mut Model,
+    ) -> Result<(), Diagnostics> {
+        if planned.token_id.is_none() {
+            planned.token_id = Some(random_token_part(ID_LENGTH)?);
+        }
+        if planned.token_secret.is_none() {
+            planned.token_secret = Some(random_token_part(SECRET_LENGTH)?);
+        }
+        let ttl = parse_duration(planned.ttl.as_deref().unwrap_or("24h")).map_err(|e| {
+            Diagnostic::error("Invalid attribute value", e).at(AttributePath::attr("ttl"))
+        })?;
+        let expiration = Timestamp::now()
+            .checked_add(ttl)
+            .and_then(|t| t.round(jiff::Unit::Second))
+            .map_err(|e| {
+                Diagnostic::error("Invalid attribute value", e.to_string())
+                    .at(AttributePath::attr("ttl"))
+            })?;
+        planned.expiration = Some(expiration.to_string());
+        self.derive(planned);
+        planned.join_material(cluster).await
+    }
+
+    /// The join material, which comes from the connection.
+    async fn complete(&self, cluster: &Cluster, state: &mut Model) -> Result<(), Diagnostics> {
+        state.join_material(cluster).await
+    }
 
     fn schema(&self) -> ObjectSchema {
         let computed = |name| Attr::string(name).computed().use_state_for_unknown();
@@ -366,6 +395,10 @@ impl AppliedObject for BootstrapToken {
         model.secret_name.as_deref().unwrap_or_default()
     }
 
+    fn import_id_of(model: &Model) -> &str {
+        model.token_id.as_deref().unwrap_or_default()
+    }
+
     fn to_object(&self, _: &Cluster, model: &Model) -> Result<Secret, Diagnostics> {
         let missing = |what: &str| -> Diagnostics {
             Diagnostic::error(
@@ -438,7 +471,9 @@ impl AppliedObject for BootstrapToken {
             .and_then(|a| a.get(SETTINGS_ANNOTATION))
             .and_then(|s| serde_json::from_str(s).ok())
             .unwrap_or_default();
-        Ok(Model {
+        // Derived values too, so that every state a write or read leaves,
+        // a failed one's included, shows them.
+        let mut state = Model {
             token_id: text("token-id"),
             token_secret: text("token-secret"),
             expiration: text("expiration"),
@@ -456,7 +491,9 @@ impl AppliedObject for BootstrapToken {
             ca_cert_hash: prior.ca_cert_hash.clone(),
             timeouts: prior.timeouts.clone(),
             ..Default::default()
-        })
+        };
+        self.derive(&mut state);
+        Ok(state)
     }
 
     fn imported(&self, id: &str) -> Model {
@@ -465,166 +502,6 @@ impl AppliedObject for BootstrapToken {
             secret_name: Some(format!("{SECRET_PREFIX}{id}")),
             ..Default::default()
         }
-    }
-}
-
-impl NodeJoin {
-    /// `state` as the object left it, with derived values and join material.
-    async fn completed(
-        &self,
-        cluster: &Cluster,
-        mut stored: Stored<Model>,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        self.0.0.derive(&mut stored.state);
-        match stored.state.join_material(cluster).await {
-            Ok(()) => Ok(stored),
-            Err(d) => Err(Failed::after_write(stored.state, d)),
-        }
-    }
-
-    fn after_failure(&self, mut failed: Failed<Model>) -> Failed<Model> {
-        if let Some(written) = &mut failed.written {
-            self.0.0.derive(&mut written.state);
-        }
-        failed
-    }
-}
-
-/// The resource's identity: its token id (the Secret's name follows from it).
-#[derive(Default, Serialize, Deserialize)]
-pub struct TokenIdentity {
-    token_id: String,
-}
-
-#[async_trait]
-impl Resource<Cluster> for NodeJoin {
-    type Model = Model;
-    type IdentityModel = TokenIdentity;
-
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-
-    fn identity(&self) -> Identity {
-        Identity::new(
-            &["token_id"],
-            vec![
-                IdentityAttr::string("token_id")
-                    .required_for_import()
-                    .describe("The token id, the part of the token before the dot."),
-            ],
-        )
-    }
-
-    fn identity_of(&self, state: &Model) -> TokenIdentity {
-        TokenIdentity {
-            token_id: state.token_id.clone().unwrap_or_default(),
-        }
-    }
-
-    fn import_id(&self, identity: TokenIdentity) -> Result<String, Diagnostics> {
-        Ok(identity.token_id)
-    }
-
-    fn schema(&self) -> ObjectSchema {
-        self.0.schema()
-    }
-
-    fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
-        self.0.validate(config, diagnostics);
-    }
-
-    fn derive(&self, model: &mut Model) {
-        self.0.derive(model);
-    }
-
-    async fn modify_plan(
-        &self,
-        cluster: &Cluster,
-        change: &mut PlanChange<'_>,
-        diagnostics: &mut Diagnostics,
-    ) {
-        self.0.modify_plan(cluster, change, diagnostics).await;
-    }
-
-    /// Generates what the configuration leaves to the provider, checks the
-    /// connection can give the join material, then writes the Secret.
-    async fn create(
-        &self,
-        cluster: &Cluster,
-        mut planned: Model,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        if planned.token_id.is_none() {
-            planned.token_id = Some(random_token_part(ID_LENGTH)?);
-        }
-        if planned.token_secret.is_none() {
-            planned.token_secret = Some(random_token_part(SECRET_LENGTH)?);
-        }
-        let ttl = parse_duration(planned.ttl.as_deref().unwrap_or("24h")).map_err(|e| {
-            Diagnostic::error("Invalid attribute value", e).at(AttributePath::attr("ttl"))
-        })?;
-        let expiration = Timestamp::now()
-            .checked_add(ttl)
-            .and_then(|t| t.round(jiff::Unit::Second))
-            .map_err(|e| {
-                Diagnostic::error("Invalid attribute value", e.to_string())
-                    .at(AttributePath::attr("ttl"))
-            })?;
-        planned.expiration = Some(expiration.to_string());
-        self.0.0.derive(&mut planned);
-        planned.join_material(cluster).await?;
-        match self.0.create(cluster, planned).await {
-            Ok(stored) => self.completed(cluster, stored).await,
-            Err(failed) => Err(self.after_failure(failed)),
-        }
-    }
-
-    async fn read(
-        &self,
-        cluster: &Cluster,
-        current: Model,
-        private: &Private,
-    ) -> Result<Option<Stored<Model>>, Diagnostics> {
-        let Some(mut stored) = self.0.read(cluster, current, private).await? else {
-            return Ok(None);
-        };
-        self.0.0.derive(&mut stored.state);
-        stored.state.join_material(cluster).await?;
-        Ok(Some(stored))
-    }
-
-    async fn update(
-        &self,
-        cluster: &Cluster,
-        prior: Model,
-        planned: Model,
-        private: &Private,
-    ) -> Result<Stored<Model>, Failed<Model>> {
-        match self.0.update(cluster, prior, planned, private).await {
-            Ok(stored) => self.completed(cluster, stored).await,
-            Err(failed) => Err(self.after_failure(failed)),
-        }
-    }
-
-    /// Deleting the Secret revokes the token.
-    async fn delete(
-        &self,
-        cluster: &Cluster,
-        prior: Model,
-        private: &Private,
-    ) -> Result<Warnings, Diagnostics> {
-        self.0.delete(cluster, prior, private).await
-    }
-
-    fn import(&self, id: &str) -> Result<Model, Diagnostics> {
-        check_import_name(id, "token id")?;
-        token_part(ID_LENGTH)(id).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(
-                "Invalid import ID",
-                format!("{id:?} {e}: import a bootstrap token by its id, the part of the token before the dot."),
-            ))
-        })?;
-        self.0.import(id)
     }
 }
 

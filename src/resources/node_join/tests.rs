@@ -2,11 +2,13 @@
 
 use super::*;
 use crate::catalog::LabelScheme;
+use crate::framework::Resource;
 use crate::framework::testkit::Harness;
+use crate::kit::object::ObjectResource;
 use serde_json::json;
 
 fn harness() -> Harness<Cluster> {
-    Harness::new(NodeJoin::new())
+    Harness::new(ObjectResource(BootstrapToken))
 }
 
 fn errors_of(config: serde_json::Value) -> Vec<(String, String)> {
@@ -209,7 +211,7 @@ fn the_secret_is_a_bootstrap_token_and_reads_back_as_state() {
 
 #[test]
 fn import_takes_a_token_id() {
-    let h = NodeJoin::new();
+    let h = ObjectResource(BootstrapToken);
     assert_eq!(
         h.import("abcdef").unwrap().secret_name.as_deref(),
         Some("bootstrap-token-abcdef")

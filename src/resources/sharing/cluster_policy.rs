@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
 use crate::cluster::api::{Change, Edit, Kind};
-use crate::cluster::permissions::Permission;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::kit::Cluster;
+use crate::kit::permissions::Permission;
 
 /// The GPU Operator's ClusterPolicies.
 pub const CLUSTER_POLICY: Kind = Kind::new("nvidia.com/v1", "ClusterPolicy", "clusterpolicies");

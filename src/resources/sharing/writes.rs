@@ -13,10 +13,10 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use super::device_plugin::same_behaviour;
 use super::{CONFIG_LABEL, DEFAULT_KEY, field_manager};
 use crate::cluster::api::Kind;
-use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::kit::Cluster;
 use crate::kit::config_map::OwnedKey;
+use crate::kit::permissions::{APPLIED_OBJECT_VERBS, Permission};
 
 /// The GPU Operator's DaemonSets whose pods read the device-plugin
 /// configuration: the plugin, its MPS control daemon, and GPU Feature
@@ -63,9 +63,7 @@ impl ConfigKey {
         cluster: &Cluster,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
-        self.owned(cluster)
-            .read(&cluster.kubernetes, deadline)
-            .await
+        self.owned(cluster).get(&cluster.kubernetes, deadline).await
     }
 
     /// The other keys whose configuration asks for the mixed MIG strategy
@@ -77,7 +75,7 @@ impl ConfigKey {
     ) -> Result<Vec<String>, GaveUp> {
         let all = self
             .owned(cluster)
-            .read_all(&cluster.kubernetes, deadline)
+            .get_all(&cluster.kubernetes, deadline)
             .await?;
         Ok(all
             .into_iter()
