@@ -7,10 +7,8 @@
 //! contradicting an attribute, values an attribute cannot hold) is left raw
 //! instead, so configuration written from the state plans with no change.
 
-use super::constraints::{CONSTRAINTS, Constraint, Constraints, MinValues, Slot};
-use super::requirements::{
-    Implied, RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
-};
+use super::constraints::{CONSTRAINTS, Constraint, Constraints, MinValues, Slot, sorted_unique};
+use super::requirements::{Implied, RawRequirement, Requirement, inclusive_bound, same_operator};
 use super::resolved::Resolved;
 use crate::catalog::{LabelScheme, canonical_names, selected_by};
 

@@ -37,8 +37,8 @@ use kube::api::DynamicObject;
 
 use constraints::{CONSTRAINTS, Constraint, Constraints};
 pub use model::Model;
-use node_pool::{NODE_POOL, NodePoolMetadata, NodePoolSpec, imported_label_scheme, node_pool};
-use resolved::{Models, Resolved, effective_scheme};
+use node_pool::NODE_POOL;
+use resolved::{Models, Resolved};
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::permissions::{APPLIED_OBJECT_VERBS, LISTED_OBJECT_VERBS, Permission};
@@ -49,7 +49,7 @@ use crate::framework::timeouts::Timeouts;
 use crate::framework::{PlanChange, Warnings};
 use crate::kit::Cluster;
 use crate::kit::object::AppliedObject;
-use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use crate::protocol::{AttributePath, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
 pub struct Fleet;
@@ -160,22 +160,20 @@ impl AppliedObject for Fleet {
                 .requires_replace
                 .push(AttributePath::attr("replicas"));
         }
-        sharing::modify_plan(cluster, change, diagnostics).await;
         let config = change.config;
-        if !config.attr("label_scheme").is_wholly_known() {
-            return;
-        }
         let (known, unknown) = known_constraints(config);
-        match decode::<Constraints>(&known) {
-            Ok(constraints) => {
-                let resolved = Resolved::with_setting(
-                    &constraints,
-                    config.attr("label_scheme").as_str(),
-                    cluster.label_scheme,
-                );
-                diagnostics.extend(constraints.known_problems(&resolved, &unknown));
-            }
-            Err(d) => diagnostics.extend(d),
+        let constraints = match decode::<Constraints>(&known) {
+            Ok(constraints) => constraints,
+            Err(d) => return diagnostics.extend(d),
+        };
+        // Resolved once for both checks; its scheme counts only once
+        // `label_scheme` is known.
+        let label_scheme = config.attr("label_scheme");
+        let resolved =
+            Resolved::with_setting(&constraints, label_scheme.as_str(), cluster.label_scheme);
+        sharing::modify_plan(cluster, change, &resolved.models, diagnostics).await;
+        if label_scheme.is_wholly_known() {
+            diagnostics.extend(constraints.known_problems(&resolved, &unknown));
         }
     }
 
@@ -191,14 +189,7 @@ impl AppliedObject for Fleet {
     }
 
     fn to_object(&self, cluster: &Cluster, model: &Model) -> Result<DynamicObject, Diagnostics> {
-        let requirements = model
-            .constraints
-            .requirements(&Self::resolve(model, cluster))?;
-        Ok(node_pool(
-            &model.name,
-            model.metadata(),
-            &model.spec(requirements),
-        ))
+        node_pool::build(model, &Self::resolve(model, cluster))
     }
 
     fn state_from(
@@ -208,39 +199,7 @@ impl AppliedObject for Fleet {
         prior: &Model,
         importing: bool,
     ) -> Result<Model, Diagnostics> {
-        let name = live.metadata.name.clone().unwrap_or_default();
-        let spec: NodePoolSpec =
-            serde_json::from_value(live.data["spec"].clone()).map_err(|e| {
-                Diagnostics::from(Diagnostic::error(
-                    "Unexpected NodePool",
-                    format!("NodePool {name:?} does not look like a karpenter.sh/v1 NodePool: {e}"),
-                ))
-            })?;
-        let label_scheme = if importing {
-            imported_label_scheme(&spec, cluster.label_scheme)
-        } else {
-            prior.label_scheme.clone()
-        };
-        let scheme = effective_scheme(label_scheme.as_deref(), cluster.label_scheme);
-        let constraints = Constraints::from_requirements(
-            &spec.template.spec.requirements,
-            scheme,
-            &prior.constraints,
-            importing,
-        );
-        let metadata = NodePoolMetadata {
-            labels: live.metadata.labels,
-            annotations: live.metadata.annotations,
-        };
-        Ok(Model::from_spec(
-            name,
-            metadata,
-            &spec,
-            prior,
-            importing,
-            label_scheme,
-            constraints,
-        ))
+        Model::from_live(live, prior, importing, cluster.label_scheme)
     }
 
     fn imported(&self, name: &str) -> Model {
