@@ -52,6 +52,14 @@ impl Models {
         models
     }
 
+    /// Models selected from the catalog already, not by name.
+    pub(super) fn selected(known: Vec<&'static Accelerator>) -> Self {
+        Self {
+            known,
+            ..Self::default()
+        }
+    }
+
     /// The models of `constraints`' accelerators.
     pub(super) fn of(constraints: &Constraints) -> Self {
         Self::resolve(
@@ -67,7 +75,15 @@ impl Models {
 impl Resolved {
     /// `constraints` under `scheme`.
     pub(super) fn of(constraints: &Constraints, scheme: LabelScheme) -> Self {
-        let models = Models::of(constraints);
+        Self::with_models(constraints, scheme, Models::of(constraints))
+    }
+
+    /// `constraints` under `scheme`, their accelerators being `models`.
+    pub(super) fn with_models(
+        constraints: &Constraints,
+        scheme: LabelScheme,
+        models: Models,
+    ) -> Self {
         Self {
             gpu_names: gpu_name_values(&models, constraints.memory_range(), scheme),
             scheme,
