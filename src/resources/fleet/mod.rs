@@ -5,12 +5,15 @@
 //! - `validation`: Karpenter's syntax rules and reserved keys.
 //! - `model`: the state, and the outputs derived from configuration.
 //! - `constraints`: the node constraints as one table, from which the
-//!   schema, `min_values`, generation and import are derived.
-//! - `resolved`: the label scheme and catalog models, resolved once per call.
-//! - `requirements`: node constraints → label-scheme requirements, with
-//!   `minValues`; `decompose`: live requirements → constraints; `allowed`:
-//!   whether requirements on one label contradict each other.
-//! - `node_pool`: the NodePool spec and its mapping to state.
+//!   schema, `min_values`, each constraint's requirement and import are
+//!   derived.
+//! - `resolved`: the label scheme, catalog models and their GPU name
+//!   values, resolved once by each step that needs them.
+//! - `requirements`: the generated requirements checked as a list, then
+//!   the implied and raw ones; `decompose`: live requirements →
+//!   constraints; `allowed`: whether requirements on one label contradict
+//!   each other.
+//! - `node_pool`: the NodePool built from state, and state read back from it.
 //! - `interconnect`: what workloads request for the nodes' interconnect.
 //! - `upgrade`: state written by older schema versions.
 //! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
