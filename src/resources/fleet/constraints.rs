@@ -2,17 +2,20 @@
 //! its attribute and schema, the label and operator of the requirement it
 //! generates under each label scheme, and where its value lives in
 //! [`Constraints`]. The schema's constraint attributes and `min_values`,
-//! the requirements engine and import are all derived from it.
+//! the requirement each constraint generates ([`Constraint::generate`])
+//! and import are all derived from it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::requirements::{RawRequirement, Requirement};
+use super::resolved::Resolved;
 use crate::catalog::{self, LabelScheme, MemoryRange, MemoryUnit};
 use crate::cluster::names::label_value;
 use crate::framework::schema::Attr;
 use crate::framework::validators::{
-    Validator, at_least_one_of, each, integer_between, not_empty, one_of,
+    Validator, at_least_one_of, each, integer_between, not_empty, one_of, quoted_list,
 };
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Value};
@@ -49,7 +52,7 @@ pub(super) struct Constraints {
     pub(super) architectures: Option<Vec<String>>,
     pub(super) network_bandwidth_min_gbps: Option<u32>,
     pub(super) min_values: Option<MinValues>,
-    pub(super) requirements: Option<Vec<super::requirements::RawRequirement>>,
+    pub(super) requirements: Option<Vec<RawRequirement>>,
 }
 
 impl Constraints {
@@ -522,6 +525,87 @@ impl Constraint {
             .iter()
             .filter(move |c| c.field == self.field && *c != self)
     }
+
+    /// The requirement this constraint generates from `constraints`, with
+    /// catalog names as `resolved` has them and its `minValues`: `None`
+    /// when its attribute is unset, an error when the scheme has no label
+    /// for it or its value cannot be expressed.
+    pub(super) fn generate(
+        &self,
+        constraints: &Constraints,
+        resolved: &Resolved,
+    ) -> Result<Option<Requirement>, Diagnostic> {
+        let Some(values) = self.values(constraints, resolved)? else {
+            return Ok(None);
+        };
+        let (key, operator) = self
+            .requirement(resolved.scheme)
+            .ok_or_else(|| self.inexpressible(resolved.scheme))?;
+        let min_values = constraints.min_values.as_ref();
+        Ok(Some(Requirement {
+            key: key.to_string(),
+            operator: operator.to_string(),
+            values: Some(values),
+            min_values: min_values.and_then(|m| m.of(self)),
+        }))
+    }
+
+    /// The values of the requirement this constraint generates, if it is set.
+    fn values(
+        &self,
+        constraints: &Constraints,
+        resolved: &Resolved,
+    ) -> Result<Option<Vec<String>>, Diagnostic> {
+        Ok(match &self.slot {
+            Slot::Models => match &constraints.accelerators {
+                Some(_) => Some(resolved.gpu_names.clone()?),
+                None => None,
+            },
+            // A lower bound of 0 bounds nothing (`accelerator_count.min = 0`
+            // lets fractional GPUs in, see `Implied::WholeGpus`); validation keeps
+            // the others at 1 or more, so `Gt` stays at 0 or more, as the
+            // CRD requires.
+            Slot::Bound { get, unit, .. } => get(constraints).filter(|&n| n > 0).map(|n| {
+                let bound = unit.label_bound(n, resolved.scheme, self.operator == "Lt");
+                let past = if self.operator == "Gt" {
+                    bound - 1
+                } else {
+                    bound + 1
+                };
+                vec![past.to_string()]
+            }),
+            Slot::Values { get, .. } => get(constraints).map(|v| sorted_unique(v)),
+        })
+    }
+
+    fn inexpressible(&self, scheme: LabelScheme) -> Diagnostic {
+        let schemes: Vec<&str> = self
+            .schemes()
+            .into_iter()
+            .map(LabelScheme::as_str)
+            .collect();
+        Diagnostic::error(
+            "Not expressible with this label scheme",
+            format!(
+                "`{}` cannot be expressed with the {scheme} label scheme: it has no {} label. \
+                 Remove it, or set `label_scheme` to one that has: {}.",
+                self.attribute,
+                self.label_tells,
+                quoted_list(&schemes)
+            ),
+        )
+        .at(self.path())
+    }
+}
+
+/// Label values as a requirement lists them: sorted, each once.
+pub(super) fn sorted_unique(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 impl BoundUnit {

@@ -7,12 +7,10 @@
 //! contradicting an attribute, values an attribute cannot hold) is left raw
 //! instead, so configuration written from the state plans with no change.
 
-use super::constraints::{CONSTRAINTS, Constraint, Constraints, MinValues, Slot};
-use super::requirements::{
-    Implied, RawRequirement, Requirement, inclusive_bound, same_operator, sorted_unique,
-};
-use super::resolved::Resolved;
-use crate::catalog::{LabelScheme, canonical_names, selected_by};
+use super::constraints::{CONSTRAINTS, Constraint, Constraints, MinValues, Slot, sorted_unique};
+use super::requirements::{Implied, RawRequirement, Requirement, inclusive_bound, same_operator};
+use super::resolved::{Models, Resolved};
+use crate::catalog::{Accelerator, LabelScheme, canonical_names, selected_by};
 
 impl Constraints {
     /// The constraints `live` expresses under `scheme`. `prior` says which
@@ -90,9 +88,11 @@ impl Constraints {
         let mut constraints = loop {
             let claimable =
                 |c: &Constraint| (importing || c.is_set(prior)) && !left_raw.contains(&c);
-            let constraints = decompose(live, scheme, claimable);
+            let (constraints, models) = decompose(live, scheme, claimable);
+            // The models the live GPU names selected: nothing to look up again.
+            let resolved = Resolved::with_models(&constraints, scheme, Models::selected(models));
             let blamed: Vec<&Constraint> = constraints
-                .problems(&Resolved::of(&constraints, scheme))
+                .problems(&resolved)
                 .into_iter()
                 .flat_map(|p| p.blame)
                 .filter(|c| !left_raw.contains(c))
@@ -116,14 +116,24 @@ impl Constraints {
     }
 }
 
+/// What one pass of [`decompose`] has filled so far: the constraints,
+/// their `minValues`, and the catalog models the live GPU names selected.
+#[derive(Default)]
+struct Decomposed {
+    constraints: Constraints,
+    min_values: MinValues,
+    models: Vec<&'static Accelerator>,
+}
+
 /// One pass: fills each claimable attribute from the first live requirement
 /// it would generate, those whose requirement depends on others' values
-/// (accelerator names on the memory bounds) after the others.
+/// (accelerator names on the memory bounds) after the others. Also the
+/// catalog models the accelerator names stand for.
 fn decompose(
     live: &[Requirement],
     scheme: LabelScheme,
     claimable: impl Fn(&Constraint) -> bool,
-) -> Constraints {
+) -> (Constraints, Vec<&'static Accelerator>) {
     let generated_by = |r: &Requirement| {
         CONSTRAINTS.iter().find(|c| {
             claimable(c)
@@ -132,20 +142,13 @@ fn decompose(
         })
     };
     let dependent = |c: &Constraint| CONSTRAINTS.iter().any(|other| c.depends_on(other));
-    let mut constraints = Constraints::default();
-    let mut min_values = MinValues::default();
+    let mut decomposed = Decomposed::default();
     let mut claimed = vec![false; live.len()];
     for second in [false, true] {
         for (requirement, claimed) in live.iter().zip(&mut claimed) {
             if let Some(constraint) = generated_by(requirement).filter(|&c| dependent(c) == second)
             {
-                *claimed = claim(
-                    &mut constraints,
-                    &mut min_values,
-                    constraint,
-                    requirement,
-                    scheme,
-                );
+                *claimed = decomposed.claim(constraint, requirement, scheme);
             }
         }
     }
@@ -155,61 +158,72 @@ fn decompose(
         .filter(|(_, claimed)| !claimed)
         .map(|(r, _)| RawRequirement::from(r.clone()))
         .collect();
+    let Decomposed {
+        mut constraints,
+        min_values,
+        models,
+    } = decomposed;
     constraints.min_values = (!min_values.is_empty()).then_some(min_values);
     constraints.requirements = (!raw.is_empty()).then_some(raw);
-    constraints
+    (constraints, models)
 }
 
-/// Fills `constraint` from a live requirement if it is still empty and the
-/// attribute can hold the values; says whether it did.
-fn claim(
-    constraints: &mut Constraints,
-    min_values: &mut MinValues,
-    constraint: &Constraint,
-    requirement: &Requirement,
-    scheme: LabelScheme,
-) -> bool {
-    if constraint.is_set(constraints) {
-        return false;
-    }
-    // Constraints sharing a min_values field (accelerator_count's bounds)
-    // must agree on it.
-    if constraint.siblings().any(|s| s.is_set(constraints))
-        && min_values.of(constraint) != requirement.min_values
-    {
-        return false;
-    }
-    let values = requirement.values.as_deref().unwrap_or_default();
-    let filled = match &constraint.slot {
-        Slot::Models => selected_by(values, constraints.memory_range(), scheme)
-            .map(|models| {
-                constraints.accelerators = Some(models.iter().map(|a| a.name.to_string()).collect())
-            })
-            .is_some(),
-        Slot::Bound { set, unit, .. } => {
-            let at_most = constraint.operator == "Lt";
-            match inclusive_bound(&requirement.operator, requirement.values.as_deref())
-                .and_then(|bound| unit.bound_for_label(bound, scheme, at_most))
-            {
-                Some(n) => {
-                    set(constraints, n);
+impl Decomposed {
+    /// Fills `constraint` from a live requirement if it is still empty and
+    /// the attribute can hold the values; says whether it did.
+    fn claim(
+        &mut self,
+        constraint: &Constraint,
+        requirement: &Requirement,
+        scheme: LabelScheme,
+    ) -> bool {
+        let constraints = &mut self.constraints;
+        if constraint.is_set(constraints) {
+            return false;
+        }
+        // Constraints sharing a min_values field (accelerator_count's bounds)
+        // must agree on it.
+        if constraint.siblings().any(|s| s.is_set(constraints))
+            && self.min_values.of(constraint) != requirement.min_values
+        {
+            return false;
+        }
+        let values = requirement.values.as_deref().unwrap_or_default();
+        let filled = match &constraint.slot {
+            Slot::Models => match selected_by(values, constraints.memory_range(), scheme) {
+                Some(models) => {
+                    constraints.accelerators =
+                        Some(models.iter().map(|a| a.name.to_string()).collect());
+                    self.models = models;
                     true
                 }
                 None => false,
+            },
+            Slot::Bound { set, unit, .. } => {
+                let at_most = constraint.operator == "Lt";
+                match inclusive_bound(&requirement.operator, requirement.values.as_deref())
+                    .and_then(|bound| unit.bound_for_label(bound, scheme, at_most))
+                {
+                    Some(n) => {
+                        set(constraints, n);
+                        true
+                    }
+                    None => false,
+                }
             }
-        }
-        Slot::Values { set, allowed, .. } => {
-            let fits = !values.is_empty()
-                && allowed
-                    .is_none_or(|allowed| values.iter().all(|v| allowed.contains(&v.as_str())));
-            if fits {
-                set(constraints, sorted_unique(values));
+            Slot::Values { set, allowed, .. } => {
+                let fits = !values.is_empty()
+                    && allowed
+                        .is_none_or(|allowed| values.iter().all(|v| allowed.contains(&v.as_str())));
+                if fits {
+                    set(constraints, sorted_unique(values));
+                }
+                fits
             }
-            fits
+        };
+        if filled {
+            self.min_values.set(constraint, requirement.min_values);
         }
-    };
-    if filled {
-        min_values.set(constraint, requirement.min_values);
+        filled
     }
-    filled
 }

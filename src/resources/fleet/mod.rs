@@ -5,12 +5,15 @@
 //! - `validation`: Karpenter's syntax rules and reserved keys.
 //! - `model`: the state, and the outputs derived from configuration.
 //! - `constraints`: the node constraints as one table, from which the
-//!   schema, `min_values`, generation and import are derived.
-//! - `resolved`: the label scheme and catalog models, resolved once per call.
-//! - `requirements`: node constraints → label-scheme requirements, with
-//!   `minValues`; `decompose`: live requirements → constraints; `allowed`:
-//!   whether requirements on one label contradict each other.
-//! - `node_pool`: the NodePool spec and its mapping to state.
+//!   schema, `min_values`, each constraint's requirement and import are
+//!   derived.
+//! - `resolved`: the label scheme, catalog models and their GPU name
+//!   values, resolved once by each step that needs them.
+//! - `requirements`: the generated requirements checked as a list, then
+//!   the implied and raw ones; `decompose`: live requirements →
+//!   constraints; `allowed`: whether requirements on one label contradict
+//!   each other.
+//! - `node_pool`: the NodePool built from state, and state read back from it.
 //! - `interconnect`: what workloads request for the nodes' interconnect.
 //! - `upgrade`: state written by older schema versions.
 //! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
@@ -37,8 +40,8 @@ use kube::api::DynamicObject;
 
 use constraints::{CONSTRAINTS, Constraint, Constraints};
 pub use model::Model;
-use node_pool::{NODE_POOL, NodePoolMetadata, NodePoolSpec, imported_label_scheme, node_pool};
-use resolved::{Models, Resolved, effective_scheme};
+use node_pool::NODE_POOL;
+use resolved::{Models, Resolved};
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::retry::{Deadline, GaveUp};
@@ -49,7 +52,7 @@ use crate::framework::{PlanChange, Warnings};
 use crate::kit::Cluster;
 use crate::kit::object::AppliedObject;
 use crate::kit::permissions::{APPLIED_OBJECT_VERBS, LISTED_OBJECT_VERBS, Permission};
-use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use crate::protocol::{AttributePath, Diagnostics, Value};
 
 /// The `gpufleet_fleet` resource.
 pub struct Fleet;
@@ -160,22 +163,20 @@ impl AppliedObject for Fleet {
                 .requires_replace
                 .push(AttributePath::attr("replicas"));
         }
-        sharing::modify_plan(cluster, change, diagnostics).await;
         let config = change.config;
-        if !config.attr("label_scheme").is_wholly_known() {
-            return;
-        }
         let (known, unknown) = known_constraints(config);
-        match decode::<Constraints>(&known) {
-            Ok(constraints) => {
-                let resolved = Resolved::with_setting(
-                    &constraints,
-                    config.attr("label_scheme").as_str(),
-                    cluster.label_scheme,
-                );
-                diagnostics.extend(constraints.known_problems(&resolved, &unknown));
-            }
-            Err(d) => diagnostics.extend(d),
+        let constraints = match decode::<Constraints>(&known) {
+            Ok(constraints) => constraints,
+            Err(d) => return diagnostics.extend(d),
+        };
+        // Resolved once for both checks; its scheme counts only once
+        // `label_scheme` is known.
+        let label_scheme = config.attr("label_scheme");
+        let resolved =
+            Resolved::with_setting(&constraints, label_scheme.as_str(), cluster.label_scheme);
+        sharing::modify_plan(cluster, change, &resolved.models, diagnostics).await;
+        if label_scheme.is_wholly_known() {
+            diagnostics.extend(constraints.known_problems(&resolved, &unknown));
         }
     }
 
@@ -191,14 +192,7 @@ impl AppliedObject for Fleet {
     }
 
     fn to_object(&self, cluster: &Cluster, model: &Model) -> Result<DynamicObject, Diagnostics> {
-        let requirements = model
-            .constraints
-            .requirements(&Self::resolve(model, cluster))?;
-        Ok(node_pool(
-            &model.name,
-            model.metadata(),
-            &model.spec(requirements),
-        ))
+        node_pool::build(model, &Self::resolve(model, cluster))
     }
 
     fn state_from(
@@ -208,39 +202,7 @@ impl AppliedObject for Fleet {
         prior: &Model,
         importing: bool,
     ) -> Result<Model, Diagnostics> {
-        let name = live.metadata.name.clone().unwrap_or_default();
-        let spec: NodePoolSpec =
-            serde_json::from_value(live.data["spec"].clone()).map_err(|e| {
-                Diagnostics::from(Diagnostic::error(
-                    "Unexpected NodePool",
-                    format!("NodePool {name:?} does not look like a karpenter.sh/v1 NodePool: {e}"),
-                ))
-            })?;
-        let label_scheme = if importing {
-            imported_label_scheme(&spec, cluster.label_scheme)
-        } else {
-            prior.label_scheme.clone()
-        };
-        let scheme = effective_scheme(label_scheme.as_deref(), cluster.label_scheme);
-        let constraints = Constraints::from_requirements(
-            &spec.template.spec.requirements,
-            scheme,
-            &prior.constraints,
-            importing,
-        );
-        let metadata = NodePoolMetadata {
-            labels: live.metadata.labels,
-            annotations: live.metadata.annotations,
-        };
-        Ok(Model::from_spec(
-            name,
-            metadata,
-            &spec,
-            prior,
-            importing,
-            label_scheme,
-            constraints,
-        ))
+        Model::from_live(live, prior, importing, cluster.label_scheme)
     }
 
     fn imported(&self, name: &str) -> Model {

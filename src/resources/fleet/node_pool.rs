@@ -10,10 +10,12 @@ use serde::{Deserialize, Serialize};
 use super::constraints::{Constraint, Constraints};
 use super::model::{Budget, Disruption, Model, NodeClass, Taint};
 use super::requirements::Requirement;
+use super::resolved::{Resolved, effective_scheme};
 use super::sharing::{self, SharingState, split_labels};
 use crate::catalog::LabelScheme;
 use crate::cluster::api::Kind;
 use crate::kit::ownership::{owned, owned_map, owned_whole};
+use crate::protocol::{Diagnostic, Diagnostics};
 
 /// The resource `limits.gpus` stands for.
 pub(super) const GPU_RESOURCE: &str = "nvidia.com/gpu";
@@ -101,26 +103,18 @@ impl From<DisruptionSpec> for Disruption {
     }
 }
 
-/// The NodePool's own labels and annotations, as live.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(super) struct NodePoolMetadata {
-    pub(super) labels: Option<BTreeMap<String, String>>,
-    pub(super) annotations: Option<BTreeMap<String, String>>,
-}
-
 /// Karpenter's NodePools.
 pub(super) const NODE_POOL: Kind = Kind::new("karpenter.sh/v1", "NodePool", "nodepools");
 
-pub(super) fn node_pool(
-    name: &str,
-    metadata: NodePoolMetadata,
-    spec: &NodePoolSpec,
-) -> DynamicObject {
-    let mut object = DynamicObject::new(name, &NODE_POOL.api_resource());
-    object.metadata.labels = metadata.labels;
-    object.metadata.annotations = metadata.annotations;
+/// The NodePool `model` asks for, its requirements generated with catalog
+/// names as `resolved` has them.
+pub(super) fn build(model: &Model, resolved: &Resolved) -> Result<DynamicObject, Diagnostics> {
+    let spec = model.spec(model.constraints.requirements(resolved)?);
+    let mut object = DynamicObject::new(&model.name, &NODE_POOL.api_resource());
+    object.metadata.labels = model.node_pool_labels.clone();
+    object.metadata.annotations = model.node_pool_annotations.clone();
     object.data = serde_json::json!({ "spec": spec });
-    object
+    Ok(object)
 }
 
 /// Annotations tools keep on the objects they write, which an import does
@@ -136,7 +130,7 @@ fn is_bookkeeping_annotation(key: &str) -> bool {
 impl Model {
     /// The NodePool spec this state asks for, with `requirements` from the
     /// requirements engine.
-    pub(super) fn spec(&self, requirements: Vec<Requirement>) -> NodePoolSpec {
+    fn spec(&self, requirements: Vec<Requirement>) -> NodePoolSpec {
         let metadata = TemplateMetadata {
             labels: self.template_labels(),
             annotations: self.annotations.clone(),
@@ -167,36 +161,46 @@ impl Model {
         sharing::template_labels(self)
     }
 
-    /// The NodePool's own labels and annotations this state asks for.
-    pub(super) fn metadata(&self) -> NodePoolMetadata {
-        NodePoolMetadata {
-            labels: self.node_pool_labels.clone(),
-            annotations: self.node_pool_annotations.clone(),
-        }
-    }
-
     /// State from a live NodePool; `prior` says which optional fields are
     /// ours. Disruption and `expireAfter` are always sent, so always ours.
-    pub(super) fn from_spec(
-        name: String,
-        metadata: NodePoolMetadata,
-        spec: &NodePoolSpec,
+    /// Its constraints are read under the fleet's label scheme (after an
+    /// import, the one its requirements use), else `provider`'s.
+    pub(super) fn from_live(
+        live: DynamicObject,
         prior: &Model,
         importing: bool,
-        label_scheme: Option<String>,
-        constraints: Constraints,
-    ) -> Model {
+        provider: LabelScheme,
+    ) -> Result<Model, Diagnostics> {
+        let name = live.metadata.name.unwrap_or_default();
+        let spec: NodePoolSpec =
+            serde_json::from_value(live.data["spec"].clone()).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    "Unexpected NodePool",
+                    format!("NodePool {name:?} does not look like a karpenter.sh/v1 NodePool: {e}"),
+                ))
+            })?;
+        let label_scheme = if importing {
+            imported_label_scheme(&spec, provider)
+        } else {
+            prior.label_scheme.clone()
+        };
+        let constraints = Constraints::from_requirements(
+            &spec.template.spec.requirements,
+            effective_scheme(label_scheme.as_deref(), provider),
+            &prior.constraints,
+            importing,
+        );
         let template = &spec.template.spec;
         let template_metadata = spec.template.metadata.clone().unwrap_or_default();
         let (labels, sharing_labels) =
             split_labels(&name, template_metadata.labels, prior, importing);
-        let node_pool_annotations = metadata.annotations.map(|annotations| {
+        let node_pool_annotations = live.metadata.annotations.map(|annotations| {
             annotations
                 .into_iter()
                 .filter(|(key, _)| !(importing && is_bookkeeping_annotation(key)))
                 .collect()
         });
-        Model {
+        Ok(Model {
             id: None,
             name,
             constraints,
@@ -219,7 +223,7 @@ impl Model {
                 &prior.termination_grace_period,
                 importing,
             ),
-            node_pool_labels: owned_map(metadata.labels, &prior.node_pool_labels, importing),
+            node_pool_labels: owned_map(live.metadata.labels, &prior.node_pool_labels, importing),
             node_pool_annotations: owned_map(
                 node_pool_annotations,
                 &prior.node_pool_annotations,
@@ -231,7 +235,7 @@ impl Model {
             interconnect_resources: None,
             timeouts: prior.timeouts.clone(),
             sharing: SharingState::from_live(prior, sharing_labels),
-        }
+        })
     }
 }
 
@@ -301,7 +305,7 @@ fn limits_from_spec(
 /// After an import: the label scheme whose own labels (GPU, instance
 /// family, provider) the NodePool's requirements use, when that is not the
 /// provider's.
-pub(super) fn imported_label_scheme(spec: &NodePoolSpec, provider: LabelScheme) -> Option<String> {
+fn imported_label_scheme(spec: &NodePoolSpec, provider: LabelScheme) -> Option<String> {
     let uses = |scheme: LabelScheme| {
         spec.template
             .spec

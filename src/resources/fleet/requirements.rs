@@ -1,9 +1,10 @@
-//! The requirements engine: the fleet's node constraints (GPU models, GPUs
-//! per node, GPU memory, capacity types, ...) become NodePool requirements
-//! on the node labels of a label scheme, each with the `minValues` the
-//! `min_values` attribute gives it, followed by the raw `requirements`. A
-//! raw requirement is refused only when it contradicts what an attribute
-//! generates (see [`super::allowed`]). Live requirements decompose back into
+//! The requirements engine: the requirements the fleet's node constraints
+//! generate ([`Constraint::generate`]) on the node labels of a label scheme,
+//! checked as a list (too few values for a `minValues`, a lower bound past
+//! its upper one, contradictions, the CRD's count), then those the
+//! constraints imply, then the raw `requirements`. A raw requirement is
+//! refused only when it contradicts what an attribute generates (see
+//! [`super::allowed`]). Live requirements decompose back into
 //! the same constraints in `decompose`. Pure: no Kubernetes, no protocol
 //! plumbing beyond diagnostics.
 
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::allowed::Allowed;
 use super::constraints::{CONSTRAINTS, Constraint, Constraints, Slot};
 use super::resolved::Resolved;
-use crate::catalog::{Accelerator, LabelScheme, selected_by};
+use crate::catalog::LabelScheme;
 use crate::framework::validators::quoted_list;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
@@ -76,55 +77,6 @@ impl From<Requirement> for RawRequirement {
             values: r.values,
             min_values: r.min_values,
         }
-    }
-}
-
-impl Constraint {
-    fn inexpressible(&self, scheme: LabelScheme) -> Diagnostic {
-        let schemes: Vec<&str> = self
-            .schemes()
-            .into_iter()
-            .map(LabelScheme::as_str)
-            .collect();
-        Diagnostic::error(
-            "Not expressible with this label scheme",
-            format!(
-                "`{}` cannot be expressed with the {scheme} label scheme: it has no {} label. \
-                 Remove it, or set `label_scheme` to one that has: {}.",
-                self.attribute,
-                self.label_tells,
-                quoted_list(&schemes)
-            ),
-        )
-        .at(self.path())
-    }
-
-    /// The values of the requirement this constraint generates, if it is set.
-    fn values(
-        &self,
-        constraints: &Constraints,
-        resolved: &Resolved,
-    ) -> Result<Option<Vec<String>>, Diagnostic> {
-        Ok(match &self.slot {
-            Slot::Models => match &constraints.accelerators {
-                Some(_) => Some(accelerator_label_values(constraints, resolved)?),
-                None => None,
-            },
-            // A lower bound of 0 bounds nothing (`accelerator_count.min = 0`
-            // lets fractional GPUs in, see `Implied::WholeGpus`); validation keeps
-            // the others at 1 or more, so `Gt` stays at 0 or more, as the
-            // CRD requires.
-            Slot::Bound { get, unit, .. } => get(constraints).filter(|&n| n > 0).map(|n| {
-                let bound = unit.label_bound(n, resolved.scheme, self.operator == "Lt");
-                let past = if self.operator == "Gt" {
-                    bound - 1
-                } else {
-                    bound + 1
-                };
-                vec![past.to_string()]
-            }),
-            Slot::Values { get, .. } => get(constraints).map(|v| sorted_unique(v)),
-        })
     }
 }
 
@@ -203,15 +155,6 @@ impl Implied {
     }
 }
 
-pub(super) fn sorted_unique(values: &[String]) -> Vec<String> {
-    values
-        .iter()
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect()
-}
-
 impl Constraints {
     /// The NodePool requirements, with catalog names as `resolved` has
     /// them: the generated ones in [`CONSTRAINTS`] order, then the raw
@@ -288,7 +231,7 @@ impl Constraints {
     }
 
     fn checked(&self, resolved: &Resolved) -> (Vec<Generated>, Vec<Problem>) {
-        let (generated, mut problems) = self.generate(resolved);
+        let (generated, mut problems) = self.generated(resolved);
         problems.extend(self.contradictions(&generated));
         let implied = self.implied(resolved.scheme).len();
         let total = generated.len() + implied + self.raw().len();
@@ -308,38 +251,21 @@ impl Constraints {
     }
 
     /// The requirements the attributes generate, with their `minValues`.
-    fn generate(&self, resolved: &Resolved) -> (Vec<Generated>, Vec<Problem>) {
-        let scheme = resolved.scheme;
+    fn generated(&self, resolved: &Resolved) -> (Vec<Generated>, Vec<Problem>) {
         let min_values = self.min_values.clone().unwrap_or_default();
         let mut problems = Vec::new();
         let mut generated = Vec::new();
         for constraint in &CONSTRAINTS {
-            let min = min_values.of(constraint);
-            match (
-                constraint.values(self, resolved),
-                constraint.requirement(scheme),
-            ) {
-                (Ok(None), _) => {}
-                (Ok(Some(values)), Some((key, operator))) => {
-                    if let Some(problem) =
-                        too_few_values(constraint, key, operator, &values, min, scheme)
-                    {
-                        problems.push(problem);
-                    }
+            match constraint.generate(self, resolved) {
+                Ok(None) => {}
+                Ok(Some(requirement)) => {
+                    problems.extend(too_few_values(constraint, &requirement, resolved.scheme));
                     generated.push(Generated {
                         constraint,
-                        requirement: Requirement {
-                            key: key.to_string(),
-                            operator: operator.to_string(),
-                            values: Some(values),
-                            min_values: min,
-                        },
+                        requirement,
                     });
                 }
-                (Ok(Some(_)), None) => {
-                    problems.push(Problem::new([constraint], constraint.inexpressible(scheme)));
-                }
-                (Err(d), _) => problems.push(Problem::new([constraint], d)),
+                Err(d) => problems.push(Problem::new([constraint], d)),
             }
         }
         for constraint in &CONSTRAINTS {
@@ -439,13 +365,17 @@ pub(super) fn inclusive_bound(operator: &str, values: Option<&[String]>) -> Opti
 /// An `In` requirement must list at least `minValues` values (a CRD rule).
 fn too_few_values(
     constraint: &'static Constraint,
-    key: &str,
-    operator: &str,
-    values: &[String],
-    min: Option<u32>,
+    requirement: &Requirement,
     scheme: LabelScheme,
 ) -> Option<Problem> {
-    let min = min.filter(|&min| operator == "In" && values.len() < min as usize)?;
+    let Requirement {
+        key,
+        operator,
+        values,
+        min_values,
+    } = requirement;
+    let values = values.as_deref().unwrap_or_default();
+    let min = min_values.filter(|&min| operator == "In" && values.len() < min as usize)?;
     let field = constraint.field;
     let how = if matches!(constraint.slot, Slot::Models) {
         format!(" (models that share a `{key}` value under the {scheme} label scheme count once)")
@@ -512,101 +442,4 @@ fn contradiction(
         ),
     )
     .at(AttributePath::attr("requirements").join_index(index))
-}
-
-/// The GPU name label values selecting exactly the resolved models (with
-/// the memory bound, if any). Errors when a model has no value under the
-/// scheme, when the memory bound excludes a named model, and when the
-/// values would also select models that are not named (memory sizes share
-/// a value).
-fn accelerator_label_values(
-    constraints: &Constraints,
-    resolved: &Resolved,
-) -> Result<Vec<String>, Diagnostic> {
-    let Resolved { scheme, models } = resolved;
-    let scheme = *scheme;
-    let memory = constraints.memory_range();
-    let path = AttributePath::attr("accelerators");
-    if let Some(unknown) = &models.unknown {
-        return Err(unknown.clone());
-    }
-    let requested = &models.known;
-    let mut values = BTreeSet::new();
-    for accelerator in requested {
-        let value = accelerator.label_value(scheme).ok_or_else(|| {
-            Diagnostic::error(
-                "Not expressible with this label scheme",
-                format!(
-                    "`{}` cannot be selected with the {scheme} label scheme: no `{}` value names it. \
-                     Leave it out, or set `label_scheme` to a scheme that labels it.",
-                    accelerator.name,
-                    scheme.label_keys().name
-                ),
-            )
-            .at(path.clone())
-        })?;
-        let gib = accelerator.memory_gib;
-        let passed = [
-            (
-                memory.min.filter(|&min| gib < min),
-                "less",
-                "accelerator_memory_min_gib",
-            ),
-            (
-                memory.max.filter(|&max| gib > max),
-                "more",
-                "accelerator_memory_max_gib",
-            ),
-        ];
-        if let Some((bound, than, attribute)) = passed
-            .into_iter()
-            .find_map(|(bound, than, attribute)| bound.map(|b| (b, than, attribute)))
-        {
-            return Err(Diagnostic::error(
-                "Contradictory GPU memory",
-                format!(
-                    "`{}` has {gib} GiB per GPU, {than} than {attribute} = {bound}: no node could match.",
-                    accelerator.name
-                ),
-            )
-            .at(AttributePath::attr(attribute)));
-        }
-        values.insert(value.to_string());
-    }
-    let values: Vec<String> = values.into_iter().collect();
-    let extra: Vec<&Accelerator> = selected_by(&values, memory, scheme)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|a| !requested.contains(a))
-        .collect();
-    if !extra.is_empty() {
-        let names: Vec<&str> = extra.iter().map(|a| a.name).collect();
-        let sizes = requested.iter().map(|a| a.memory_gib);
-        let (least, most) = (sizes.clone().min(), sizes.max());
-        let bound = match (least, most) {
-            _ if scheme.label_keys().memory.is_none() => None,
-            (_, Some(most)) if extra.iter().all(|a| a.memory_gib > most) => {
-                Some(format!("accelerator_memory_max_gib = {most}"))
-            }
-            (Some(least), _) if extra.iter().all(|a| a.memory_gib < least) => {
-                Some(format!("accelerator_memory_min_gib = {least}"))
-            }
-            _ => None,
-        };
-        let fix = match bound {
-            Some(bound) => format!("List them too, or set {bound} to tell the memory sizes apart."),
-            None => "List them too.".to_string(),
-        };
-        return Err(Diagnostic::error(
-            "Accelerators not expressible exactly",
-            format!(
-                "With the {scheme} label scheme this fleet would also launch {}: they share a `{}` value \
-                 with a listed model. {fix}",
-                quoted_list(&names),
-                scheme.label_keys().name
-            ),
-        )
-        .at(path));
-    }
-    Ok(values)
 }

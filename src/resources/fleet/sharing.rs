@@ -302,9 +302,12 @@ pub(super) fn validate(config: &Value, models: Option<&Models>, diagnostics: &mu
 /// and how the fleet goes with the cluster as it is: the ClusterPolicy's
 /// MIG strategy, and the cluster-wide sharing a fleet without `gpu_sharing`
 /// takes (see [`caveats`] for why not with what else this run plans).
+/// `models` are those of the configuration's `accelerators`, resolved by
+/// the fleet's plan once.
 pub(super) async fn modify_plan(
     cluster: &Cluster,
     change: &PlanChange<'_>,
+    models: &Models,
     diagnostics: &mut Diagnostics,
 ) {
     let config = change.config;
@@ -347,14 +350,6 @@ pub(super) async fn modify_plan(
             );
         }
     }
-    let models = Models::resolve(
-        config
-            .attr("accelerators")
-            .elements()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str),
-    );
     let subject = Subject {
         what: format!("Fleet {name:?}"),
         path: AttributePath::attr("gpu_sharing"),
