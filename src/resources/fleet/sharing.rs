@@ -28,9 +28,10 @@
 //! get an overlay too, shared or not: EC2 reports a GPU count of 0 for
 //! G6f and Gr6f, so karpenter-provider-aws plans them with no
 //! `nvidia.com/gpu` (pkg/providers/instancetype/types.go, nvidiaGPUs) and
-//! never launches one for a pod requesting it, while on the node NVIDIA's
-//! driver shows the part of the L4 as one GPU, which the device plugin
-//! advertises as one `nvidia.com/gpu` (× replicas when shared). Their
+//! never launches one for a pod requesting it, while EC2 gives them one GPU
+//! device (`LogicalGpuCount` 1: EC2 API Reference, GpuDeviceInfo), which
+//! NVIDIA's device plugin advertises as one `nvidia.com/gpu` (× replicas
+//! when shared). Their
 //! overlay selects the GPU count 0 and gives them that capacity; a fleet of
 //! fractional and one-GPU nodes (`max = 1`) has all its nodes show one GPU.
 
@@ -192,10 +193,17 @@ fn overlay_name(fleet: &str, gpus: u32) -> String {
 /// The overlays the fleet's sharing and fractional GPUs ask for.
 fn wanted_overlays(model: &Model, models: &Models) -> BTreeMap<String, Overlay> {
     let count = model.constraints.accelerator_count.as_ref();
-    let advertised = match &model.sharing.gpu_sharing {
-        Some(settings) => settings.advertised(&models.known, MigStrategy::Mixed),
-        // Dedicated GPUs need an overlay only where Karpenter plans none:
-        // on fractional nodes.
+    let shared = model
+        .sharing
+        .gpu_sharing
+        .as_ref()
+        .map(|s| s.advertised(&models.known, MigStrategy::Mixed))
+        .filter(|a| !a.node_capacity(1).is_empty());
+    // Dedicated GPUs (no sharing, or `strategy = "none"`) need an overlay
+    // only where Karpenter plans none: on fractional nodes.
+    let dedicated = shared.is_none();
+    let advertised = match shared {
+        Some(advertised) => advertised,
         None if admits_fractional(count) => Advertised {
             resource: Some(GPU_RESOURCE.to_string()),
             per_gpu: vec![(GPU_RESOURCE.to_string(), 1)],
@@ -203,11 +211,10 @@ fn wanted_overlays(model: &Model, models: &Models) -> BTreeMap<String, Overlay> 
         },
         None => return BTreeMap::new(),
     };
-    let shared = model.sharing.gpu_sharing.is_some();
     let uniform = uniform_gpus(count).is_some();
     gpu_counts(count)
         .into_iter()
-        .filter(|&gpus| shared || uniform || gpus == 0)
+        .filter(|&gpus| !dedicated || uniform || gpus == 0)
         .filter_map(|gpus| {
             // A fractional node shows one GPU.
             let capacity = advertised.node_capacity(gpus.max(1));

@@ -264,6 +264,13 @@ fn fractional_gpus_get_the_capacity_of_one_gpu() {
     );
     assert_eq!(plan.attr("gpus_per_node_advertised").as_i64(), Some(4));
 
+    // Dedicated by `strategy = "none"`: as without `gpu_sharing`.
+    let (plan, _) = fractional(json!({"min": 0}), json!({"strategy": "none"}));
+    assert_eq!(
+        plan.attr("node_overlays").to_json(),
+        json!({"inference-0-gpus": {"gpus": 0, "capacity": {"nvidia.com/gpu": "1"}}})
+    );
+
     // Whole GPUs only, dedicated: nothing to overlay.
     let (plan, requirements) = fractional(json!({"min": 1}), json!(null));
     assert!(plan.attr("node_overlays").is_null());
