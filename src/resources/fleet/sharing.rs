@@ -31,9 +31,9 @@
 //! never launches one for a pod requesting it, while EC2 gives them one GPU
 //! device (`LogicalGpuCount` 1: EC2 API Reference, GpuDeviceInfo), which
 //! NVIDIA's device plugin advertises as one `nvidia.com/gpu` (× replicas
-//! when shared). Their
-//! overlay selects the GPU count 0 and gives them that capacity; a fleet of
-//! fractional and one-GPU nodes (`max = 1`) has all its nodes show one GPU.
+//! when shared). Their overlay selects the GPU count 0 and gives them that
+//! capacity; a fleet of fractional and one-GPU nodes (`max = 1`) has all
+//! its nodes show one GPU.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -157,7 +157,7 @@ fn admits_fractional(count: Option<&GpuCount>) -> bool {
 /// The GPUs every node of the fleet shows, when all show the same:
 /// `accelerator_count` fixes them, or admits fractional GPUs (each shown as
 /// one GPU, see the module docs) and at most one.
-pub(super) fn uniform_gpus(count: Option<&GpuCount>) -> Option<u32> {
+fn uniform_gpus(count: Option<&GpuCount>) -> Option<u32> {
     fixed_gpus(count)
         .or_else(|| (admits_fractional(count) && count.and_then(|c| c.max) == Some(1)).then_some(1))
 }
