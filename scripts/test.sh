@@ -94,10 +94,12 @@ system_tier() {
   # Last on this cluster, as it swaps what Karpenter offers: EC2's instance
   # types with karpenter-provider-aws's labels (testbed/build.sh
   # aws-instance-types), on which the scenario runs again with its fleets
-  # under the aws scheme.
-  echo "==> EC2 instance types: Karpenter restarted with every EC2 GPU type, the scenario on them under the aws scheme"
+  # under the aws scheme, and a fleet of fractional GPUs: one test at a
+  # time.
+  echo "==> EC2 instance types: Karpenter restarted with every EC2 GPU type, the scenario on them under the aws scheme, fractional GPUs"
   bash testbed/cluster.sh up --karpenter=aws
-  cargo test --test system -- --ignored --exact scenario::training_and_inference_on_ec2
+  cargo test --test system -- --ignored --exact --test-threads=1 \
+    scenario::training_and_inference_on_ec2 scenario::fractional_gpus_on_ec2
 }
 wait "$system_cluster_up" || { cat target/system-cluster.log; echo "the system tier's cluster did not start" >&2; exit 1; }
 acceptance_tier >target/acceptance-tier.log 2>&1 &

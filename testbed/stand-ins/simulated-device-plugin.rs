@@ -217,11 +217,22 @@ impl Operator {
 /// The node's GPU count and model from the first label scheme whose count
 /// label it carries (src/catalog/labels.rs); the model is `None` unless
 /// the name (and memory) labels select exactly one catalog entry.
+///
+/// A fractional GPU (a GPU count of 0 with a GPU named, where the scheme's
+/// cloud sells them: EC2's G6f and Gr6f) is one GPU here: EC2's
+/// DescribeInstanceTypes gives each such type `Count` 0 but
+/// `LogicalGpuCount` 1, the GPU devices the instance has (EC2 API
+/// Reference, GpuDeviceInfo; moto's copy of the data has it), and NVIDIA's
+/// device plugin advertises the devices NVML lists (internal/rm/nvml_devices.go).
 fn gpus_of(labels: &BTreeMap<String, String>) -> Option<(u32, Option<&'static Accelerator>)> {
     LabelScheme::ALL.into_iter().find_map(|scheme| {
         let keys = scheme.label_keys();
-        let count: u32 = labels.get(keys.count)?.parse().ok().filter(|&n| n > 0)?;
         let name = labels.get(keys.name);
+        let count: u32 = match labels.get(keys.count)?.parse().ok()? {
+            0 if scheme.sells_fractional_gpus() && name.is_some() => 1,
+            0 => return None,
+            n => n,
+        };
         let memory = keys
             .memory
             .and_then(|m| Some((m.unit, labels.get(m.key)?.parse::<u32>().ok()?)));

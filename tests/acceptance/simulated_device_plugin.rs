@@ -259,6 +259,20 @@ fn advertises_what_nvidias_plugin_would() {
             )
             .await;
         fixture.advertises(&aws, &[("nvidia.com/gpu", "12")]).await;
+        // EC2's fractional L4 (g6f.large, as karpenter-provider-aws labels
+        // it: GPU count 0): its part of the L4 is one GPU to the plugin.
+        let g6f = fixture
+            .node(
+                "sim-g6f",
+                &[
+                    ("karpenter.k8s.aws/instance-gpu-name", "l4"),
+                    ("karpenter.k8s.aws/instance-gpu-count", "0"),
+                    ("karpenter.k8s.aws/instance-gpu-memory", "2861"),
+                    (config, &ts),
+                ],
+            )
+            .await;
+        fixture.advertises(&g6f, &[("nvidia.com/gpu", "3")]).await;
         let azure = fixture
             .node(
                 "sim-azure",

@@ -82,6 +82,127 @@ fn training_and_inference_on_ec2() {
     });
 }
 
+/// A fleet that lets fractional GPUs in (`accelerator_count = { min = 0,
+/// max = 1 }`, under `label_scheme = "aws"`) gets EC2's fractional L4 for a
+/// pod requesting one `nvidia.com/gpu`: karpenter-provider-aws plans g6f
+/// with none (EC2's GPU count is 0, pkg/providers/instancetype/types.go,
+/// nvidiaGPUs), and the provider's NodeOverlay gives it the one GPU NVIDIA's
+/// device plugin advertises there, times the replicas when shared: the
+/// first CLI's fleet keeps its GPUs dedicated, the next time-slices them
+/// ×2. The overlay reads back (second plan empty, import), its deletion
+/// shows in the next plan, destroy removes it.
+#[test]
+#[ignore = "make test runs it last, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
+fn fractional_gpus_on_ec2() {
+    if !karpenter_offers_ec2_types("fractional GPUs on EC2's instance types") {
+        return;
+    }
+    let _no_policy = common::exclusive::no_cluster_policy();
+    let sharing = [
+        (r#"{ strategy = "none" }"#, "1"),
+        (r#"{ strategy = "time_slicing", replicas = 2 }"#, "2"),
+    ];
+    for (cli, (gpu_sharing, gpus)) in clis().iter().zip(sharing.into_iter().cycle()) {
+        block_on(async {
+            let client = kube_client().await;
+            let name = unique_name("fractional");
+            let overlays = common::fixtures::node_overlays(&client);
+            let overlay = format!("{name}-1-gpus");
+            let mut ws = Workspace::new(cli);
+            ws.config(&common::fixtures::fleet(
+                "fractional",
+                &name,
+                &format!(
+                    r#"  label_scheme      = "aws"
+  accelerators      = ["L4"]
+  accelerator_count = {{ min = 0, max = 1 }}
+  instance_families = ["g6f"]
+  gpu_sharing       = {gpu_sharing}
+  taints            = [{{ key = "gpufleet.test/select", value = "{name}", effect = "NoSchedule" }}]
+"#
+                ),
+            ));
+            ws.apply();
+            ws.assert_plan_empty();
+            let live = overlays.get(&overlay).await.unwrap();
+            assert_eq!(
+                live.data["spec"],
+                serde_json::json!({
+                    "requirements": [{"key": POOL, "operator": "In", "values": [name]}],
+                    "capacity": {GPU: gpus},
+                }),
+                "every node of the fleet shows one GPU, so the NodePool alone selects them"
+            );
+            ws.assert_import_verifies(
+                &[("gpufleet_fleet.fractional", &name)],
+                common::terraform::ImportBy::Command,
+                &[],
+            );
+
+            let mut cleanup = Guard::of::<Namespace>(&[&name]);
+            Api::<Namespace>::all(client.clone())
+                .create(
+                    &PostParams::default(),
+                    &json_as(&format!(
+                        r#"{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"{name}"}}}}"#
+                    )),
+                )
+                .await
+                .unwrap();
+            let pods = Api::<Pod>::namespaced(client.clone(), &name);
+            let pod: Pod = json_as(&format!(
+                r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"one-gpu"}},"spec":{{
+                    "nodeSelector":{{"{POOL}":"{name}"}},
+                    "tolerations":[{{"key":"gpufleet.test/select","operator":"Equal","value":"{name}","effect":"NoSchedule"}}],
+                    "containers":[{{"name":"c","image":"registry.example/c:1",
+                      "resources":{{"requests":{{"cpu":"1"}},"limits":{{"{GPU}":"1"}}}}}}]}}}}"#
+            ));
+            pods.create(&PostParams::default(), &pod).await.unwrap();
+            let running = wait_for(&client, "the pod on a fractional L4", 120, async || {
+                pods.get_opt("one-gpu").await.unwrap().filter(is_running)
+            })
+            .await;
+            let node = Api::<Node>::all(client.clone())
+                .get(node_of(&running).unwrap())
+                .await
+                .unwrap();
+            let instance_type = label(&node, INSTANCE_TYPE).unwrap_or_default();
+            assert!(
+                instance_type.starts_with("g6f."),
+                "{}: the fleet admits g6f alone, got {instance_type}",
+                cli.name
+            );
+            // What the stand-in for NVIDIA's device plugin advertises there.
+            let allocatable = node.status.and_then(|s| s.allocatable).unwrap_or_default();
+            assert_eq!(allocatable.get(GPU).map(|q| q.0.as_str()), Some(gpus));
+
+            // Deleted behind Terraform's back: the next plan puts it back.
+            overlays
+                .delete(&overlay, &Default::default())
+                .await
+                .unwrap();
+            ws.assert_plan_changes();
+            ws.apply();
+            assert!(overlays.get_opt(&overlay).await.unwrap().is_some());
+            ws.assert_plan_empty();
+
+            cleanup.delete(&name);
+            ws.destroy();
+            wait_for(
+                &client,
+                "the fleet's nodes to go with it",
+                120,
+                async || nodes_of_pool(&client, &name).await.is_empty().then_some(()),
+            )
+            .await;
+            assert!(
+                overlays.get_opt(&overlay).await.unwrap().is_none(),
+                "destroy leaves no NodeOverlay"
+            );
+        });
+    }
+}
+
 // ------------------------------------------- Karpenter's instance types select
 
 /// Karpenter compares a NodePool's requirement only with instance types that

@@ -21,8 +21,19 @@
 //! its template labels and the instance type's own requirements; a key it
 //! finds on none of them matches nothing. A cloud may carry the GPU count
 //! only on its offerings (Karpenter's kwok provider does), so a fleet whose
-//! `accelerator_count` fixes the GPUs per node gets one overlay selecting
-//! the NodePool alone: its requirements already admit only such nodes.
+//! nodes all show the same GPUs gets one overlay selecting the NodePool
+//! alone: its requirements already admit only such nodes.
+//!
+//! Fractional GPUs (`accelerator_count.min = 0`, see `Implied::WholeGpus`)
+//! get an overlay too, shared or not: EC2 reports a GPU count of 0 for
+//! G6f and Gr6f, so karpenter-provider-aws plans them with no
+//! `nvidia.com/gpu` (pkg/providers/instancetype/types.go, nvidiaGPUs) and
+//! never launches one for a pod requesting it, while EC2 gives them one GPU
+//! device (`LogicalGpuCount` 1: EC2 API Reference, GpuDeviceInfo), which
+//! NVIDIA's device plugin advertises as one `nvidia.com/gpu` (× replicas
+//! when shared). Their overlay selects the GPU count 0 and gives them that
+//! capacity; a fleet of fractional and one-GPU nodes (`max = 1`) has all
+//! its nodes show one GPU.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -46,8 +57,8 @@ use crate::resources::sharing::caveats::{self, MigPlan, PolicySeen, Subject};
 use crate::resources::sharing::device_plugin::MigStrategy;
 use crate::resources::sharing::writes::{ConfigKey, observed_config};
 use crate::resources::sharing::{
-    self, CONFIG_LABEL, DEFAULT_KEY, DEFAULT_OWNER, MIG_CONFIG_LABEL, Settings, Strategy,
-    cluster_policy, device_plugin, marks_training,
+    self, Advertised, CONFIG_LABEL, DEFAULT_KEY, DEFAULT_OWNER, MIG_CONFIG_LABEL, Settings,
+    Strategy, cluster_policy, device_plugin, marks_training,
 };
 
 /// Karpenter's NodeOverlays.
@@ -88,7 +99,7 @@ pub(super) fn attributes() -> Vec<Attr> {
         Attr::number("gpus_per_node_advertised")
             .derived_from(&["gpu_sharing", "accelerators", "accelerator_count"])
             .exact()
-            .describe("How many `gpu_resource` one node advertises (GPUs × replicas, or × MIG devices); null unless `accelerator_count` fixes the GPUs per node."),
+            .describe("How many `gpu_resource` one node advertises (GPUs × replicas, or × MIG devices); null unless `accelerator_count` fixes the GPUs per node, or lets fractional GPUs in (`min = 0`) with `max = 1`, where every node shows one GPU."),
         Attr::string("device_plugin_config")
             .derived_from(&["name", "gpu_sharing", "accelerators"])
             .observed()
@@ -107,7 +118,7 @@ pub(super) fn attributes() -> Vec<Attr> {
         )
         .derived_from(&["name", "gpu_sharing", "accelerators", "accelerator_count"])
         .observed()
-        .describe("Karpenter NodeOverlays (by name) that make Karpenter plan shared nodes with the capacity they advertise, one per GPU count; written when the NodeOverlay CRD is installed. Karpenter matches an overlay only on keys the instance type itself defines, so the per-count overlays need the label scheme's GPU-count label on the cloud's instance types (AWS has `karpenter.k8s.aws/instance-gpu-count` there); a cloud that puts it on offerings only (Karpenter's kwok provider) needs `accelerator_count` with `min = max`, whose one overlay selects the NodePool alone."),
+        .describe("Karpenter NodeOverlays (by name) that make Karpenter plan shared nodes with the capacity they advertise, one per GPU count, and fractional GPU nodes (`accelerator_count.min = 0`, GPU count 0) with the one GPU their device plugin advertises (× replicas when shared); written when the NodeOverlay CRD is installed. Karpenter matches an overlay only on keys the instance type itself defines, so the per-count overlays need the label scheme's GPU-count label on the cloud's instance types (AWS has `karpenter.k8s.aws/instance-gpu-count` there); a cloud that puts it on offerings only (Karpenter's kwok provider) needs `accelerator_count` with `min = max` (or `min = 0, max = 1`), whose one overlay selects the NodePool alone."),
     ]
 }
 
@@ -138,9 +149,25 @@ pub(super) fn fixed_gpus(count: Option<&GpuCount>) -> Option<u32> {
     count.and_then(|c| c.min.filter(|min| Some(*min) == c.max))
 }
 
-/// The GPU counts a node of the fleet can have that get an overlay.
+/// Whether `accelerator_count` lets fractional GPUs in (`min = 0`).
+fn admits_fractional(count: Option<&GpuCount>) -> bool {
+    count.is_some_and(|c| c.min == Some(0))
+}
+
+/// The GPUs every node of the fleet shows, when all show the same:
+/// `accelerator_count` fixes them, or admits fractional GPUs (each shown as
+/// one GPU, see the module docs) and at most one.
+fn uniform_gpus(count: Option<&GpuCount>) -> Option<u32> {
+    fixed_gpus(count)
+        .or_else(|| (admits_fractional(count) && count.and_then(|c| c.max) == Some(1)).then_some(1))
+}
+
+/// The GPU counts a node of the fleet can have that get an overlay; 0 for
+/// fractional GPUs.
 fn gpu_counts(count: Option<&GpuCount>) -> BTreeSet<u32> {
-    // Nodes with no whole GPU (fractional ones) advertise none to share.
+    if let Some(gpus) = uniform_gpus(count) {
+        return BTreeSet::from([gpus]);
+    }
     let min = count.and_then(|c| c.min).filter(|&n| n > 0).unwrap_or(1);
     let max = count
         .and_then(|c| c.max)
@@ -153,6 +180,9 @@ fn gpu_counts(count: Option<&GpuCount>) -> BTreeSet<u32> {
     if count.and_then(|c| c.max).is_some() {
         counts.insert(max);
     }
+    if admits_fractional(count) {
+        counts.insert(0);
+    }
     counts
 }
 
@@ -160,16 +190,34 @@ fn overlay_name(fleet: &str, gpus: u32) -> String {
     format!("{fleet}-{gpus}-gpus")
 }
 
-/// The overlays the fleet's sharing asks for.
+/// The overlays the fleet's sharing and fractional GPUs ask for.
 fn wanted_overlays(model: &Model, models: &Models) -> BTreeMap<String, Overlay> {
-    let Some(settings) = &model.sharing.gpu_sharing else {
-        return BTreeMap::new();
+    let count = model.constraints.accelerator_count.as_ref();
+    let shared = model
+        .sharing
+        .gpu_sharing
+        .as_ref()
+        .map(|s| s.advertised(&models.known, MigStrategy::Mixed))
+        .filter(|a| !a.node_capacity(1).is_empty());
+    // Dedicated GPUs (no sharing, or `strategy = "none"`) need an overlay
+    // only where Karpenter plans none: on fractional nodes.
+    let dedicated = shared.is_none();
+    let advertised = match shared {
+        Some(advertised) => advertised,
+        None if admits_fractional(count) => Advertised {
+            resource: Some(GPU_RESOURCE.to_string()),
+            per_gpu: vec![(GPU_RESOURCE.to_string(), 1)],
+            hides_whole_gpus: false,
+        },
+        None => return BTreeMap::new(),
     };
-    let advertised = settings.advertised(&models.known, MigStrategy::Mixed);
-    gpu_counts(model.constraints.accelerator_count.as_ref())
+    let uniform = uniform_gpus(count).is_some();
+    gpu_counts(count)
         .into_iter()
+        .filter(|&gpus| !dedicated || uniform || gpus == 0)
         .filter_map(|gpus| {
-            let capacity = advertised.node_capacity(gpus);
+            // A fractional node shows one GPU.
+            let capacity = advertised.node_capacity(gpus.max(1));
             (!capacity.is_empty()).then(|| {
                 (
                     overlay_name(&model.name, gpus),
@@ -207,13 +255,14 @@ pub(super) fn derive(model: &mut Model, models: &Models) {
         Some(a) => (a.resource.clone(), a.units_per_gpu()),
         None => (Some(GPU_RESOURCE.to_string()), 1),
     };
-    let fixed = fixed_gpus(model.constraints.accelerator_count.as_ref());
+    let uniform = uniform_gpus(model.constraints.accelerator_count.as_ref());
     model.sharing.gpu_resource = resource;
-    model.sharing.gpus_per_node_advertised = fixed.map(|gpus| i64::from(gpus * per_gpu));
+    model.sharing.gpus_per_node_advertised = uniform.map(|gpus| i64::from(gpus * per_gpu));
     model.sharing.device_plugin_config = config_text(model, models);
     model.sharing.sharing_labels = wanted_labels(model);
     let overlays = wanted_overlays(model, models);
-    model.sharing.node_overlays = model.sharing.gpu_sharing.as_ref().map(|_| overlays);
+    model.sharing.node_overlays =
+        (model.sharing.gpu_sharing.is_some() || !overlays.is_empty()).then_some(overlays);
 }
 
 /// The NodePool template labels: the configured ones and the sharing ones.
@@ -426,11 +475,11 @@ async fn check_before_write(
 }
 
 /// The overlay's requirements: the fleet's NodePool and, unless every node
-/// of the fleet has the same GPUs, the GPU count (see the module docs).
+/// of the fleet shows the same GPUs, the GPU count (see the module docs).
 fn overlay_object(model: &Model, name: &str, overlay: &Overlay, count_key: &str) -> DynamicObject {
     let mut requirements =
         vec![json!({"key": NODEPOOL_LABEL, "operator": "In", "values": [model.name]})];
-    if fixed_gpus(model.constraints.accelerator_count.as_ref()).is_none() {
+    if uniform_gpus(model.constraints.accelerator_count.as_ref()).is_none() {
         requirements.push(
             json!({"key": count_key, "operator": "In", "values": [overlay.gpus.to_string()]}),
         );
@@ -489,7 +538,7 @@ pub(super) async fn write(
                 warnings.push(Diagnostic::warning(
                     "NodeOverlay not installed",
                     format!(
-                        "Karpenter's {NODE_OVERLAY} CRD is not installed (or its NodeOverlay feature gate is off), so Karpenter plans fleet {:?} by its physical GPUs and launches more nodes than the shared capacity needs. Install the CRD and enable the gate, then apply again.",
+                        "Karpenter's {NODE_OVERLAY} CRD is not installed (or its NodeOverlay feature gate is off), so Karpenter plans fleet {:?} by the GPUs its cloud reports: more nodes than shared GPUs need, and no fractional GPU node for a pod requesting `nvidia.com/gpu`. Install the CRD and enable the gate, then apply again.",
                         state.name
                     ),
                 ));
@@ -505,7 +554,8 @@ pub(super) async fn write(
 }
 
 /// Reads the key and the overlays into `state`; after an import, also the
-/// `gpu_sharing` they imply.
+/// `gpu_sharing` they imply. The overlays of fractional GPUs are read
+/// whether or not the fleet shares its GPUs.
 pub(super) async fn read(
     cluster: &Cluster,
     state: &mut Model,
@@ -517,24 +567,23 @@ pub(super) async fn read(
     let key = key(&state.name);
     let managed =
         prior.sharing.gpu_sharing.is_some() || prior.sharing.device_plugin_config.is_some();
-    if !(managed || importing) {
-        return Ok(());
+    if managed || importing {
+        let live = key.read(cluster, deadline).await?;
+        if importing
+            && state.sharing.sharing_labels.is_some()
+            && let Some(text) = &live
+            && let Ok(parsed) = device_plugin::parse(text)
+        {
+            let layout = state
+                .sharing
+                .sharing_labels
+                .as_ref()
+                .and_then(|l| l.get(MIG_CONFIG_LABEL).cloned());
+            state.sharing.gpu_sharing = Some(sharing::settings_from(&parsed, layout));
+        }
+        let expected = config_text(state, models);
+        state.sharing.device_plugin_config = observed_config(live, expected.as_deref());
     }
-    let live = key.read(cluster, deadline).await?;
-    if importing
-        && state.sharing.sharing_labels.is_some()
-        && let Some(text) = &live
-        && let Ok(parsed) = device_plugin::parse(text)
-    {
-        let layout = state
-            .sharing
-            .sharing_labels
-            .as_ref()
-            .and_then(|l| l.get(MIG_CONFIG_LABEL).cloned());
-        state.sharing.gpu_sharing = Some(sharing::settings_from(&parsed, layout));
-    }
-    let expected = config_text(state, models);
-    state.sharing.device_plugin_config = observed_config(live, expected.as_deref());
     let wanted = wanted_overlays(state, models);
     let mut names: BTreeSet<String> = wanted.keys().cloned().collect();
     names.extend(
@@ -550,7 +599,7 @@ pub(super) async fn read(
         return Ok(());
     }
     let overlays = cluster.kubernetes.custom(NODE_OVERLAY).await?;
-    let fixed = fixed_gpus(state.constraints.accelerator_count.as_ref());
+    let uniform = uniform_gpus(state.constraints.accelerator_count.as_ref());
     let mut found = BTreeMap::new();
     for name in names {
         let live = overlays.named(&name).get_if_installed(deadline).await?;
@@ -568,7 +617,7 @@ pub(super) async fn read(
             .find(|r| r["key"] != NODEPOOL_LABEL)
             .and_then(|r| r["values"][0].as_str())
             .and_then(|v| v.parse().ok())
-            .or(fixed.map(i64::from))
+            .or(uniform.map(i64::from))
             .unwrap_or(0);
         let capacity = spec["capacity"]
             .as_object()

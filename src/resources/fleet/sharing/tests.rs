@@ -189,4 +189,90 @@ fn one_overlay_per_gpu_count_a_node_can_have() {
     assert_eq!(listed(Some(count(Some(2), None))), [2, 4, 8, 16]);
     assert_eq!(listed(Some(count(Some(3), Some(6)))), [3, 4, 6]);
     assert_eq!(listed(Some(count(None, Some(4)))), [1, 2, 4]);
+    // Fractional GPUs (EC2's GPU count 0) get one too; with at most one
+    // GPU every node shows one.
+    assert_eq!(listed(Some(count(Some(0), None))), [0, 1, 2, 4, 8, 16]);
+    assert_eq!(listed(Some(count(Some(0), Some(4)))), [0, 1, 2, 4]);
+    assert_eq!(listed(Some(count(Some(0), Some(1)))), [1]);
+}
+
+/// A fleet that lets fractional GPUs in: its nodes with EC2's GPU count 0
+/// (G6f, Gr6f), which karpenter-provider-aws plans with no `nvidia.com/gpu`,
+/// get one GPU's capacity, shared or not; whole-GPU nodes keep the instance
+/// type's own unless shared.
+#[test]
+fn fractional_gpus_get_the_capacity_of_one_gpu() {
+    let fractional = |count: serde_json::Value, sharing: serde_json::Value| {
+        let mut config = inference(sharing);
+        config["accelerator_count"] = count;
+        let plan = planned(config);
+        let model: Model = decode(&plan).unwrap();
+        let objects: Vec<serde_json::Value> =
+            wanted_overlays(&model, &Models::of(&model.constraints))
+                .iter()
+                .map(|(name, overlay)| {
+                    overlay_object(
+                        &model,
+                        name,
+                        overlay,
+                        "karpenter.k8s.aws/instance-gpu-count",
+                    )
+                    .data["spec"]["requirements"]
+                        .clone()
+                })
+                .collect();
+        (plan, objects)
+    };
+    let pool = json!({"key": NODEPOOL_LABEL, "operator": "In", "values": ["inference"]});
+    let count_is = |n: &str| json!({"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": [n]});
+
+    let (plan, requirements) = fractional(json!({"min": 0}), json!(null));
+    assert_eq!(
+        plan.attr("node_overlays").to_json(),
+        json!({"inference-0-gpus": {"gpus": 0, "capacity": {"nvidia.com/gpu": "1"}}})
+    );
+    assert_eq!(requirements, [json!([pool, count_is("0")])]);
+    assert!(plan.attr("gpus_per_node_advertised").is_null());
+
+    // Fractional and one-GPU nodes: all show one GPU, and the NodePool
+    // alone selects them (also where the GPU count is on offerings only).
+    let (plan, requirements) = fractional(json!({"min": 0, "max": 1}), json!(null));
+    assert_eq!(
+        plan.attr("node_overlays").to_json(),
+        json!({"inference-1-gpus": {"gpus": 1, "capacity": {"nvidia.com/gpu": "1"}}})
+    );
+    assert_eq!(requirements, [json!([pool])]);
+    assert_eq!(plan.attr("gpus_per_node_advertised").as_i64(), Some(1));
+
+    // Shared: the fractional node's one GPU times the replicas, as the
+    // whole-GPU nodes' overlays compute it.
+    let sharing = json!({"strategy": "time_slicing", "replicas": 4});
+    let (plan, requirements) = fractional(json!({"min": 0, "max": 2}), sharing.clone());
+    assert_eq!(
+        plan.attr("node_overlays").to_json(),
+        json!({
+            "inference-0-gpus": {"gpus": 0, "capacity": {"nvidia.com/gpu": "4"}},
+            "inference-1-gpus": {"gpus": 1, "capacity": {"nvidia.com/gpu": "4"}},
+            "inference-2-gpus": {"gpus": 2, "capacity": {"nvidia.com/gpu": "8"}},
+        })
+    );
+    assert_eq!(requirements[0], json!([pool, count_is("0")]));
+    let (plan, _) = fractional(json!({"min": 0, "max": 1}), sharing);
+    assert_eq!(
+        plan.attr("node_overlays").to_json(),
+        json!({"inference-1-gpus": {"gpus": 1, "capacity": {"nvidia.com/gpu": "4"}}})
+    );
+    assert_eq!(plan.attr("gpus_per_node_advertised").as_i64(), Some(4));
+
+    // Dedicated by `strategy = "none"`: as without `gpu_sharing`.
+    let (plan, _) = fractional(json!({"min": 0}), json!({"strategy": "none"}));
+    assert_eq!(
+        plan.attr("node_overlays").to_json(),
+        json!({"inference-0-gpus": {"gpus": 0, "capacity": {"nvidia.com/gpu": "1"}}})
+    );
+
+    // Whole GPUs only, dedicated: nothing to overlay.
+    let (plan, requirements) = fractional(json!({"min": 1}), json!(null));
+    assert!(plan.attr("node_overlays").is_null());
+    assert!(requirements.is_empty());
 }
