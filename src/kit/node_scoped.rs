@@ -6,8 +6,9 @@
 //!
 //! A new such resource supplies its model ([`NodeScoped::Own`]), its change
 //! to one node ([`NodeScoped::change`]) and its schema; [`NodeResource`]
-//! does the rest. Objects its node writes point at (a ConfigMap key) are its
-//! companions: written before the nodes, removed after them.
+//! does the rest, `id`, identity and import included. Objects its node
+//! writes point at (a ConfigMap key) are its companions: written before the
+//! nodes, removed after them.
 
 use std::collections::BTreeSet;
 
@@ -15,15 +16,18 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::Node;
 use serde::{Deserialize, Serialize};
 
-use super::node_target::{self, Interrupted, NodeTarget, Seen};
+use super::node_target::{self, Interrupted, NodeTarget, Seen, TargetIdentity};
 use super::{Cluster, list};
 use crate::cluster::api::Change;
+use crate::cluster::names::{check_dns1123_subdomain, check_import_name};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
-use crate::framework::{Failed, Identity, Model, PlanChange, Private, Resource, Stored, Warnings};
+use crate::framework::{
+    Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
+};
 use crate::kit::timeouts_attribute;
-use crate::protocol::{Diagnostics, Value};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The state of a node-scoped resource: what every one has, and its own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -64,6 +68,30 @@ pub struct TargetDescriptions {
     pub nodes: &'static str,
 }
 
+/// A name of its own beside the target, as `gpufleet_node_sharing` names the
+/// ConfigMap key its nodes select. It is then the resource's `id`, comes
+/// first in its identity and its import ID (`NAME:NODE` or
+/// `NAME:key=value,...`), and a selector imports too: what the name finds
+/// says which writes are the resource's. Without one, the target alone is
+/// the `id` and the identity, and only a named node imports: a selector's
+/// nodes may each carry writes of others (taints of other tools).
+pub struct OwnName<Own> {
+    /// The name `own` carries.
+    pub of: fn(&Own) -> &str,
+    /// `own` with nothing set but its name, where an import starts.
+    pub named: fn(String) -> Own,
+}
+
+/// A node-scoped resource's identity: its name if it has one
+/// ([`NodeScoped::NAMED`]), then its target.
+#[derive(Default, Serialize, Deserialize)]
+pub struct NodeIdentity {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(flatten)]
+    target: TargetIdentity,
+}
+
 /// What a write left of a resource's companions.
 pub enum Companions {
     /// The resource has none.
@@ -80,8 +108,6 @@ pub enum Companions {
 pub trait NodeScoped: Send + Sync + 'static {
     /// Its attributes besides `id`, the target, `nodes` and `timeouts`.
     type Own: Model;
-    /// Its identity.
-    type IdentityModel: Model;
     /// Its change to one node.
     type Change: Change<Node> + Send;
 
@@ -93,20 +119,13 @@ pub trait NodeScoped: Send + Sync + 'static {
 
     /// Its target's attributes and `nodes`, described.
     const TARGET: TargetDescriptions;
+    /// Its own `name` attribute, if it has one beside the target.
+    const NAMED: Option<OwnName<Self::Own>> = None;
 
-    /// The schema of `id` and its own attributes; the target's attributes
-    /// (see [`node_target::attributes`]), `nodes`, `timeouts` and the rule
-    /// that exactly one target is set are added for every such resource.
+    /// The schema of its own attributes; `id`, the target's attributes (see
+    /// [`node_target::attributes`]), `nodes`, `timeouts` and the rule that
+    /// exactly one target is set are added for every such resource.
     fn schema(&self) -> ObjectSchema;
-    /// The identity declaration (see [`Resource::identity`]), made mutable
-    /// for every such resource.
-    fn identity(&self) -> Identity;
-    /// The identity of the resource `state` describes.
-    fn identity_of(&self, state: &Scoped<Self::Own>) -> Self::IdentityModel;
-    /// The import ID `identity` stands for.
-    fn import_id(&self, identity: Self::IdentityModel) -> Result<String, Diagnostics>;
-    /// The state skeleton an import of `id` starts from.
-    fn import(&self, id: &str) -> Result<Scoped<Self::Own>, Diagnostics>;
     /// Checks across attributes beyond the schema's validators and the
     /// target's rules.
     fn validate(&self, _config: &Value, _diagnostics: &mut Diagnostics) {}
@@ -119,8 +138,6 @@ pub trait NodeScoped: Send + Sync + 'static {
         _diagnostics: &mut Diagnostics,
     ) {
     }
-    /// The `id` of `state`, from its configuration.
-    fn id(&self, state: &Scoped<Self::Own>) -> Option<String>;
     /// Fills its own attributes derived from configuration (`nodes` is
     /// derived for every such resource).
     fn derive(&self, _state: &mut Scoped<Self::Own>) {}
@@ -204,6 +221,12 @@ pub trait NodeScoped: Send + Sync + 'static {
 pub struct NodeResource<T>(pub T);
 
 impl<T: NodeScoped> NodeResource<T> {
+    /// What `id` and the identity are made of.
+    const IDENTIFIED_BY: &'static [&'static str] = match T::NAMED {
+        Some(_) => &["name", "node_name", "node_selector"],
+        None => &["node_name", "node_selector"],
+    };
+
     /// Writes `desired` over what `prior` wrote: its companions, then one
     /// read-modify-write per node, targeted or written before. On a failure
     /// part-way, state keeps everything that may now carry our writes: the
@@ -261,7 +284,7 @@ impl<T: NodeScoped> NodeResource<T> {
 #[async_trait]
 impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
     type Model = Scoped<T::Own>;
-    type IdentityModel = T::IdentityModel;
+    type IdentityModel = NodeIdentity;
 
     fn name(&self) -> &'static str {
         T::NAME
@@ -269,6 +292,15 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
 
     fn schema(&self) -> ObjectSchema {
         let mut schema = self.0.schema().validate(node_target::exactly_one());
+        let id = match T::NAMED {
+            Some(_) => Attr::string("id")
+                .derived_from(&Self::IDENTIFIED_BY[..1])
+                .describe("The name."),
+            None => Attr::string("id")
+                .derived_from(Self::IDENTIFIED_BY)
+                .describe("The node name, or the selector as `key=value,...`."),
+        };
+        schema.attrs.insert(0, id);
         schema.attrs.extend(node_target::attributes(
             T::TARGET.node_name,
             T::TARGET.node_selector,
@@ -285,15 +317,51 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
     /// Mutable: the target changes in place (what the resource writes moves
     /// to the new nodes).
     fn identity(&self) -> Identity {
-        self.0.identity().mutable()
+        let node_name = format!(
+            "{} Null when a selector picks the nodes.",
+            T::TARGET.node_name
+        );
+        let mut attrs = Vec::new();
+        if T::NAMED.is_some() {
+            attrs.push(
+                IdentityAttr::string("name")
+                    .required_for_import()
+                    .describe("The name."),
+            );
+        }
+        attrs.extend(node_target::identity_attributes(node_name));
+        Identity::new(Self::IDENTIFIED_BY, attrs).mutable()
     }
 
-    fn identity_of(&self, state: &Self::Model) -> T::IdentityModel {
-        self.0.identity_of(state)
+    fn identity_of(&self, state: &Self::Model) -> NodeIdentity {
+        NodeIdentity {
+            name: T::NAMED.map(|named| (named.of)(&state.own).to_string()),
+            target: state.target.identity(),
+        }
     }
 
-    fn import_id(&self, identity: T::IdentityModel) -> Result<String, Diagnostics> {
-        self.0.import_id(identity)
+    /// `NAME:TARGET` for a named resource, else the node (see [`OwnName`]).
+    fn import_id(&self, identity: NodeIdentity) -> Result<String, Diagnostics> {
+        let NodeIdentity { name, target } = identity;
+        match T::NAMED {
+            Some(_) => {
+                let target = target.node_name.or(target.node_selector).ok_or_else(|| {
+                    Diagnostics::from(Diagnostic::error(
+                        "Missing identity attribute",
+                        "An import by identity needs `node_name` or `node_selector`.",
+                    ))
+                })?;
+                Ok(format!("{}:{target}", name.unwrap_or_default()))
+            }
+            None => target.node_name.ok_or_else(|| {
+                Diagnostic::error(
+                    "Cannot import by selector",
+                    "Import one node, by its `node_name`: what a selector's nodes carry cannot be told apart from what others wrote there.",
+                )
+                .at(AttributePath::attr("node_name"))
+                .into()
+            }),
+        }
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
@@ -329,7 +397,10 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
     /// A named node is the one node written; a selector's nodes are known
     /// only once the cluster is asked.
     fn derive(&self, state: &mut Self::Model) {
-        state.id = self.0.id(state);
+        state.id = match T::NAMED {
+            Some(named) => Some((named.of)(&state.own).to_string()),
+            None => state.target.id(),
+        };
         self.0.derive(state);
         if let Some(known) = state.target.known_nodes() {
             state.nodes = Some(known);
@@ -405,7 +476,33 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
         Ok(Warnings::default())
     }
 
+    /// See [`OwnName`] for what an import ID holds.
     fn import(&self, id: &str) -> Result<Self::Model, Diagnostics> {
-        self.0.import(id)
+        let Some(named) = T::NAMED else {
+            check_import_name(id, "node name")?;
+            return Ok(Scoped {
+                target: NodeTarget {
+                    node_name: Some(id.to_string()),
+                    node_selector: None,
+                },
+                ..Default::default()
+            });
+        };
+        let invalid = |why: String| -> Diagnostics {
+            Diagnostic::error(
+                "Invalid import ID",
+                format!("Import by `NAME:NODE` or `NAME:key=value,...` (the resource's name, then its node or selector): {why}"),
+            )
+            .into()
+        };
+        let (name, target) = id
+            .split_once(':')
+            .ok_or_else(|| invalid(format!("{id:?} has no `:`")))?;
+        check_dns1123_subdomain(name).map_err(invalid)?;
+        Ok(Scoped {
+            target: NodeTarget::parse(target).map_err(invalid)?,
+            own: (named.named)(name.to_string()),
+            ..Default::default()
+        })
     }
 }

@@ -52,7 +52,7 @@ pub struct TargetIdentity {
 }
 
 /// The identity's two attributes, `node_name` described as `node_name` says.
-pub fn identity_attributes(node_name: &'static str) -> [IdentityAttr; 2] {
+pub fn identity_attributes(node_name: String) -> [IdentityAttr; 2] {
     [
         IdentityAttr::string("node_name").describe(node_name),
         IdentityAttr::string("node_selector")

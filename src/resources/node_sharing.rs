@@ -29,13 +29,13 @@ use super::sharing::caveats::{self, MigPlan, PolicySeen, Subject};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::api::{Change, Edit};
-use crate::cluster::names::{check_dns1123_subdomain, dns1123_label};
+use crate::cluster::names::dns1123_label;
 use crate::cluster::retry::{Deadline, GaveUp};
+use crate::framework::PlanChange;
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::{Identity, IdentityAttr, PlanChange};
 use crate::kit::Cluster;
-use crate::kit::node_scoped::{Companions, NodeScoped, Scoped, TargetDescriptions};
-use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
+use crate::kit::node_scoped::{Companions, NodeScoped, OwnName, Scoped, TargetDescriptions};
+use crate::kit::node_target::Seen;
 use crate::kit::permissions::Permission;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
@@ -132,18 +132,9 @@ impl Change<Node> for SharingLabels {
     }
 }
 
-/// The resource's identity: its name and its target, the node or the selector.
-#[derive(Default, Serialize, Deserialize)]
-pub struct NameTargetIdentity {
-    name: String,
-    #[serde(flatten)]
-    target: TargetIdentity,
-}
-
 #[async_trait]
 impl NodeScoped for NodeSharing {
     type Own = NodeConfig;
-    type IdentityModel = NameTargetIdentity;
     type Change = SharingLabels;
 
     const NAME: &'static str = "node_sharing";
@@ -153,44 +144,17 @@ impl NodeScoped for NodeSharing {
         node_selector: "Labels: every node carrying all of them at apply time is configured, and a node matching later shows up in the next plan.",
         nodes: "The nodes carrying this resource's labels.",
     };
-
-    fn identity(&self) -> Identity {
-        let mut attrs = vec![
-            IdentityAttr::string("name")
-                .required_for_import()
-                .describe("The name."),
-        ];
-        attrs.extend(node_target::identity_attributes(
-            "The configured node; null when a selector picks the nodes.",
-        ));
-        Identity::new(&["name", "node_name", "node_selector"], attrs)
-    }
-
-    fn identity_of(&self, state: &Model) -> NameTargetIdentity {
-        NameTargetIdentity {
-            name: state.own.name.clone(),
-            target: state.target.identity(),
-        }
-    }
-
-    /// The `NAME:NODE` or `NAME:key=value,...` an import by ID takes.
-    fn import_id(&self, identity: NameTargetIdentity) -> Result<String, Diagnostics> {
-        let target = identity
-            .target
-            .node_name
-            .or(identity.target.node_selector)
-            .ok_or_else(|| {
-                Diagnostics::from(Diagnostic::error(
-                    "Missing identity attribute",
-                    "An import by identity needs `node_name` or `node_selector`.",
-                ))
-            })?;
-        Ok(format!("{}:{target}", identity.name))
-    }
+    /// Its ConfigMap key is found by name, so a selector imports too.
+    const NAMED: Option<OwnName<NodeConfig>> = Some(OwnName {
+        of: |config| &config.name,
+        named: |name| NodeConfig {
+            name,
+            ..Default::default()
+        },
+    });
 
     fn schema(&self) -> ObjectSchema {
         let mut attrs = vec![
-            Attr::string("id").derived_from(&["name"]).describe("The name."),
             Attr::string("name")
                 .required()
                 .requires_replace()
@@ -252,10 +216,6 @@ impl NodeScoped for NodeSharing {
             let seen = caveats::look(cluster, Deadline::at_plan()).await;
             diagnostics.extend(caveats::check(&seen, &subject).0);
         }
-    }
-
-    fn id(&self, state: &Model) -> Option<String> {
-        Some(state.own.name.clone())
     }
 
     fn derive(&self, state: &mut Model) {
@@ -383,38 +343,13 @@ impl NodeScoped for NodeSharing {
         prior.own.key().release(cluster, deadline).await?;
         Ok(())
     }
-
-    /// `NAME:NODE` or `NAME:key=value,...`: a selector imports too, since
-    /// what the resource owns is its ConfigMap key, found by `NAME`, and
-    /// the selector only says which nodes carry its label (the taints of
-    /// `gpufleet_node_taint` have no such key, so it imports a node).
-    fn import(&self, id: &str) -> Result<Model, Diagnostics> {
-        let invalid = |why: String| -> Diagnostics {
-            Diagnostic::error(
-                "Invalid import ID",
-                format!("Import by `NAME:NODE` or `NAME:key=value,...` (the resource's name, then its node or selector): {why}"),
-            )
-            .into()
-        };
-        let (name, target) = id
-            .split_once(':')
-            .ok_or_else(|| invalid(format!("{id:?} has no `:`")))?;
-        check_dns1123_subdomain(name).map_err(invalid)?;
-        Ok(Model {
-            target: NodeTarget::parse(target).map_err(invalid)?,
-            own: NodeConfig {
-                name: name.to_string(),
-                ..Default::default()
-            },
-            ..Default::default()
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalog::LabelScheme;
+    use crate::framework::Resource;
     use crate::framework::testkit::{Harness, errors};
     use crate::kit::node_scoped::NodeResource;
     use serde_json::json;
@@ -449,7 +384,7 @@ mod tests {
 
     #[test]
     fn import_ids_name_the_target() {
-        let by_node = NodeSharing.import("dgx:dgx-1").unwrap();
+        let by_node = NodeResource(NodeSharing).import("dgx:dgx-1").unwrap();
         assert_eq!(
             (
                 by_node.own.name.as_str(),
@@ -457,10 +392,23 @@ mod tests {
             ),
             ("dgx", Some("dgx-1"))
         );
-        let by_selector = NodeSharing.import("lab:pool=gpu,team=ml").unwrap();
+        let by_selector = NodeResource(NodeSharing)
+            .import("lab:pool=gpu,team=ml")
+            .unwrap();
         assert_eq!(by_selector.target.node_selector.unwrap().len(), 2);
-        assert!(NodeSharing.import("dgx").is_err());
-        assert!(NodeSharing.import("dgx:pool").is_ok());
-        assert!(NodeSharing.import("dgx:Bad_Node").is_err());
+        assert!(NodeResource(NodeSharing).import("dgx").is_err());
+        assert!(NodeResource(NodeSharing).import("dgx:pool").is_ok());
+        assert!(NodeResource(NodeSharing).import("dgx:Bad_Node").is_err());
+    }
+
+    /// An identity stands for the import ID its state was imported by.
+    #[test]
+    fn identities_give_back_their_import_ids() {
+        let resource = NodeResource(NodeSharing);
+        for id in ["dgx:dgx-1", "lab:pool=gpu,team=ml"] {
+            let imported = resource.import(id).unwrap();
+            let identity = resource.identity_of(&imported);
+            assert_eq!(resource.import_id(identity).unwrap(), id);
+        }
     }
 }

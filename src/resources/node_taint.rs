@@ -31,18 +31,16 @@ use serde_json::json;
 use super::taint::{check_unique, taint_attributes};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{Change, Edit};
-use crate::cluster::names::check_import_name;
 use crate::cluster::retry::Deadline;
-use crate::framework::Identity;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Operation;
 use crate::framework::validators::not_empty;
 use crate::kit::node_scoped::{NodeScoped, Scoped, TargetDescriptions};
-use crate::kit::node_target::{self, NodeTarget, Seen, TargetIdentity};
+use crate::kit::node_target::{self, Seen};
 use crate::kit::permissions::Permission;
 use crate::kit::{Cluster, list};
 use crate::protocol::schema::Nesting;
-use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use crate::protocol::{Diagnostics, Value};
 
 /// Key domains, with their subdomains, of the taints Kubernetes components,
 /// cloud providers and Karpenter set. An import leaves these taints out.
@@ -220,8 +218,6 @@ impl Change<Node> for Retaint {
 #[async_trait]
 impl NodeScoped for NodeTaint {
     type Own = Taints;
-    /// The resource's identity: its target, the node or the selector.
-    type IdentityModel = TargetIdentity;
     type Change = Retaint;
 
     const NAME: &'static str = "node_taint";
@@ -232,40 +228,10 @@ impl NodeScoped for NodeTaint {
         nodes: "The nodes carrying this resource's taints: the named node, or the nodes the selector matched.",
     };
 
-    fn identity(&self) -> Identity {
-        let target = node_target::identity_attributes(
-            "The tainted node; null when a selector picks the nodes. Import by identity needs it.",
-        );
-        Identity::new(&["node_name", "node_selector"], target.into())
-    }
-
-    fn identity_of(&self, state: &Model) -> TargetIdentity {
-        state.target.identity()
-    }
-
-    /// As by ID, only a named node's taints can be imported. Unlike
-    /// `gpufleet_node_sharing` (`NAME:k=v`), whose own state is its
-    /// ConfigMap key found by name, the taints exist only on the nodes: one
-    /// node says which are the resource's, while a selector's nodes may
-    /// each carry others.
-    fn import_id(&self, identity: TargetIdentity) -> Result<String, Diagnostics> {
-        identity.node_name.ok_or_else(|| {
-            Diagnostic::error(
-                "Cannot import by selector",
-                "Import the taints of one node by its `node_name`; the taints of a selector's nodes cannot be imported.",
-            )
-            .at(AttributePath::attr("node_name"))
-            .into()
-        })
-    }
-
     fn schema(&self) -> ObjectSchema {
         ObjectSchema::new(
             "Taints on one node, or on every node whose labels match, kept next to the taints of kubelet, Karpenter and other tools: only this resource's taints are ever written or removed.",
             vec![
-                Attr::string("id")
-                    .derived_from(&["node_name", "node_selector"])
-                    .describe("The node name, or the selector as `key=value,...`."),
                 Attr::nested("taints", Nesting::List, taint_attributes())
                     .required()
                     .validate(not_empty())
@@ -300,11 +266,6 @@ impl NodeScoped for NodeTaint {
             .filter(|node| taints_of(node).iter().any(|t| !is_system_taint(&t.key)))
             .map(|node| node_target::name_of(node).to_string())
             .collect())
-    }
-
-    /// The target decides the id.
-    fn id(&self, state: &Model) -> Option<String> {
-        state.target.id()
     }
 
     /// Only a node we tainted loses taints, and only ours.
@@ -363,17 +324,6 @@ impl NodeScoped for NodeTaint {
                 .into_iter()
                 .filter(|t| !kept.contains(&t.id())),
         );
-    }
-
-    fn import(&self, id: &str) -> Result<Model, Diagnostics> {
-        check_import_name(id, "node name")?;
-        Ok(Model {
-            target: NodeTarget {
-                node_name: Some(id.to_string()),
-                node_selector: None,
-            },
-            ..Default::default()
-        })
     }
 }
 
@@ -708,5 +658,22 @@ mod tests {
             ("taints", taints),
         ]));
         assert!(unknown.attr("id").is_unknown());
+    }
+
+    /// The identity is the node: a selector's identity imports nothing.
+    #[test]
+    fn identities_name_a_node_and_refuse_a_selector() {
+        let resource = NodeResource(NodeTaint);
+        let imported = resource.import("gpu-1").unwrap();
+        let identity = resource.identity_of(&imported);
+        assert_eq!(resource.import_id(identity).unwrap(), "gpu-1");
+        assert!(resource.import("pool=gpu").is_err());
+        let selected = Model {
+            target: node_target::NodeTarget::parse("pool=gpu").unwrap(),
+            ..Default::default()
+        };
+        let refused = resource.import_id(resource.identity_of(&selected));
+        let refused = format!("{:?}", refused.unwrap_err());
+        assert!(refused.contains("Cannot import by selector"), "{refused}");
     }
 }
