@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo fmt --check
-cargo clippy --quiet --all-targets -- -D warnings
+cargo fmt --all --check
+cargo clippy --quiet --workspace --all-targets -- -D warnings
 
 deny=$(bash scripts/cargo-deny.sh)
 "$deny" deny --log-level error check licenses bans sources

@@ -3,9 +3,10 @@
 //!
 //! Layers, bottom up:
 //! - [`protocol`]: the plugin protocol (handshake, mTLS, gRPC, values,
-//!   schemas, diagnostics); knows nothing of GPUs or Kubernetes.
+//!   schemas, diagnostics); its own crate (`crates/protocol`), which depends
+//!   on nothing of GPUs or Kubernetes.
 //! - [`framework`]: resources, typed models, schemas, validators, planning;
-//!   knows nothing of Kubernetes.
+//!   its own crate (`crates/framework`) on the protocol alone.
 //! - [`catalog`]: GPU models, what they support, and label schemes.
 //! - [`cluster`]: the client layer: the connection, typed calls, the one
 //!   retry policy, the one API-error mapping, Kubernetes names, permissions.
@@ -20,9 +21,9 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub mod catalog;
 pub mod cluster;
 pub mod data_sources;
-pub mod framework;
+pub use gpufleet_framework as framework;
 pub mod kit;
 pub mod logging;
-pub mod protocol;
+pub use gpufleet_protocol as protocol;
 pub mod provider;
 pub mod resources;

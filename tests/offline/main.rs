@@ -9,6 +9,7 @@ mod docs;
 mod example_module;
 mod examples;
 mod fuzz_corpus;
+mod layout;
 mod pci_ids;
 mod protocol;
 mod release;

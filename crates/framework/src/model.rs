@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::protocol::codec::from_json;
-use crate::protocol::{Diagnostic, Diagnostics, Type, Value};
+use gpufleet_protocol::codec::from_json;
+use gpufleet_protocol::{Diagnostic, Diagnostics, Type, Value};
 
 /// What a resource's state is read as and written from.
 pub trait Model: Serialize + DeserializeOwned + Default + Send + Sync + 'static {}

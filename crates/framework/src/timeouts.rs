@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::schema::Attr;
 use super::validators::Validator;
-use crate::protocol::schema::Nesting;
+use gpufleet_protocol::schema::Nesting;
 
 /// An operation that a timeout bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

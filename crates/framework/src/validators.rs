@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::protocol::{AttributePath, Diagnostics, Value};
+use gpufleet_protocol::{AttributePath, Diagnostics, Value};
 
 type Check = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
 
@@ -79,7 +79,7 @@ pub fn integer_between(min: i64, max: i64, why: &'static str) -> Validator {
         let Some(n) = v.as_number() else {
             return Ok(());
         };
-        let text = || crate::protocol::value::number_text(n);
+        let text = || gpufleet_protocol::value::number_text(n);
         if !n.is_integer() {
             return Err(format!("{} is not a whole number", text()));
         }
@@ -294,8 +294,8 @@ fn and_list(items: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::schema::{Attr, ObjectSchema};
-    use crate::protocol::Value;
+    use crate::schema::{Attr, ObjectSchema};
+    use gpufleet_protocol::Value;
 
     #[test]
     fn collections() {

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use super::validators::{ObjectValidator, Validator};
-use crate::protocol::schema::{self as proto_schema, AttributeType, Flags, Nesting};
-use crate::protocol::{AttributePath, Diagnostics, Type, Value};
+use gpufleet_protocol::schema::{self as proto_schema, AttributeType, Flags, Nesting};
+use gpufleet_protocol::{AttributePath, Diagnostics, Type, Value};
 
 /// What kind of value an attribute holds.
 #[derive(Clone)]
@@ -287,7 +287,7 @@ fn default_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(crate::protocol::value::number_text(n)),
+        Value::Number(n) => Some(gpufleet_protocol::value::number_text(n)),
         _ => None,
     }
 }
@@ -473,7 +473,7 @@ fn validate_object(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::validators::{exactly_one_of, one_of};
+    use crate::validators::{exactly_one_of, one_of};
 
     #[test]
     fn contradictions_are_found() {

@@ -7,8 +7,8 @@
 //! and give the same state), and upgrades identities stored by an older
 //! identity version.
 
-use crate::protocol::schema::{IdentityAttribute, IdentitySchema};
-use crate::protocol::{AttributePath, Diagnostics, Type, Value};
+use gpufleet_protocol::schema::{IdentityAttribute, IdentitySchema};
+use gpufleet_protocol::{AttributePath, Diagnostics, Type, Value};
 
 use super::schema::ObjectSchema;
 
@@ -160,7 +160,7 @@ impl Identity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::schema::Attr;
+    use crate::schema::Attr;
 
     fn schema() -> ObjectSchema {
         ObjectSchema::new(

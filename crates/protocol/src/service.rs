@@ -754,7 +754,7 @@ fn server_capabilities() -> pb::ServerCapabilities {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::AttributePath;
+    use crate::AttributePath;
 
     #[test]
     fn a_value_that_cannot_be_decoded_is_reported_at_its_attribute() {

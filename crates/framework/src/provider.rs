@@ -11,11 +11,11 @@ use super::model::{Private, decode};
 use super::registered::{Outcome, RegisteredDataSource, RegisteredResource};
 use super::resource::ProviderDefinition;
 use super::schema::ObjectSchema;
-use crate::protocol::provider::{
+use gpufleet_protocol::provider::{
     ApplyRequest, ImportTarget, ImportedResource, ListRequest, Listed, PlanRequest, PlanResponse,
     Provider, ReadRequest, Schemas, StateResponse,
 };
-use crate::protocol::{Diagnostic, Diagnostics, Value, codec};
+use gpufleet_protocol::{Diagnostic, Diagnostics, Value, codec};
 
 /// Implements the protocol for a [`ProviderDefinition`].
 pub struct FrameworkProvider<P: ProviderDefinition> {
@@ -445,8 +445,8 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::registered::register_resource;
-    use crate::framework::test_resources::{Observing, Renamed};
+    use crate::registered::register_resource;
+    use crate::test_resources::{Observing, Renamed};
 
     fn upgrade(version: i64, json: &str) -> Result<Value, Diagnostics> {
         upgrade_state(&register_resource(Renamed), version, json.as_bytes())

@@ -9,7 +9,7 @@ use super::identity::{Identity, IdentityAttr};
 use super::model::Private;
 use super::resource::{Failed, Resource, Stored, Warnings};
 use super::schema::{Attr, ObjectSchema};
-use crate::protocol::Diagnostics;
+use gpufleet_protocol::Diagnostics;
 
 /// Version 1 renamed `size` to `capacity`, and identity version 1
 /// renamed `key` to `id`.

@@ -24,7 +24,7 @@ pub mod resource;
 pub mod schema;
 #[cfg(test)]
 mod test_resources;
-#[cfg(test)]
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod timeouts;
 pub mod validators;

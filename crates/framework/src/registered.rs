@@ -9,8 +9,8 @@ use super::model::{Private, decode, encode, with_placeholders};
 use super::plan::{self, derive_planned};
 use super::resource::{DataSource, Failed, PlanChange, Resource, Stored};
 use super::schema::ObjectSchema;
-use crate::protocol::provider::{PlanRequest, PlanResponse};
-use crate::protocol::{Diagnostics, Type, Value};
+use gpufleet_protocol::provider::{PlanRequest, PlanResponse};
+use gpufleet_protocol::{Diagnostics, Type, Value};
 
 /// A resource with its schema and value type, ready for dispatch.
 pub struct RegisteredResource<C> {
@@ -447,7 +447,7 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::test_resources::Observing;
+    use crate::test_resources::Observing;
 
     #[test]
     fn observed_attributes_keep_what_reads_report() {

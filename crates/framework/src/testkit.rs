@@ -6,10 +6,10 @@ use super::plan::proposed;
 use super::registered::{RegisteredResource, register_resource};
 use super::resource::Resource;
 use super::schema::ObjectSchema;
-use crate::protocol::codec::from_json;
-use crate::protocol::diagnostics::Severity;
-use crate::protocol::provider::{PlanRequest, PlanResponse};
-use crate::protocol::{Diagnostics, Value};
+use gpufleet_protocol::codec::from_json;
+use gpufleet_protocol::diagnostics::Severity;
+use gpufleet_protocol::provider::{PlanRequest, PlanResponse};
+use gpufleet_protocol::{Diagnostics, Value};
 
 /// A resource registered as the provider registers it.
 pub struct Harness<C> {

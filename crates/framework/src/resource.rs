@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use super::identity::Identity;
 use super::model::{Model, Private};
 use super::schema::ObjectSchema;
-use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+use gpufleet_protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// Diagnostics of an operation that succeeded; only warnings.
 pub type Warnings = Diagnostics;

@@ -3,8 +3,8 @@
 //! adjustments.
 
 use super::schema::{Attr, AttrKind, ObjectSchema};
-use crate::protocol::schema::Nesting;
-use crate::protocol::{AttributePath, Value};
+use gpufleet_protocol::schema::Nesting;
+use gpufleet_protocol::{AttributePath, Value};
 
 /// The framework's plan of one resource.
 pub struct Plan {
@@ -146,7 +146,7 @@ pub fn proposed(attrs: &[Attr], prior: &Value, config: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::schema::Attr;
+    use crate::schema::Attr;
 
     fn schema() -> ObjectSchema {
         ObjectSchema::new(
