@@ -38,6 +38,8 @@ pub trait AppliedObject: Send + Sync + 'static {
     type Model: Model;
     /// The object as the API serves it.
     type Object: Clone + Serialize + DeserializeOwned + Debug + Send + Sync + kube::Resource;
+    /// See [`Self::resolve`].
+    type Resolved: Send + Sync;
 
     /// Type name without the provider prefix, e.g. `priority_class`.
     const NAME: &'static str;
@@ -104,10 +106,15 @@ pub trait AppliedObject: Send + Sync + 'static {
     fn import_id_of(model: &Self::Model) -> &str {
         Self::object_name(model)
     }
+    /// What a write works out once from the planned model and the
+    /// provider's settings, for [`Self::to_object`] and
+    /// [`Self::write_companions`] both (the fleet's catalog names); `()`
+    /// for a resource that works nothing out.
+    fn resolve(&self, cluster: &Cluster, planned: &Self::Model) -> Self::Resolved;
     /// The object to apply: exactly the fields gpufleet owns.
     fn to_object(
         &self,
-        cluster: &Cluster,
+        resolved: &Self::Resolved,
         model: &Self::Model,
     ) -> Result<Self::Object, Diagnostics>;
     /// State from the live object. `prior` says which optional fields are
@@ -152,6 +159,7 @@ pub trait AppliedObject: Send + Sync + 'static {
     async fn write_companions(
         &self,
         _cluster: &Cluster,
+        _resolved: &Self::Resolved,
         _prior: Option<&Self::Model>,
         _state: &mut Self::Model,
         _deadline: Deadline,
@@ -212,7 +220,8 @@ impl<T: AppliedObject> ObjectResource<T> {
         deadline: Deadline,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
         let objects = self.0.objects(cluster).await?;
-        let object = self.0.to_object(cluster, &planned)?;
+        let resolved = self.0.resolve(cluster, &planned);
+        let object = self.0.to_object(&resolved, &planned)?;
         let action = format!("{} {}", operation.attribute(), Self::what(&planned));
         let named = objects.named(T::object_name(&planned)).doing(action);
         let live = match named.apply(&object, FIELD_MANAGER, deadline).await {
@@ -230,7 +239,7 @@ impl<T: AppliedObject> ObjectResource<T> {
         };
         let warnings = match self
             .0
-            .write_companions(cluster, prior, &mut state, deadline)
+            .write_companions(cluster, &resolved, prior, &mut state, deadline)
             .await
         {
             Ok(warnings) => warnings,

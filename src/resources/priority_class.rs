@@ -53,6 +53,7 @@ pub struct Model {
 impl AppliedObject for PriorityClass {
     type Model = Model;
     type Object = PriorityClassObject;
+    type Resolved = ();
     const NAME: &'static str = "priority_class";
     const KIND: Kind = Kind::new("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses");
     const IMPORT_ID: &'static str = "class name";
@@ -125,7 +126,9 @@ impl AppliedObject for PriorityClass {
         &model.name
     }
 
-    fn to_object(&self, _: &Cluster, model: &Model) -> Result<PriorityClassObject, Diagnostics> {
+    fn resolve(&self, _: &Cluster, _: &Model) {}
+
+    fn to_object(&self, _: &(), model: &Model) -> Result<PriorityClassObject, Diagnostics> {
         // Validation bounds the value, but a value known only at apply time
         // was never validated.
         let value = i32::try_from(model.value)
@@ -288,7 +291,7 @@ mod tests {
     fn maps_to_and_from_the_api_object() {
         let cluster = Cluster::offline(LabelScheme::Cfke);
         let state = seed();
-        let mut object = PriorityClass.to_object(&cluster, &state).unwrap();
+        let mut object = PriorityClass.to_object(&(), &state).unwrap();
         assert_eq!(object.value, 1000);
         assert_eq!(object.preemption_policy.as_deref(), Some("Never"));
         // Someone else's label and annotation stay out of state.
@@ -307,12 +310,11 @@ mod tests {
 
     #[test]
     fn a_value_outside_i32_is_refused_not_wrapped() {
-        let cluster = Cluster::offline(LabelScheme::Cfke);
         let huge = Model {
             value: i64::from(i32::MAX) + 1,
             ..seed()
         };
-        let error = PriorityClass.to_object(&cluster, &huge).unwrap_err();
+        let error = PriorityClass.to_object(&(), &huge).unwrap_err();
         assert_eq!(error.located()[0].0, "value");
     }
 }

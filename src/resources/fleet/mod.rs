@@ -41,7 +41,8 @@ use kube::api::DynamicObject;
 use constraints::{CONSTRAINTS, Constraint, Constraints};
 pub use model::Model;
 use node_pool::NODE_POOL;
-use resolved::{Models, Resolved};
+use resolved::Models;
+pub use resolved::Resolved;
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::retry::{Deadline, GaveUp};
@@ -98,21 +99,11 @@ fn known_constraints(config: &Value) -> (Value, Vec<&'static Constraint>) {
     (known, unknown)
 }
 
-impl Fleet {
-    /// The catalog names of a state, under the provider's scheme.
-    fn resolve(model: &Model, cluster: &Cluster) -> Resolved {
-        Resolved::with_setting(
-            &model.constraints,
-            model.label_scheme.as_deref(),
-            cluster.label_scheme,
-        )
-    }
-}
-
 #[async_trait]
 impl AppliedObject for Fleet {
     type Model = Model;
     type Object = DynamicObject;
+    type Resolved = Resolved;
     const NAME: &'static str = "fleet";
     const KIND: Kind = NODE_POOL;
     const IMPORT_ID: &'static str = "NodePool name";
@@ -191,8 +182,17 @@ impl AppliedObject for Fleet {
         &model.name
     }
 
-    fn to_object(&self, cluster: &Cluster, model: &Model) -> Result<DynamicObject, Diagnostics> {
-        node_pool::build(model, &Self::resolve(model, cluster))
+    /// The catalog names of the planned fleet, under the provider's scheme.
+    fn resolve(&self, cluster: &Cluster, planned: &Model) -> Resolved {
+        Resolved::with_setting(
+            &planned.constraints,
+            planned.label_scheme.as_deref(),
+            cluster.label_scheme,
+        )
+    }
+
+    fn to_object(&self, resolved: &Resolved, model: &Model) -> Result<DynamicObject, Diagnostics> {
+        node_pool::build(model, resolved)
     }
 
     fn state_from(
@@ -223,12 +223,12 @@ impl AppliedObject for Fleet {
     async fn write_companions(
         &self,
         cluster: &Cluster,
+        resolved: &Resolved,
         prior: Option<&Model>,
         state: &mut Model,
         deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
-        let resolved = Self::resolve(state, cluster);
-        let warnings = sharing::write(cluster, prior, state, &resolved, deadline).await?;
+        let warnings = sharing::write(cluster, prior, state, resolved, deadline).await?;
         Ok(Diagnostics(warnings))
     }
 

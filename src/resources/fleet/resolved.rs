@@ -1,8 +1,10 @@
 //! The catalog names a fleet uses, resolved once per provider call: the
 //! label scheme its GPU constraints map to, the catalog models its
 //! `accelerators` name and the scheme's GPU name values that select them.
-//! Validation, planning, apply, read and the fleet's sharing take them from
-//! here instead of looking the names up again.
+//! Planning resolves them once for its checks; an apply once, before the
+//! NodePool is built, for the NodePool and the fleet's sharing both (see
+//! `AppliedObject::resolve`); validation and derivation need the models
+//! alone, and a read the models of what it read.
 
 use std::collections::BTreeSet;
 
@@ -12,7 +14,7 @@ use crate::framework::validators::quoted_list;
 use crate::protocol::{AttributePath, Diagnostic};
 
 /// A fleet's label scheme and models.
-pub(super) struct Resolved {
+pub struct Resolved {
     pub(super) scheme: LabelScheme,
     pub(super) models: Models,
     /// The scheme's GPU name values selecting exactly `models` within the

@@ -117,7 +117,9 @@ fn error_at(config: serde_json::Value, scheme: LabelScheme) -> (String, String) 
 /// fields of its own.
 fn served(planned: &Value, scheme: LabelScheme) -> serde_json::Value {
     let model: Model = decode(planned).unwrap();
-    let object = Fleet.to_object(&Cluster::offline(scheme), &model).unwrap();
+    let object = Fleet
+        .to_object(&Fleet.resolve(&Cluster::offline(scheme), &model), &model)
+        .unwrap();
     let mut object = serde_json::to_value(object).unwrap();
     object["metadata"]["uid"] = json!("7c1f0e7e");
     object["metadata"]["generation"] = json!(1);

@@ -136,6 +136,7 @@ fn bytes(text: &str) -> ByteString {
 impl AppliedObject for BootstrapToken {
     type Model = Model;
     type Object = Secret;
+    type Resolved = ();
     const NAME: &'static str = "node_join";
     const KIND: Kind = Kind::new("v1", "Secret", "secrets");
     const IMPORT_ID: &'static str = "token id";
@@ -368,6 +369,7 @@ impl AppliedObject for BootstrapToken {
     async fn write_companions(
         &self,
         cluster: &Cluster,
+        _: &(),
         prior: Option<&Model>,
         state: &mut Model,
         deadline: Deadline,
@@ -399,7 +401,9 @@ impl AppliedObject for BootstrapToken {
         model.token_id.as_deref().unwrap_or_default()
     }
 
-    fn to_object(&self, _: &Cluster, model: &Model) -> Result<Secret, Diagnostics> {
+    fn resolve(&self, _: &Cluster, _: &Model) {}
+
+    fn to_object(&self, _: &(), model: &Model) -> Result<Secret, Diagnostics> {
         let missing = |what: &str| -> Diagnostics {
             Diagnostic::error(
                 "Incomplete bootstrap token",

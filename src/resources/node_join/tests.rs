@@ -182,7 +182,7 @@ fn the_secret_is_a_bootstrap_token_and_reads_back_as_state() {
         ..Default::default()
     };
     BootstrapToken.derive(&mut model);
-    let secret = BootstrapToken.to_object(&cluster, &model).unwrap();
+    let secret = BootstrapToken.to_object(&(), &model).unwrap();
     assert_eq!(
         secret.metadata.name.as_deref(),
         Some("bootstrap-token-abcdef")

@@ -57,9 +57,8 @@ fn a_shared_fleet_plans_what_it_writes() {
     );
     // The NodePool's nodes join with the fleet's key.
     let model: Model = decode(&plan).unwrap();
-    let object = Fleet
-        .to_object(&Cluster::offline(LabelScheme::Cfke), &model)
-        .unwrap();
+    let resolved = Fleet.resolve(&Cluster::offline(LabelScheme::Cfke), &model);
+    let object = Fleet.to_object(&resolved, &model).unwrap();
     assert_eq!(
         object.data["spec"]["template"]["metadata"]["labels"],
         json!({CONFIG_LABEL: "fleet-inference"})
