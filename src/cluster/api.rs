@@ -9,7 +9,8 @@ use std::fmt::{self, Debug, Display};
 use std::sync::Mutex;
 
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
 };
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
@@ -387,6 +388,32 @@ impl<K: Object> Named<'_, K> {
                 self.objects.api.patch(self.name, &params, &patch)
             })
             .await
+    }
+
+    /// Creates the object as field manager `manager` unless one of its name
+    /// exists, whoever made it: a create, which takes nothing over, where
+    /// an apply would. True when this call created it; a create whose
+    /// answer was lost and whose retry found the object reads as not, so a
+    /// caller that must know whose it is reads it.
+    pub async fn create_if_absent(
+        &self,
+        value: &K,
+        manager: &str,
+        deadline: Deadline,
+    ) -> Result<bool, GaveUp> {
+        let call = self.call("create", "POST", Some("unless it exists".to_string()));
+        let params = PostParams {
+            field_manager: Some(manager.to_string()),
+            ..Default::default()
+        };
+        let attempt = || async {
+            match self.objects.api.create(&params, value).await {
+                Ok(_) => Ok(true),
+                Err(e) if status(&e) == Some(409) => Ok(false),
+                Err(e) => Err(e),
+            }
+        };
+        self.objects.kubernetes.call(deadline, &call, attempt).await
     }
 
     /// Deletes the object; true when it was there. One already gone counts

@@ -454,8 +454,12 @@ impl Share {
         }
     }
 
-    /// Applies `wanted` with the claim, as this token's manager, unless an
-    /// object of that name exists that gpufleet did not create.
+    /// Takes this token's share of `wanted`: on the object gpufleet created
+    /// (creating it first when absent), the content and the claim, applied
+    /// as this token's manager by the one read-modify-write, so an object
+    /// of that name someone else made is left alone even when it appears
+    /// between the read and the write. The create writes no claim: each
+    /// claim is owned by its token's manager alone, which drops it.
     async fn ensure<K: Shared>(
         &self,
         cluster: &Cluster,
@@ -465,15 +469,25 @@ impl Share {
         let objects = K::objects(cluster).await?;
         let name = wanted.meta().name.clone().unwrap_or_default();
         let named = objects.named(&name);
-        if let Some(live) = named.get(deadline).await?
-            && !created_by_us(&live)
-        {
-            return Ok(());
-        }
         let annotations = wanted.meta_mut().annotations.get_or_insert_default();
         annotations.insert(CREATED_BY.into(), CREATOR.into());
-        annotations.insert(self.claim.clone(), String::new());
-        named.apply(&wanted, &self.manager, deadline).await?;
+        let unclaimed = serde_json::to_value(&wanted).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Cannot encode a bootstrap object",
+                e.to_string(),
+            ))
+        })?;
+        let mut claimed = unclaimed;
+        claimed["metadata"]["annotations"][&self.claim] = json!("");
+        let claim = Claim::<K> {
+            share: self,
+            fields: claimed,
+            kind: PhantomData,
+        };
+        if named.update(&claim, deadline).await?.is_none() {
+            named.create_if_absent(&wanted, CREATOR, deadline).await?;
+            named.update(&claim, deadline).await?;
+        }
         Ok(())
     }
 
@@ -523,6 +537,35 @@ async fn token_exists(cluster: &Cluster, id: &str, deadline: Deadline) -> Result
         .await?;
     let name = format!("{}{id}", super::SECRET_PREFIX);
     Ok(secrets.named(&name).get(deadline).await?.is_some())
+}
+
+/// Taking one token's share of an object gpufleet created: its content
+/// and the token's claim, applied as the token's manager.
+struct Claim<'a, K> {
+    share: &'a Share,
+    /// The object as the token wants it, claim included.
+    fields: serde_json::Value,
+    kind: PhantomData<K>,
+}
+
+impl<K: Shared> Change<K> for Claim<'_, K> {
+    fn describe(&self) -> String {
+        format!(
+            "the object and metadata.annotations[{:?}]",
+            self.share.claim
+        )
+    }
+
+    fn patch(&self, live: &K) -> Option<Edit> {
+        created_by_us(live).then(|| Edit::Apply {
+            manager: self.share.manager.clone(),
+            fields: self.fields.clone(),
+        })
+    }
+
+    fn landed(&self, live: &K) -> bool {
+        !created_by_us(live) || claims(live).contains(&self.share.claim)
+    }
 }
 
 /// Dropping one token's share while other tokens hold claims: its manager
@@ -620,6 +663,40 @@ mod tests {
             kubeconfig["clusters"][0]["cluster"]["server"],
             "https://10.0.0.1:6443"
         );
+    }
+
+    /// A claim writes only to an object gpufleet created, and a lost write
+    /// landed when the claim is there (or the object is someone else's).
+    #[test]
+    fn a_claim_writes_only_what_gpufleet_created() {
+        let share = Share::of(&Model {
+            token_id: Some("abcdef".into()),
+            ..Default::default()
+        });
+        let claim = Claim::<ConfigMap> {
+            share: &share,
+            fields: json!({"data": {"kubeconfig": "x"}}),
+            kind: PhantomData,
+        };
+        let with = |annotations: &[&str]| {
+            let mut map = ConfigMap::default();
+            map.metadata.annotations = Some(
+                annotations
+                    .iter()
+                    .map(|a| (a.to_string(), CREATOR.to_string()))
+                    .collect(),
+            );
+            map
+        };
+        let foreign = ConfigMap::default();
+        assert!(claim.patch(&foreign).is_none());
+        assert!(claim.landed(&foreign));
+        let ours = with(&[CREATED_BY]);
+        assert!(
+            matches!(claim.patch(&ours), Some(Edit::Apply { manager, .. }) if manager == "gpufleet-node-join-abcdef")
+        );
+        assert!(!claim.landed(&ours));
+        assert!(claim.landed(&with(&[CREATED_BY, "gpufleet/node-join.abcdef"])));
     }
 
     #[test]
