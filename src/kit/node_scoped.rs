@@ -317,10 +317,13 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
     /// Mutable: the target changes in place (what the resource writes moves
     /// to the new nodes).
     fn identity(&self) -> Identity {
-        let node_name = format!(
+        let mut node_name = format!(
             "{} Null when a selector picks the nodes.",
             T::TARGET.node_name
         );
+        if T::NAMED.is_none() {
+            node_name.push_str(" Import by identity needs it.");
+        }
         let mut attrs = Vec::new();
         if T::NAMED.is_some() {
             attrs.push(
