@@ -21,11 +21,13 @@ step "testbed: control plane, tofu and tfplugindocs (cold build takes a while; c
 bash testbed/build.sh
 
 # Clusters of their own, so a `make demo` cluster (with the seed's fixed
-# names) never meets the tests: one for the acceptance tier, one for the
+# names) never meets the tests: one for the acceptance tier and one for the
 # system tier, so the two tiers run side by side (most of their time is
-# waiting on the CLIs, the API server and Karpenter, not CPU), and one for
-# the fault suite (tests/system/faults.rs), which kills and restarts its
-# components so no other test sees a fault. All stopped at the end.
+# waiting on the CLIs, the API server and Karpenter, not CPU); one whose
+# Karpenter offers EC2's instance types, for the tests that need a cluster
+# to themselves (below); and one for the fault suite (tests/system/faults.rs),
+# which kills and restarts its components so no other test sees a fault.
+# All stopped at the end.
 export GPUFLEET_CLUSTER_DIR=$PWD/target/test-cluster
 export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
 # The provider runs as a user bound only to docs/rbac.yaml's roles, so the
@@ -34,19 +36,22 @@ export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
 # about 5.5 minutes for nothing the least-privilege run does not cover.
 export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig-provider
 system_cluster=$PWD/target/system-cluster
+ec2_cluster=$PWD/target/ec2-cluster
 export GPUFLEET_FAULT_CLUSTER_DIR=$PWD/target/fault-cluster
-step "starting the control planes with Karpenter in target/test-cluster and target/system-cluster; the fault suite's in target/fault-cluster, in the background"
-for dir in "$system_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR"; do
+step "starting the control planes with Karpenter in target/test-cluster, target/system-cluster and target/ec2-cluster (EC2's instance types); the fault suite's in target/fault-cluster, in the background"
+for dir in "$system_cluster" "$ec2_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR"; do
   GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 || true
 done
 GPUFLEET_CLUSTER_DIR=$system_cluster bash testbed/cluster.sh up --karpenter >target/system-cluster.log 2>&1 &
 system_cluster_up=$!
+GPUFLEET_CLUSTER_DIR=$ec2_cluster bash testbed/cluster.sh up --karpenter=aws >target/ec2-cluster.log 2>&1 &
+ec2_cluster_up=$!
 GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh up >target/fault-cluster.log 2>&1 &
 fault_cluster_up=$!
 bash testbed/cluster.sh up --karpenter
 cleanup() {
-  wait "$system_cluster_up" "$fault_cluster_up" 2>/dev/null || true
-  for dir in "$system_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR" "$GPUFLEET_CLUSTER_DIR"; do
+  wait "$system_cluster_up" "$ec2_cluster_up" "$fault_cluster_up" 2>/dev/null || true
+  for dir in "$system_cluster" "$ec2_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR" "$GPUFLEET_CLUSTER_DIR"; do
     GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 || true
   done
 }
@@ -75,43 +80,51 @@ step "offline tier: bad input, docs, examples, fuzz corpus, release, version (no
 cargo test --test offline -- --test-threads=2
 # The test binaries are built once, before the tiers run side by side.
 cargo test --no-run --test acceptance --test system
-step "acceptance tier (target/test-cluster) and system tier (target/system-cluster) side by side; their output follows each as it ends"
+step "acceptance tier (target/test-cluster), system tier (target/system-cluster) and the tests that need a cluster to themselves (target/ec2-cluster) side by side; their output follows each as it ends"
 acceptance_tier() {
   set -e
   cargo test --test acceptance -- --test-threads=3 --skip "$restarts_api_server"
-  # The one test that restarts the shared API server with other flags runs
-  # alone after the rest, so no test of another module meets it down.
-  cargo test --test acceptance -- --exact "$restarts_api_server"
 }
+# The one test that restarts the API server with other flags runs on a
+# cluster no other test uses at that time, so none meets it down.
 restarts_api_server=node_join::an_api_server_without_bootstrap_token_authentication_is_named
 system_tier() {
   set -e
-  export GPUFLEET_CLUSTER_DIR=$system_cluster
-  export GPUFLEET_TEST_KUBECONFIG=$system_cluster/kubeconfig
-  export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$system_cluster/kubeconfig-provider
+  on_cluster "$system_cluster"
   # Those that need the ClusterPolicy take turns (tests/system/main.rs).
   cargo test --test system -- --test-threads=2
-  # Last on this cluster, as it swaps what Karpenter offers: EC2's instance
-  # types with karpenter-provider-aws's labels (testbed/build.sh
-  # aws-instance-types), on which the scenario runs again with its fleets
-  # under the aws scheme, and a fleet of fractional GPUs: one test at a
-  # time.
-  echo "==> EC2 instance types: Karpenter restarted with every EC2 GPU type, the scenario on them under the aws scheme, fractional GPUs"
-  bash testbed/cluster.sh up --karpenter=aws
+}
+# Karpenter there offers EC2's instance types with karpenter-provider-aws's
+# labels (testbed/build.sh aws-instance-types): the scenario runs again with
+# its fleets under the aws scheme, then a fleet of fractional GPUs, one test
+# at a time, after the API-server restart. These mostly wait on Karpenter
+# and kwok, so they cost the tiers beside them little CPU.
+own_cluster_tests() {
+  set -e
+  on_cluster "$ec2_cluster"
+  cargo test --test acceptance -- --exact "$restarts_api_server"
   cargo test --test system -- --ignored --exact --test-threads=1 \
     scenario::training_and_inference_on_ec2 scenario::fractional_gpus_on_ec2
 }
-wait "$system_cluster_up" || { cat target/system-cluster.log; echo "the system tier's cluster did not start" >&2; exit 1; }
-acceptance_tier >target/acceptance-tier.log 2>&1 &
-acceptance=$!
-system_tier >target/system-tier.log 2>&1 &
-system=$!
+on_cluster() {
+  export GPUFLEET_CLUSTER_DIR=$1
+  export GPUFLEET_TEST_KUBECONFIG=$1/kubeconfig
+  export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$1/kubeconfig-provider
+}
+for cluster in system ec2; do
+  pid=${cluster}_cluster_up
+  wait "${!pid}" || { cat "target/$cluster-cluster.log"; echo "the $cluster cluster did not start" >&2; exit 1; }
+done
+declare -A lane_pid
+for lane in acceptance_tier system_tier own_cluster_tests; do
+  "$lane" >"target/${lane//_/-}.log" 2>&1 &
+  lane_pid[$lane]=$!
+done
 failed=0
-for tier in acceptance system; do
-  pid=${!tier}
-  if wait "$pid"; then result=passed; else result=FAILED; failed=1; fi
-  step "$tier tier $result; its output:"
-  cat "target/$tier-tier.log"
+for lane in acceptance_tier system_tier own_cluster_tests; do
+  if wait "${lane_pid[$lane]}"; then result=passed; else result=FAILED; failed=1; fi
+  step "${lane//_/ } $result; its output:"
+  cat "target/${lane//_/-}.log"
 done
 [ "$failed" = 0 ] || { echo "a tier failed: see its output above" >&2; exit 1; }
 

@@ -60,7 +60,7 @@ fn training_and_inference_side_by_side() {
 /// m7i. The whole run with the last CLI (the cfke run's whole one has the
 /// first) and the short one with each other.
 #[test]
-#[ignore = "make test runs it last, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
+#[ignore = "make test runs it on a cluster of its own whose Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
 fn training_and_inference_on_ec2() {
     if !karpenter_offers_ec2_types("the scenario on EC2's instance types") {
         return;
@@ -92,7 +92,7 @@ fn training_and_inference_on_ec2() {
 /// ×2. The overlay reads back (second plan empty, import), its deletion
 /// shows in the next plan, destroy removes it.
 #[test]
-#[ignore = "make test runs it last, once the cluster's Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
+#[ignore = "make test runs it on a cluster of its own whose Karpenter offers EC2's instance types (`testbed/cluster.sh up --karpenter=aws`)"]
 fn fractional_gpus_on_ec2() {
     if !karpenter_offers_ec2_types("fractional GPUs on EC2's instance types") {
         return;
