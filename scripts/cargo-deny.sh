@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Prints the path of cargo-deny, installing the pinned version once per
-# machine into ~/.cache/gpufleet/bin (a few minutes on 2 cores the first time).
+# machine into ~/.cache/gpufleet/bin (a few minutes on 2 cores the first time),
+# or $GPUFLEET_BIN_CACHE, where testbed/build.sh and scripts/fuzz.sh keep theirs.
 set -euo pipefail
 version=0.20.2
-cache=${GPUFLEET_CACHE:-$HOME/.cache/gpufleet}/bin
+cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 binary=$cache/cargo-deny-$version
 if [ ! -x "$binary" ]; then
   echo "lint: installing cargo-deny $version (once per machine)" >&2
