@@ -51,9 +51,13 @@ fault_cluster_up=$!
 bash testbed/cluster.sh up --karpenter
 cleanup() {
   wait "$system_cluster_up" "$ec2_cluster_up" "$fault_cluster_up" 2>/dev/null || true
+  # Side by side: each waits up to 10 s for a component to heed SIGTERM.
+  local dir stoppers=()
   for dir in "$system_cluster" "$ec2_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR" "$GPUFLEET_CLUSTER_DIR"; do
-    GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 || true
+    GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 &
+    stoppers+=($!)
   done
+  wait "${stoppers[@]}" || true
 }
 trap cleanup EXIT
 
