@@ -90,7 +90,7 @@ pid_of() {
 
 # start <component> <args...>: detached in its own session (survives this
 # script and the caller's Ctrl-C), stdin/stdout/stderr away from the caller's
-# terminal so `make` does not wait on them, and without our lock fd (8), which
+# terminal so `make` does not wait on them, and without our lock fds (8, 9), which
 # would otherwise stay locked for the cluster's lifetime. The child records
 # its own pid.
 start() {
@@ -98,7 +98,7 @@ start() {
   shift
   rm -f "$state/$name.pid"
   setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$name.pid" "$bin/$name" "$@" \
-    </dev/null >"$logs/$name.log" 2>&1 8>&- &
+    </dev/null >"$logs/$name.log" 2>&1 8>&- 9<&- &
   for _ in $(seq 50); do [ -s "$state/$name.pid" ] && return 0; sleep 0.1; done
   die "$name did not start; see $logs/$name.log"
 }
@@ -584,7 +584,7 @@ up_device_plugin() {
   rm -f "$state/$device_plugin.pid"
   setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$device_plugin.pid" \
     "${CARGO_TARGET_DIR:-$repo/target}/debug/examples/$device_plugin" "$state/kubeconfig" \
-    </dev/null >"$logs/$device_plugin.log" 2>&1 8>&- &
+    </dev/null >"$logs/$device_plugin.log" 2>&1 8>&- 9<&- &
   for _ in $(seq 50); do [ -s "$state/$device_plugin.pid" ] && break; sleep 0.1; done
   device_plugin_pid >/dev/null || die "$device_plugin did not start; see $logs/$device_plugin.log"
   log "$device_plugin running (log: $logs/$device_plugin.log)"
@@ -734,10 +734,17 @@ start_component() {
   log "$name started again"
 }
 
-# One cluster.sh at a time per checkout (parallel make targets).
-mkdir -p "$repo/target"
-exec 8>"$repo/target/.cluster.lock"
-flock 8
+# One cluster.sh at a time per checkout (parallel make targets; `up` picks
+# ports nobody listens on yet), except `down`, which touches its own cluster
+# alone: it waits only for the commands on that cluster, so make test stops
+# its clusters side by side.
+mkdir -p "$repo/target" "$state"
+if [ "${1:-}" != down ]; then
+  exec 8>"$repo/target/.cluster.lock"
+  flock 8
+fi
+exec 9<"$state"
+flock 9
 
 case ${1:-} in
   up)
