@@ -38,7 +38,7 @@ export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig-provid
 system_cluster=$PWD/target/system-cluster
 ec2_cluster=$PWD/target/ec2-cluster
 export GPUFLEET_FAULT_CLUSTER_DIR=$PWD/target/fault-cluster
-step "starting the control planes with Karpenter in target/test-cluster, target/system-cluster and target/ec2-cluster (EC2's instance types); the fault suite's in target/fault-cluster, in the background"
+step "starting the control planes with Karpenter in target/test-cluster, target/system-cluster and target/ec2-cluster (EC2's instance types), and the fault suite's in target/fault-cluster, in the background while the offline tier runs"
 for dir in "$system_cluster" "$ec2_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR"; do
   GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 || true
 done
@@ -48,9 +48,10 @@ GPUFLEET_CLUSTER_DIR=$ec2_cluster bash testbed/cluster.sh up --karpenter=aws >ta
 ec2_cluster_up=$!
 GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh up >target/fault-cluster.log 2>&1 &
 fault_cluster_up=$!
-bash testbed/cluster.sh up --karpenter
+bash testbed/cluster.sh up --karpenter >target/test-cluster.log 2>&1 &
+test_cluster_up=$!
 cleanup() {
-  wait "$system_cluster_up" "$ec2_cluster_up" "$fault_cluster_up" 2>/dev/null || true
+  wait "$test_cluster_up" "$system_cluster_up" "$ec2_cluster_up" "$fault_cluster_up" 2>/dev/null || true
   # Side by side: each waits up to 10 s for a component to heed SIGTERM.
   local dir stoppers=()
   for dir in "$system_cluster" "$ec2_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR" "$GPUFLEET_CLUSTER_DIR"; do
@@ -115,7 +116,7 @@ on_cluster() {
   export GPUFLEET_TEST_KUBECONFIG=$1/kubeconfig
   export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$1/kubeconfig-provider
 }
-for cluster in system ec2; do
+for cluster in test system ec2; do
   pid=${cluster}_cluster_up
   wait "${!pid}" || { cat "target/$cluster-cluster.log"; echo "the $cluster cluster did not start" >&2; exit 1; }
 done
