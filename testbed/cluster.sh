@@ -88,19 +88,26 @@ pid_of() {
   echo "$pid"
 }
 
-# start <component> <args...>: detached in its own session (survives this
-# script and the caller's Ctrl-C), stdin/stdout/stderr away from the caller's
-# terminal so `make` does not wait on them, and without our lock fds (8, 9), which
-# would otherwise stay locked for the cluster's lifetime. The child records
-# its own pid.
-start() {
+# detach <name> <program> <args...>: started in its own session (survives
+# this script and the caller's Ctrl-C), stdin/stdout/stderr away from the
+# caller's terminal so `make` does not wait on them, and without our lock fds
+# (8, 9), which would otherwise stay locked for the cluster's lifetime. The
+# child records its own pid in <name>.pid and logs to logs/<name>.log.
+detach() {
   local name=$1
   shift
   rm -f "$state/$name.pid"
-  setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$name.pid" "$bin/$name" "$@" \
+  setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$name.pid" "$@" \
     </dev/null >"$logs/$name.log" 2>&1 8>&- 9<&- &
   for _ in $(seq 50); do [ -s "$state/$name.pid" ] && return 0; sleep 0.1; done
   die "$name did not start; see $logs/$name.log"
+}
+
+# start <component> <args...>: the component, detached.
+start() {
+  local name=$1
+  shift
+  detach "$name" "$bin/$name" "$@"
 }
 
 stop() {
@@ -581,11 +588,7 @@ up_device_plugin() {
     kubectl apply --server-side --field-manager=gpufleet-cluster-sh -f - >/dev/null
   cargo build --quiet --manifest-path "$repo/Cargo.toml" --example "$device_plugin" ||
     die "could not build $device_plugin"
-  rm -f "$state/$device_plugin.pid"
-  setsid bash -c 'echo $$ >"$0"; exec "$@"' "$state/$device_plugin.pid" \
-    "${CARGO_TARGET_DIR:-$repo/target}/debug/examples/$device_plugin" "$state/kubeconfig" \
-    </dev/null >"$logs/$device_plugin.log" 2>&1 8>&- 9<&- &
-  for _ in $(seq 50); do [ -s "$state/$device_plugin.pid" ] && break; sleep 0.1; done
+  detach "$device_plugin" "${CARGO_TARGET_DIR:-$repo/target}/debug/examples/$device_plugin" "$state/kubeconfig"
   device_plugin_pid >/dev/null || die "$device_plugin did not start; see $logs/$device_plugin.log"
   log "$device_plugin running (log: $logs/$device_plugin.log)"
 }
