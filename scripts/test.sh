@@ -28,37 +28,41 @@ bash testbed/build.sh
 # to themselves (below); and one for the fault suite (tests/system/faults.rs),
 # which kills and restarts its components so no other test sees a fault.
 # All stopped at the end.
-export GPUFLEET_CLUSTER_DIR=$PWD/target/test-cluster
-export GPUFLEET_TEST_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig
-# The provider runs as a user bound only to docs/rbac.yaml's roles, so the
-# whole suite proves those roles are enough (the tests' own checks behind
-# Terraform's back stay admin). One run: a second one as admin would add
-# about 5.5 minutes for nothing the least-privilege run does not cover.
-export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$GPUFLEET_CLUSTER_DIR/kubeconfig-provider
-system_cluster=$PWD/target/system-cluster
-ec2_cluster=$PWD/target/ec2-cluster
-export GPUFLEET_FAULT_CLUSTER_DIR=$PWD/target/fault-cluster
-step "starting the control planes with Karpenter in target/test-cluster, target/system-cluster and target/ec2-cluster (EC2's instance types), and the fault suite's in target/fault-cluster, in the background while the offline tier runs"
-for dir in "$system_cluster" "$ec2_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR"; do
-  GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 || true
-done
-GPUFLEET_CLUSTER_DIR=$system_cluster bash testbed/cluster.sh up --karpenter >target/system-cluster.log 2>&1 &
-system_cluster_up=$!
-GPUFLEET_CLUSTER_DIR=$ec2_cluster bash testbed/cluster.sh up --karpenter=aws >target/ec2-cluster.log 2>&1 &
-ec2_cluster_up=$!
-GPUFLEET_CLUSTER_DIR=$GPUFLEET_FAULT_CLUSTER_DIR bash testbed/cluster.sh up >target/fault-cluster.log 2>&1 &
-fault_cluster_up=$!
-bash testbed/cluster.sh up --karpenter >target/test-cluster.log 2>&1 &
-test_cluster_up=$!
-cleanup() {
-  wait "$test_cluster_up" "$system_cluster_up" "$ec2_cluster_up" "$fault_cluster_up" 2>/dev/null || true
-  # Side by side: each waits up to 10 s for a component to heed SIGTERM.
-  local dir stoppers=()
-  for dir in "$system_cluster" "$ec2_cluster" "$GPUFLEET_FAULT_CLUSTER_DIR" "$GPUFLEET_CLUSTER_DIR"; do
-    GPUFLEET_CLUSTER_DIR=$dir bash testbed/cluster.sh down >/dev/null 2>&1 &
+clusters=(test system ec2 fault)
+declare -A up_flags=([test]=--karpenter [system]=--karpenter [ec2]=--karpenter=aws [fault]=)
+cluster_dir() { echo "$PWD/target/$1-cluster"; }
+on_cluster() {
+  export GPUFLEET_CLUSTER_DIR=$1
+  export GPUFLEET_TEST_KUBECONFIG=$1/kubeconfig
+  # The provider runs as a user bound only to docs/rbac.yaml's roles, so the
+  # whole suite proves those roles are enough (the tests' own checks behind
+  # Terraform's back stay admin). One run: a second one as admin would add
+  # about 5.5 minutes for nothing the least-privilege run does not cover.
+  export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$1/kubeconfig-provider
+}
+on_cluster "$(cluster_dir test)"
+GPUFLEET_FAULT_CLUSTER_DIR=$(cluster_dir fault)
+export GPUFLEET_FAULT_CLUSTER_DIR
+# Side by side: each waits up to 10 s for a component to heed SIGTERM.
+stop_clusters() {
+  local name stoppers=()
+  for name in "${clusters[@]}"; do
+    GPUFLEET_CLUSTER_DIR=$(cluster_dir "$name") bash testbed/cluster.sh down >/dev/null 2>&1 &
     stoppers+=($!)
   done
   wait "${stoppers[@]}" || true
+}
+step "starting the control planes with Karpenter in target/test-cluster, target/system-cluster and target/ec2-cluster (EC2's instance types), and the fault suite's in target/fault-cluster, in the background while the offline tier runs"
+stop_clusters # what an interrupted run left
+declare -A cluster_up
+for name in "${clusters[@]}"; do
+  GPUFLEET_CLUSTER_DIR=$(cluster_dir "$name") bash testbed/cluster.sh up ${up_flags[$name]:+"${up_flags[$name]}"} \
+    >"target/$name-cluster.log" 2>&1 &
+  cluster_up[$name]=$!
+done
+cleanup() {
+  wait "${cluster_up[@]}" 2>/dev/null || true
+  stop_clusters
 }
 trap cleanup EXIT
 
@@ -95,7 +99,7 @@ acceptance_tier() {
 restarts_api_server=node_join::an_api_server_without_bootstrap_token_authentication_is_named
 system_tier() {
   set -e
-  on_cluster "$system_cluster"
+  on_cluster "$(cluster_dir system)"
   # Those that need the ClusterPolicy take turns (tests/system/main.rs).
   cargo test --test system -- --test-threads=2
 }
@@ -106,27 +110,22 @@ system_tier() {
 # and kwok, so they cost the tiers beside them little CPU.
 own_cluster_tests() {
   set -e
-  on_cluster "$ec2_cluster"
+  on_cluster "$(cluster_dir ec2)"
   cargo test --test acceptance -- --exact "$restarts_api_server"
   cargo test --test system -- --ignored --exact --test-threads=1 \
     scenario::training_and_inference_on_ec2 scenario::fractional_gpus_on_ec2
 }
-on_cluster() {
-  export GPUFLEET_CLUSTER_DIR=$1
-  export GPUFLEET_TEST_KUBECONFIG=$1/kubeconfig
-  export GPUFLEET_TEST_PROVIDER_KUBECONFIG=$1/kubeconfig-provider
-}
-for cluster in test system ec2; do
-  pid=${cluster}_cluster_up
-  wait "${!pid}" || { cat "target/$cluster-cluster.log"; echo "the $cluster cluster did not start" >&2; exit 1; }
+for name in test system ec2; do
+  wait "${cluster_up[$name]}" || { cat "target/$name-cluster.log"; echo "the $name cluster did not start" >&2; exit 1; }
 done
+lanes=(acceptance_tier system_tier own_cluster_tests)
 declare -A lane_pid
-for lane in acceptance_tier system_tier own_cluster_tests; do
+for lane in "${lanes[@]}"; do
   "$lane" >"target/${lane//_/-}.log" 2>&1 &
   lane_pid[$lane]=$!
 done
 failed=0
-for lane in acceptance_tier system_tier own_cluster_tests; do
+for lane in "${lanes[@]}"; do
   if wait "${lane_pid[$lane]}"; then result=passed; else result=FAILED; failed=1; fi
   step "${lane//_/ } $result; its output:"
   cat "target/${lane//_/-}.log"
