@@ -69,6 +69,17 @@ pub trait AppliedObject: Send + Sync + 'static {
     ) -> Result<(), Diagnostics> {
         Ok(())
     }
+    /// Checks what a create or update needs of the cluster before anything
+    /// is written, and fills into `planned` what the plan could not know.
+    async fn prepare_write(
+        &self,
+        _cluster: &Cluster,
+        _resolved: &Self::Resolved,
+        _planned: &mut Self::Model,
+        _deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        Ok(())
+    }
     /// Completes `state`, as a write (companions included) or a read left
     /// it, with what comes from elsewhere than the objects.
     async fn complete(
@@ -215,12 +226,15 @@ impl<T: AppliedObject> ObjectResource<T> {
         &self,
         cluster: &Cluster,
         prior: Option<&T::Model>,
-        planned: T::Model,
+        mut planned: T::Model,
         operation: Operation,
         deadline: Deadline,
     ) -> Result<Stored<T::Model>, Failed<T::Model>> {
         let objects = self.0.objects(cluster).await?;
         let resolved = self.0.resolve(cluster, &planned);
+        self.0
+            .prepare_write(cluster, &resolved, &mut planned, deadline)
+            .await?;
         let object = self.0.to_object(&resolved, &planned)?;
         let action = format!("{} {}", operation.attribute(), Self::what(&planned));
         let named = objects.named(T::object_name(&planned)).doing(action);

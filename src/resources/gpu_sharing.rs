@@ -45,7 +45,6 @@ pub struct Model {
     id: Option<String>,
     #[serde(flatten)]
     settings: Settings,
-    mig_strategy: Option<String>,
     manage_cluster_policy: Option<bool>,
     restart_device_plugin: Option<bool>,
     device_plugin_config: Option<String>,
@@ -65,8 +64,7 @@ impl Model {
     }
 
     fn config_text(&self) -> String {
-        let mig = self.mig_strategy.as_deref().and_then(MigStrategy::parse);
-        self.settings.device_plugin_config(mig, &[]).to_yaml()
+        self.settings.device_plugin_config(&[]).to_yaml()
     }
 }
 
@@ -105,30 +103,6 @@ async fn wired_cluster_policy(
         .and_then(|p| p.metadata.name))
 }
 
-/// Our fields of the ClusterPolicy: the ConfigMap, its default key and the
-/// MIG strategy when set, or else `mixed` while a key of a MIG fleet or
-/// node sharing asks for it (unset, the field is watched: its owner is
-/// recorded, for a MIG fleet or node sharing may set `mixed` as this
-/// resource).
-async fn policy_fields(
-    cluster: &Cluster,
-    model: &Model,
-    deadline: Deadline,
-) -> Result<cluster_policy::Wanted, GaveUp> {
-    let needed = match &model.mig_strategy {
-        Some(_) => Vec::new(),
-        None => key().others_needing_mixed(cluster, deadline).await?,
-    };
-    let mig = model
-        .mig_strategy
-        .as_deref()
-        .or((!needed.is_empty()).then_some("mixed"));
-    Ok(cluster_policy::Wanted {
-        fields: cluster_policy::default_fields(cluster, mig),
-        watched: vec![cluster_policy::MIG_STRATEGY],
-    })
-}
-
 impl GpuSharing {
     /// Writes the configuration and points the ClusterPolicy at it; `taken`
     /// is what earlier writes took over from other writers (private state).
@@ -152,9 +126,12 @@ impl GpuSharing {
             if planned.manage_cluster_policy != Some(false) {
                 match cluster_policy::find(cluster, deadline).await? {
                     Some(policy) => {
-                        let wanted = policy_fields(cluster, &planned, deadline).await?;
+                        let fields = cluster_policy::default_fields(
+                            cluster,
+                            planned.settings.mig_strategy.as_deref(),
+                        );
                         cluster_policy::point(
-                            cluster, &policy, &wanted, &manager, &mut taken, deadline,
+                            cluster, &policy, &fields, &manager, &mut taken, deadline,
                         )
                         .await?;
                         planned.cluster_policy = policy.metadata.name;
@@ -228,7 +205,7 @@ impl Resource<Cluster> for GpuSharing {
             Attr::string("mig_strategy")
                 .optional()
                 .validate(one_of(MigStrategy::NAMES))
-                .describe("How MIG devices are advertised on every node: `none`, `single` (all alike, as `nvidia.com/gpu`) or `mixed` (each profile its own resource; what fleets with `strategy = \"mig\"` need). Written to the configuration's `flags.migStrategy` and the ClusterPolicy's `spec.mig.strategy`; unset, the ClusterPolicy's stays as it is except that it is `mixed` while a fleet or node sharing with a MIG layout needs it."),
+                .describe("How MIG devices are advertised on every node: `none`, `single` (all alike, as `nvidia.com/gpu`; a node's MIG devices must then be of one type) or `mixed` (each profile its own resource, `nvidia.com/mig-1g.10gb`; NVIDIA's device plugin refuses MPS under it). Written to the configuration's `flags.migStrategy` and the ClusterPolicy's `spec.mig.strategy`; unset, the ClusterPolicy's stays as it is (the GPU Operator's Helm chart sets `single`). Fleets and node sharings that depend on it set their own `mig_strategy` to this attribute: their plan then uses the strategy this apply sets, and Terraform applies this first."),
             Attr::bool("manage_cluster_policy")
                 .default(Value::Bool(true))
                 .describe("Point the GPU Operator's ClusterPolicy at the configuration: `spec.devicePlugin.config.{name,default}` and (with `mig_strategy`) `spec.mig.strategy`, nothing else. On destroy each goes back to the value and owner it had before. Reads back `false` when another writer pointed the device plugin elsewhere, so the next plan points it back."),
@@ -263,15 +240,19 @@ impl Resource<Cluster> for GpuSharing {
         if let (Some(mig), Some(strategy)) = (
             config.attr("mig_strategy").as_str(),
             config.attr("strategy").as_str(),
-        ) && let (Some(parsed), Some(sharing)) =
-            (MigStrategy::parse(mig), Strategy::parse(strategy))
-            && let Some((_, summary, reason)) = sharing::refused_under(parsed, sharing)
+        ) && let Some(parsed) = MigStrategy::parse(mig)
         {
-            diagnostics.error_at(
-                AttributePath::attr("mig_strategy"),
-                summary,
-                format!("`mig_strategy = \"{mig}\"` with `strategy = \"{strategy}\"`: {reason}. Use `mig_strategy = \"single\"` or `\"none\"`, or time slicing."),
-            );
+            let settings = Settings {
+                strategy: strategy.to_string(),
+                ..Settings::default()
+            };
+            if let Some(refusal) = sharing::refused_under(parsed, &settings, &[]) {
+                diagnostics.error_at(
+                    AttributePath::attr("mig_strategy"),
+                    refusal.summary,
+                    format!("`mig_strategy = \"{mig}\"` with `strategy = \"{strategy}\"`: {}. Use `mig_strategy = \"single\"` or `\"none\"`, or time slicing.", refusal.reason),
+                );
+            }
         }
     }
 
@@ -308,7 +289,7 @@ impl Resource<Cluster> for GpuSharing {
                 ))
             })?;
             state.settings = sharing::settings_from(&parsed, None);
-            state.mig_strategy = parsed["flags"]["migStrategy"]
+            state.settings.mig_strategy = parsed["flags"]["migStrategy"]
                 .as_str()
                 .filter(|s| *s != "none")
                 .map(str::to_string);
@@ -328,8 +309,9 @@ impl Resource<Cluster> for GpuSharing {
                     }
                     // The device plugin runs with the ClusterPolicy's MIG
                     // strategy, so a different one is drift.
-                    if state.mig_strategy.is_some() {
-                        state.mig_strategy = PolicyFacts::of(&policy).mig_strategy;
+                    if state.settings.mig_strategy.is_some() {
+                        state.settings.mig_strategy =
+                            PolicyFacts::of(cluster, &policy).mig_strategy;
                     }
                 }
             }

@@ -25,7 +25,7 @@ use k8s_openapi::api::core::v1::Node;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::sharing::caveats::{self, MigPlan, PolicySeen, Subject};
+use super::sharing::caveats::{self, Subject};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::api::{Change, Edit};
@@ -78,7 +78,7 @@ impl NodeConfig {
     }
 
     fn config_text(&self) -> String {
-        self.settings.device_plugin_config(None, &[]).to_yaml()
+        self.settings.device_plugin_config(&[]).to_yaml()
     }
 }
 
@@ -212,9 +212,27 @@ impl NodeScoped for NodeSharing {
         };
         let name = config.attr("name").as_str().unwrap_or_default();
         let subject = subject(name, &settings);
-        if subject.needs_mixed() || settings.strategy() == Strategy::Mps {
-            let seen = caveats::look(cluster, Deadline::at_plan()).await;
-            diagnostics.extend(caveats::check(&seen, &subject).0);
+        let shares = settings.strategy() != Strategy::None;
+        let unset = config.attr("mig_strategy").is_null();
+        let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
+            Some(caveats::look(cluster, Deadline::at_plan()).await)
+        } else {
+            None
+        };
+        if let Some(seen) = seen.as_ref().filter(|_| shares) {
+            let key = format!("node-{name}");
+            if let Some(warning) = caveats::not_read(cluster, seen, &subject, &key) {
+                diagnostics.push(warning);
+            }
+        }
+        if unset {
+            let prior = change.prior.attr("mig_strategy").as_str();
+            let (planned, found) = match &seen {
+                Some(seen) => caveats::plan_unset(seen, &subject, prior),
+                None => (Value::Null, Diagnostics::default()),
+            };
+            diagnostics.extend(found);
+            crate::framework::plan::set(change.planned, "mig_strategy", planned);
         }
     }
 
@@ -270,6 +288,15 @@ impl NodeScoped for NodeSharing {
                 .find_map(|n| labels_of(n).get(MIG_CONFIG_LABEL).cloned());
             state.own.settings = sharing::settings_from(&parsed, layout);
         }
+        if subject(&state.own.name, &state.own.settings).depends_on_mig_strategy() {
+            // The strategy the nodes run with now: a change made outside
+            // Terraform shows in the next plan.
+            let seen = caveats::look(cluster, deadline).await;
+            let key_strategy = state.own.settings.key_mig_strategy();
+            if let Some(strategy) = caveats::effective(&seen, key_strategy) {
+                state.own.settings.mig_strategy = Some(strategy.as_str().to_string());
+            }
+        }
         let wanted = state.own.wanted_labels();
         state.own.labels = Some(
             wanted
@@ -295,27 +322,18 @@ impl NodeScoped for NodeSharing {
         deadline: Deadline,
     ) -> Result<Companions, GaveUp> {
         let subject = subject(&state.own.name, &state.own.settings);
-        let mut mig = MigPlan::Nothing;
-        if subject.needs_mixed() || state.own.settings.strategy() == Strategy::Mps {
+        let shares = state.own.settings.strategy() != Strategy::None;
+        if shares || subject.checked_against_mig_strategy() {
             let seen = caveats::look(cluster, deadline).await;
-            if let PolicySeen::Unreachable(why) = &seen {
-                return Err(Diagnostics::from(Diagnostic::error(
-                    "Cannot read the GPU Operator's ClusterPolicy",
-                    why.clone(),
-                ))
-                .into());
+            let strategy = caveats::check_at_apply(&seen, &subject)?;
+            if shares {
+                let key = state.own.key().key;
+                caveats::check_read_at_apply(cluster, &seen, &subject, &key)?;
             }
-            let (diagnostics, plan) = caveats::check(&seen, &subject);
-            if diagnostics.has_errors() {
-                return Err(diagnostics.into());
-            }
-            mig = plan;
+            state.own.settings.mig_strategy = strategy.map(|s| s.as_str().to_string());
         }
         let text = state.own.config_text();
         let changed = state.own.key().write(cluster, &text, deadline).await?;
-        if let MigPlan::SetMixed(policy) = mig {
-            sharing::cluster_policy::set_mixed_as_default(cluster, &policy, deadline).await?;
-        }
         state.own.device_plugin_config = Some(text);
         state.own.labels = Some(state.own.wanted_labels());
         Ok(Companions::Written { changed })

@@ -396,6 +396,36 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
         diagnostics
     }
 
+    /// Plans the derived attributes from the inputs in `planned`; with
+    /// `rederived`, those whose inputs are not known become unknown rather
+    /// than keep what an earlier pass planned.
+    fn derive_into(&self, planned: &mut Value, rederived: bool) {
+        // Derived attributes start null, so one `derive` leaves unset stays
+        // as planned.
+        let mut inputs = planned.clone();
+        let derived_attrs = self
+            .schema
+            .attrs
+            .iter()
+            .filter(|a| !a.derived_from.is_empty());
+        for attr in derived_attrs.clone() {
+            plan::set(&mut inputs, attr.name, Value::Null);
+        }
+        if rederived {
+            for attr in derived_attrs {
+                if !attr
+                    .derived_from
+                    .iter()
+                    .all(|i| planned.attr(i).is_wholly_known())
+                {
+                    plan::set(planned, attr.name, Value::UNKNOWN);
+                }
+            }
+        }
+        let derived = self.operations.derive(&inputs, &self.ty);
+        derive_planned(&self.schema, planned, derived.ok().as_ref());
+    }
+
     /// Planning as `PlanResourceChange` runs it: the framework's generic
     /// plan, then derived attributes, then the resource's own adjustments.
     pub async fn plan(&self, client: &C, req: &PlanRequest) -> PlanResponse {
@@ -407,19 +437,8 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
         );
         let mut diagnostics = Diagnostics::default();
         if !req.proposed_new_state.is_null() {
-            // Derived attributes start null, so one `derive` leaves unset
-            // stays as planned.
-            let mut inputs = planned.planned.clone();
-            for attr in self
-                .schema
-                .attrs
-                .iter()
-                .filter(|a| !a.derived_from.is_empty())
-            {
-                plan::set(&mut inputs, attr.name, Value::Null);
-            }
-            let derived = self.operations.derive(&inputs, &self.ty);
-            derive_planned(&self.schema, &mut planned.planned, derived.ok().as_ref());
+            self.derive_into(&mut planned.planned, false);
+            let before = planned.planned.clone();
             let mut change = PlanChange {
                 config: &req.config,
                 prior: &req.prior_state,
@@ -429,6 +448,18 @@ impl<C: Send + Sync + 'static> RegisteredResource<C> {
             self.operations
                 .modify_plan(client, &mut change, &mut diagnostics)
                 .await;
+            // What `modify_plan` planned of the inputs (a value read from
+            // the cluster) counts for the derived attributes too.
+            let inputs_changed = self.schema.attrs.iter().any(|a| {
+                a.derived_from.is_empty()
+                    && !planned
+                        .planned
+                        .attr(a.name)
+                        .semantically_eq(before.attr(a.name))
+            });
+            if inputs_changed {
+                self.derive_into(&mut planned.planned, true);
+            }
         }
         let planned_identity = self.planned_identity(&planned.planned).unwrap_or_else(|d| {
             diagnostics.extend(d);

@@ -220,6 +220,17 @@ impl AppliedObject for Fleet {
         upgrade::upgrade(version, state)
     }
 
+    /// The sharing's checks against the cluster now, before the NodePool.
+    async fn prepare_write(
+        &self,
+        cluster: &Cluster,
+        resolved: &Resolved,
+        planned: &mut Model,
+        deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        sharing::prepare(cluster, planned, &resolved.models, deadline).await
+    }
+
     async fn write_companions(
         &self,
         cluster: &Cluster,

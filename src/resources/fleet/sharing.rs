@@ -53,12 +53,11 @@ use crate::framework::schema::Attr;
 use crate::kit::Cluster;
 use crate::protocol::schema::Nesting;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
-use crate::resources::sharing::caveats::{self, MigPlan, PolicySeen, Subject};
-use crate::resources::sharing::device_plugin::MigStrategy;
+use crate::resources::sharing::caveats::{self, Subject};
 use crate::resources::sharing::writes::{ConfigKey, observed_config};
 use crate::resources::sharing::{
     self, Advertised, CONFIG_LABEL, DEFAULT_KEY, DEFAULT_OWNER, MIG_CONFIG_LABEL, Settings,
-    Strategy, cluster_policy, device_plugin, marks_training,
+    Strategy, device_plugin, marks_training,
 };
 
 /// Karpenter's NodeOverlays.
@@ -197,7 +196,7 @@ fn wanted_overlays(model: &Model, models: &Models) -> BTreeMap<String, Overlay> 
         .sharing
         .gpu_sharing
         .as_ref()
-        .map(|s| s.advertised(&models.known, MigStrategy::Mixed))
+        .map(|s| s.advertised(&models.known, s.key_mig_strategy()))
         .filter(|a| !a.node_capacity(1).is_empty());
     // Dedicated GPUs (no sharing, or `strategy = "none"`) need an overlay
     // only where Karpenter plans none: on fractional nodes.
@@ -233,7 +232,7 @@ fn wanted_overlays(model: &Model, models: &Models) -> BTreeMap<String, Overlay> 
 
 fn config_text(model: &Model, models: &Models) -> Option<String> {
     let settings = model.sharing.gpu_sharing.as_ref()?;
-    Some(settings.device_plugin_config(None, &models.known).to_yaml())
+    Some(settings.device_plugin_config(&models.known).to_yaml())
 }
 
 fn wanted_labels(model: &Model) -> Option<BTreeMap<String, String>> {
@@ -242,15 +241,14 @@ fn wanted_labels(model: &Model) -> Option<BTreeMap<String, String>> {
 }
 
 /// The outputs that follow from configuration. What nodes advertise is
-/// what they do under the mixed MIG strategy, the one a plan and an apply
-/// of a MIG fleet make sure of (see [`caveats::check`]); without MIG every
-/// strategy advertises the same.
+/// what they do under the planned MIG strategy (`gpu_sharing.mig_strategy`,
+/// see [`caveats`]); without MIG devices every strategy advertises the same.
 pub(super) fn derive(model: &mut Model, models: &Models) {
     let advertised = model
         .sharing
         .gpu_sharing
         .as_ref()
-        .map(|s| s.advertised(&models.known, MigStrategy::Mixed));
+        .map(|s| s.advertised(&models.known, s.key_mig_strategy()));
     let (resource, per_gpu) = match &advertised {
         Some(a) => (a.resource.clone(), a.units_per_gpu()),
         None => (Some(GPU_RESOURCE.to_string()), 1),
@@ -355,7 +353,7 @@ pub(super) fn validate(config: &Value, models: Option<&Models>, diagnostics: &mu
 /// the fleet's plan once.
 pub(super) async fn modify_plan(
     cluster: &Cluster,
-    change: &PlanChange<'_>,
+    change: &mut PlanChange<'_>,
     models: &Models,
     diagnostics: &mut Diagnostics,
 ) {
@@ -405,9 +403,36 @@ pub(super) async fn modify_plan(
         settings: &parsed,
         models: &models.known,
     };
-    if subject.needs_mixed() || parsed.strategy() == Strategy::Mps {
-        let seen = caveats::look(cluster, Deadline::at_plan()).await;
-        diagnostics.extend(caveats::check(&seen, &subject).0);
+    let shares = parsed.strategy() != Strategy::None;
+    let unset = settings.attr("mig_strategy").is_null();
+    let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
+        Some(caveats::look(cluster, Deadline::at_plan()).await)
+    } else {
+        None
+    };
+    if let Some(seen) = seen.as_ref().filter(|_| shares)
+        && let Some(warning) = caveats::not_read(cluster, seen, &subject, &key(name).key)
+    {
+        diagnostics.push(warning);
+    }
+    if unset {
+        let prior = change
+            .prior
+            .attr("gpu_sharing")
+            .attr("mig_strategy")
+            .as_str();
+        let (planned, found) = match &seen {
+            Some(seen) => caveats::plan_unset(seen, &subject, prior),
+            None => (Value::Null, Diagnostics::default()),
+        };
+        diagnostics.extend(found);
+        if let Some(slot) = change
+            .planned
+            .attr_mut("gpu_sharing")
+            .and_then(|s| s.attr_mut("mig_strategy"))
+        {
+            *slot = planned;
+        }
     }
 }
 
@@ -440,17 +465,18 @@ async fn cluster_wide_sharing(cluster: &Cluster, name: &str) -> Diagnostics {
     .into()
 }
 
-/// Before a fleet with `gpu_sharing` writes anything: the same check as
-/// at plan, against the cluster now; what it must do about the MIG
-/// strategy, or why it must not write.
-async fn check_before_write(
+/// Before a fleet with `gpu_sharing` writes anything, its NodePool
+/// included: the checks of the plan against the cluster now (see
+/// [`caveats`]), and the MIG strategy its nodes run with, which the plan may
+/// not have known, into `state` with what follows from it.
+pub(super) async fn prepare(
     cluster: &Cluster,
-    state: &Model,
+    state: &mut Model,
     models: &Models,
     deadline: Deadline,
-) -> Result<MigPlan, Diagnostics> {
+) -> Result<(), Diagnostics> {
     let Some(settings) = &state.sharing.gpu_sharing else {
-        return Ok(MigPlan::Nothing);
+        return Ok(());
     };
     let subject = Subject {
         what: format!("Fleet {:?}", state.name),
@@ -458,20 +484,20 @@ async fn check_before_write(
         settings,
         models: &models.known,
     };
-    if !subject.needs_mixed() && settings.strategy() != Strategy::Mps {
-        return Ok(MigPlan::Nothing);
+    let shares = settings.strategy() != Strategy::None;
+    if !shares && !subject.checked_against_mig_strategy() {
+        return Ok(());
     }
     let seen = caveats::look(cluster, deadline).await;
-    if let PolicySeen::Unreachable(why) = &seen {
-        return Err(
-            Diagnostic::error("Cannot read the GPU Operator's ClusterPolicy", why.clone()).into(),
-        );
+    let strategy = caveats::check_at_apply(&seen, &subject)?;
+    if shares {
+        caveats::check_read_at_apply(cluster, &seen, &subject, &key(&state.name).key)?;
     }
-    let (diagnostics, plan) = caveats::check(&seen, &subject);
-    if diagnostics.has_errors() {
-        return Err(diagnostics);
+    if let Some(settings) = state.sharing.gpu_sharing.as_mut() {
+        settings.mig_strategy = strategy.map(|s| s.as_str().to_string());
     }
-    Ok(plan)
+    derive(state, models);
+    Ok(())
 }
 
 /// The overlay's requirements: the fleet's NodePool and, unless every node
@@ -500,7 +526,6 @@ pub(super) async fn write(
     deadline: Deadline,
 ) -> Result<Vec<Diagnostic>, Diagnostics> {
     let mut warnings = Vec::new();
-    let mig = check_before_write(cluster, state, &resolved.models, deadline).await?;
     let key = key(&state.name);
     match config_text(state, &resolved.models) {
         Some(text) if key.write(cluster, &text, deadline).await? => {
@@ -511,9 +536,6 @@ pub(super) async fn write(
             key.release(cluster, deadline).await?;
         }
         None => {}
-    }
-    if let MigPlan::SetMixed(policy) = mig {
-        cluster_policy::set_mixed_as_default(cluster, &policy, deadline).await?;
     }
     let wanted = wanted_overlays(state, &resolved.models);
     let before: BTreeSet<String> = prior
@@ -581,6 +603,7 @@ pub(super) async fn read(
                 .and_then(|l| l.get(MIG_CONFIG_LABEL).cloned());
             state.sharing.gpu_sharing = Some(sharing::settings_from(&parsed, layout));
         }
+        read_mig_strategy(cluster, state, models, deadline).await;
         let expected = config_text(state, models);
         state.sharing.device_plugin_config = observed_config(live, expected.as_deref());
     }
@@ -635,6 +658,33 @@ pub(super) async fn read(
     state.sharing.node_overlays =
         Some(found).filter(|f| !f.is_empty() || state.sharing.gpu_sharing.is_some());
     Ok(())
+}
+
+/// The MIG strategy the fleet's nodes run with now, where it matters: a
+/// change made outside Terraform (a `helm upgrade` of the ClusterPolicy)
+/// shows in the next plan. Kept as it was when the cluster cannot say.
+async fn read_mig_strategy(
+    cluster: &Cluster,
+    state: &mut Model,
+    models: &Models,
+    deadline: Deadline,
+) {
+    let Some(settings) = state.sharing.gpu_sharing.as_mut() else {
+        return;
+    };
+    let subject = Subject {
+        what: String::new(),
+        path: AttributePath::root(),
+        settings: &settings.clone(),
+        models: &models.known,
+    };
+    if !subject.depends_on_mig_strategy() {
+        return;
+    }
+    let seen = caveats::look(cluster, deadline).await;
+    if let Some(strategy) = caveats::effective(&seen, settings.key_mig_strategy()) {
+        settings.mig_strategy = Some(strategy.as_str().to_string());
+    }
 }
 
 /// Removes the key and the overlays `prior` wrote.

@@ -1,33 +1,36 @@
 //! How a fleet's or node sharing's configuration goes with the cluster it
-//! runs on: the MIG strategy the GPU Operator gives every node's device
-//! plugin, which wins over the strategy in the node's own configuration.
+//! runs on: the MIG strategy the nodes' device plugin runs with, and
+//! whether the device plugin reads gpufleet's ConfigMap at all.
 //!
-//! The checks use only the resource's own configuration and the cluster as
-//! it is, never what other resources of the same run plan. Terraform plans
-//! a run's resources in one provider process, in dependency order but
-//! otherwise in no fixed order and in parallel (hashicorp/terraform,
-//! internal/terraform/graph_walk_context.go: each resource's refresh and
-//! plan, node_resource_plan_instance.go, runs under a semaphore as soon as
-//! its dependencies are done), and each answer is final before the next is
-//! asked for: a resource planned first cannot learn of one planned later,
-//! so a note one leaves for the other makes the diagnostics depend on the
-//! order. (The apply walk, a process of its own, plans each resource again
-//! just before applying it, node_resource_apply_instance.go, with the same
-//! freedom of order.) So the cluster-wide `gpufleet_gpu_sharing` and the
-//! fleets and node sharings it affects meet in the cluster: a plan reads
-//! the GPU Operator's ClusterPolicy, and an apply checks it again before
-//! writing anything. What that costs: a `gpufleet_gpu_sharing` declared in
-//! the same run as a MIG fleet counts for the fleet once it is applied.
+//! The MIG strategy decides what a node advertises (under `single` every
+//! MIG device as `nvidia.com/gpu`, under `mixed` each profile as its own
+//! resource) and what NVIDIA's device plugin refuses. Its source is
+//! explicit: the resource's own `mig_strategy`, which a configuration sets
+//! to `gpufleet_gpu_sharing.NAME.mig_strategy` when that resource sets the
+//! strategy in the same run (the reference also orders the apply), or else
+//! the GPU Operator's ClusterPolicy as the plan reads it. Terraform plans a
+//! run's resources in no fixed order and each answer is final
+//! (hashicorp/terraform, internal/terraform/graph_walk_context.go), so a
+//! plan never learns what another resource of the run plans except through
+//! such a reference. An apply checks the cluster again before writing
+//! anything: a strategy that differs from the plan's, or one NVIDIA
+//! refuses, fails it with nothing written.
+//!
+//! A plan-time error that comes from the cluster's state would also block
+//! `terraform destroy`, whose refresh is a normal plan of the whole
+//! configuration (hashicorp/terraform, internal/terraform/context_plan.go,
+//! destroyPlan): when gpufleet itself set the ClusterPolicy's MIG strategy,
+//! what it refuses is a plan-time warning and an apply-time error.
 
 use kube::api::DynamicObject;
 
 use super::cluster_policy::{self, CONFIG_NAME, MIG_STRATEGY};
 use super::device_plugin::MigStrategy;
-use super::{Advertised, DEFAULT_OWNER, Settings, Strategy, field_manager};
-use crate::catalog::{self, Accelerator};
+use super::{DEFAULT_KEY, DEFAULT_OWNER, Settings, Strategy, field_manager};
+use crate::catalog::Accelerator;
 use crate::cluster::retry::Deadline;
 use crate::kit::Cluster;
-use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
+use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
 /// The GPU Operator's ClusterPolicy as a check sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,32 +44,41 @@ pub enum PolicySeen {
     Policy(PolicyFacts),
 }
 
-/// What matters of a ClusterPolicy for the MIG strategy.
+/// What matters of a ClusterPolicy for sharing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyFacts {
     /// Its name.
     pub name: String,
     /// `spec.mig.strategy`; unset, the operator sets no `MIG_STRATEGY`.
     pub mig_strategy: Option<String>,
-    /// Whether `gpufleet_gpu_sharing` manages it (its field manager owns
-    /// `spec.devicePlugin.config.name`).
-    pub managed: bool,
-    /// Whether `gpufleet_gpu_sharing` holds `spec.mig.strategy` itself.
+    /// Whether `gpufleet_gpu_sharing` holds `spec.mig.strategy`.
     pub strategy_is_gpufleets: bool,
+    /// `spec.devicePlugin.config.name`: the ConfigMap its device plugin
+    /// reads; `None` when it reads none.
+    pub config_map: Option<String>,
+    /// Whether that is gpufleet's ConfigMap with key `default`.
+    pub reads_ours: bool,
 }
 
 impl PolicyFacts {
     /// The facts of a live ClusterPolicy.
-    pub fn of(policy: &DynamicObject) -> Self {
+    pub fn of(cluster: &Cluster, policy: &DynamicObject) -> Self {
         let ours = field_manager(DEFAULT_OWNER);
+        let spec = &policy.data["spec"];
         Self {
             name: kube::ResourceExt::name_any(policy),
-            mig_strategy: policy.data["spec"]["mig"]["strategy"]
+            mig_strategy: spec["mig"]["strategy"]
                 .as_str()
                 .filter(|s| !s.is_empty())
                 .map(str::to_string),
-            managed: cluster_policy::owned_by(policy, CONFIG_NAME, &ours),
             strategy_is_gpufleets: cluster_policy::owned_by(policy, MIG_STRATEGY, &ours),
+            config_map: CONFIG_NAME
+                .iter()
+                .fold(spec, |v, segment| &v[*segment])
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            reads_ours: cluster_policy::points_at_ours(cluster, policy),
         }
     }
 }
@@ -76,7 +88,7 @@ impl PolicyFacts {
 pub async fn look(cluster: &Cluster, deadline: Deadline) -> PolicySeen {
     match cluster_policy::find(cluster, deadline).await {
         Ok(None) => PolicySeen::NoOperator,
-        Ok(Some(policy)) => PolicySeen::Policy(PolicyFacts::of(&policy)),
+        Ok(Some(policy)) => PolicySeen::Policy(PolicyFacts::of(cluster, &policy)),
         Err(gave_up) => PolicySeen::Unreachable(
             gave_up
                 .diagnostics
@@ -91,10 +103,9 @@ pub async fn look(cluster: &Cluster, deadline: Deadline) -> PolicySeen {
 /// The MIG strategy a node's device plugin runs with: the operator's
 /// `MIG_STRATEGY` from `spec.mig.strategy` when set (NVIDIA gpu-operator,
 /// controllers/object_controls.go, applyMIGConfiguration), which wins over
-/// `flags.migStrategy` of the node's configuration (NVIDIA
+/// `flags.migStrategy` of the node's configuration, `key_strategy` (NVIDIA
 /// k8s-device-plugin, api/config/v1/flags.go, updateFromCLIFlag: a flag or
-/// its environment variable replaces the file's value), whose default is
-/// `none`.
+/// its environment variable replaces the file's value).
 pub fn effective(seen: &PolicySeen, key_strategy: MigStrategy) -> Option<MigStrategy> {
     match seen {
         PolicySeen::Unreachable(_) => None,
@@ -106,19 +117,47 @@ pub fn effective(seen: &PolicySeen, key_strategy: MigStrategy) -> Option<MigStra
     }
 }
 
-/// What `settings` make a node's device plugin refuse under `strategy`:
-/// the attribute to blame, the summary and NVIDIA's reason.
+/// What NVIDIA's device plugin refuses: the attribute to blame, the
+/// summary and NVIDIA's reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// `strategy` or `mig_layout`.
+    pub attribute: &'static str,
+    /// The diagnostic's summary.
+    pub summary: &'static str,
+    /// NVIDIA's reason, with its source.
+    pub reason: String,
+}
+
+/// What `settings` on `models` (any catalog model when empty) make a
+/// node's device plugin refuse under `strategy`.
 pub fn refused_under(
     strategy: MigStrategy,
-    sharing: Strategy,
-) -> Option<(&'static str, &'static str, &'static str)> {
-    match (strategy, sharing) {
+    settings: &Settings,
+    models: &[&'static Accelerator],
+) -> Option<Refusal> {
+    match (strategy, settings.strategy()) {
         // NVIDIA k8s-device-plugin, cmd/nvidia-device-plugin/main.go (validateFlags).
-        (MigStrategy::Mixed, Strategy::Mps) => Some((
-            "strategy",
-            "MPS with the mixed MIG strategy",
-            "NVIDIA's device plugin refuses to start with MPS under the mixed MIG strategy: \"using --mig-strategy=mixed is not supported with MPS\" (k8s-device-plugin, cmd/nvidia-device-plugin/main.go)",
-        )),
+        (MigStrategy::Mixed, Strategy::Mps) => Some(Refusal {
+            attribute: "strategy",
+            summary: "MPS with the mixed MIG strategy",
+            reason: "NVIDIA's device plugin refuses to start with MPS under the mixed MIG strategy: \"using --mig-strategy=mixed is not supported with MPS\" (k8s-device-plugin, cmd/nvidia-device-plugin/main.go)".into(),
+        }),
+        // NVIDIA k8s-device-plugin, internal/rm/device_map.go
+        // (buildDeviceMapFromConfigResources): `single` requires every MIG
+        // device of a node to be of one type.
+        (MigStrategy::Single, Strategy::Mig) => {
+            let layout = settings.layout(models)?;
+            (layout.mig_enabled && layout.devices.len() > 1).then(|| Refusal {
+                attribute: "mig_layout",
+                summary: "MIG layout refused under the single MIG strategy",
+                reason: format!(
+                    "layout `{}` makes MIG devices of {} types on one GPU, and NVIDIA's device plugin refuses to start under the single MIG strategy unless all MIG devices of a node are of one type: \"invalid MIG configuration\" (k8s-device-plugin, internal/rm/device_map.go, buildDeviceMapFromConfigResources). Use a layout of one profile, such as `all-1g.10gb`, or the mixed strategy",
+                    layout.name,
+                    layout.devices.len()
+                ),
+            })
+        }
         _ => None,
     }
 }
@@ -128,7 +167,7 @@ pub fn refused_under(
 pub struct Subject<'a> {
     /// How messages name it.
     pub what: String,
-    /// Where its `strategy` and `mig_layout` are.
+    /// Where its `strategy`, `mig_layout` and `mig_strategy` are.
     pub path: AttributePath,
     /// Its sharing.
     pub settings: &'a Settings,
@@ -141,149 +180,280 @@ impl Subject<'_> {
         self.path.join_attr(attribute)
     }
 
-    /// Whether its MIG layout makes MIG devices, which only the mixed
-    /// strategy advertises under their own names.
-    pub fn needs_mixed(&self) -> bool {
+    /// Whether what it makes the nodes advertise depends on the MIG
+    /// strategy: it has MIG devices. Its `mig_strategy` is planned then.
+    pub fn depends_on_mig_strategy(&self) -> bool {
         self.settings.strategy() == Strategy::Mig
             && self
                 .settings
-                .advertised(self.models, MigStrategy::Mixed)
-                .hides_whole_gpus
-            && self.settings.mig_layout.as_deref() != Some(catalog::MIG_DISABLED)
+                .layout(self.models)
+                .is_some_and(|l| l.mig_enabled)
     }
 
-    fn shown(advertised: &Advertised) -> String {
-        match &advertised.resource {
-            None => "nothing".into(),
-            Some(r) => format!("{} × `{r}` per GPU", advertised.units_per_gpu()),
+    /// Whether NVIDIA may refuse it under some MIG strategy: MIG devices,
+    /// or MPS.
+    pub fn checked_against_mig_strategy(&self) -> bool {
+        self.depends_on_mig_strategy() || self.settings.strategy() == Strategy::Mps
+    }
+
+    /// What to plan for `mig_strategy` once `strategy` is known.
+    fn planned(&self, strategy: Option<MigStrategy>, prior: Option<&str>) -> Value {
+        if !self.depends_on_mig_strategy() {
+            return Value::Null;
+        }
+        match strategy {
+            Some(strategy) => Value::string(strategy.as_str()),
+            None => prior.map_or(Value::UNKNOWN, Value::string),
         }
     }
+
+    /// The strategy its own configuration key gives the device plugin
+    /// where nothing overrides it.
+    fn key_strategy(&self) -> MigStrategy {
+        self.settings.key_mig_strategy()
+    }
+
+    fn refusal(&self, strategy: MigStrategy) -> Option<Refusal> {
+        refused_under(strategy, self.settings, self.models)
+    }
 }
 
-/// What to do about the ClusterPolicy's MIG strategy for a subject.
-#[derive(Debug, Clone, PartialEq)]
-pub enum MigPlan {
-    /// Nothing: the strategy in effect is the one it needs.
-    Nothing,
-    /// `gpufleet_gpu_sharing` manages the ClusterPolicy: set its
-    /// `spec.mig.strategy` to `mixed`.
-    SetMixed(String),
-}
-
-/// The diagnostics of `subject` against the ClusterPolicy `seen`, and what
-/// its apply must do. An unreachable cluster is a warning naming what apply
-/// checks (at apply, the read that failed has failed the write already).
-pub fn check(seen: &PolicySeen, subject: &Subject<'_>) -> (Diagnostics, MigPlan) {
+/// The planned `mig_strategy` of a fleet or node sharing whose
+/// configuration leaves it unset, and the plan's diagnostics: what the
+/// cluster runs (`prior` kept when it cannot be read), NVIDIA's refusals
+/// under it, and MIG devices that `none` leaves unadvertised.
+pub fn plan_unset(
+    seen: &PolicySeen,
+    subject: &Subject<'_>,
+    prior: Option<&str>,
+) -> (Value, Diagnostics) {
     let mut diagnostics = Diagnostics::default();
-    let key_strategy = if subject.needs_mixed() {
-        MigStrategy::Mixed
-    } else {
-        MigStrategy::None
-    };
-    let Some(strategy) = effective(seen, key_strategy) else {
+    if !subject.checked_against_mig_strategy() {
+        return (Value::Null, diagnostics);
+    }
+    let Some(strategy) = effective(seen, subject.key_strategy()) else {
         let why = match seen {
             PolicySeen::Unreachable(why) => why.as_str(),
             _ => "",
-        };
-        let (attribute, checked) = if subject.needs_mixed() {
-            (
-                "mig_layout",
-                "partitions its GPUs with MIG, so its nodes' device plugin must run with the mixed MIG strategy: before writing anything, apply checks that the ClusterPolicy's `spec.mig.strategy` is `mixed` or unset, or that a gpufleet_gpu_sharing with `manage_cluster_policy` manages it (gpufleet then sets `mixed`), and fails otherwise",
-            )
-        } else if subject.settings.strategy() == Strategy::Mps {
-            (
-                "strategy",
-                "shares its GPUs with MPS, which NVIDIA's device plugin refuses under the mixed MIG strategy: before writing anything, apply checks that the ClusterPolicy's `spec.mig.strategy` is not `mixed`, and fails otherwise",
-            )
-        } else {
-            return (diagnostics, MigPlan::Nothing);
         };
         diagnostics.push(
             Diagnostic::warning(
                 "MIG strategy checked at apply",
                 format!(
-                    "The GPU Operator's ClusterPolicy could not be read at plan ({why}). {} {checked}.",
+                    "The GPU Operator's ClusterPolicy could not be read at plan ({why}). What NVIDIA's device plugin refuses{} depends on the MIG strategy the nodes of {} run with: before writing anything, apply reads it from the ClusterPolicy and fails if the device plugin would refuse the configuration.",
+                    if subject.depends_on_mig_strategy() { ", and what it advertises," } else { "" },
                     subject.what
                 ),
             )
-            .at(subject.at(attribute)),
+            .at(subject.at(if subject.depends_on_mig_strategy() { "mig_strategy" } else { "strategy" })),
         );
-        return (diagnostics, MigPlan::Nothing);
+        return (subject.planned(None, prior), diagnostics);
     };
-    if let Some((attribute, summary, reason)) = refused_under(strategy, subject.settings.strategy())
-    {
-        diagnostics.error_at(
-            subject.at(attribute),
-            summary,
-            format!(
-                "{} shares its GPUs with MPS, but {}; {reason}.",
-                subject.what,
-                describe_policy(seen)
-            ),
+    if let Some(refusal) = subject.refusal(strategy) {
+        let detail = format!(
+            "{} {}; {}. {}",
+            subject.what,
+            runs(seen, strategy),
+            refusal.reason,
+            fix(seen)
         );
+        let gpufleets = matches!(seen, PolicySeen::Policy(f) if f.strategy_is_gpufleets);
+        if gpufleets {
+            // gpufleet_gpu_sharing set it: the run that declares it may be
+            // changing it, and an error here would block its destroy.
+            diagnostics.push(
+                Diagnostic::warning(
+                    refusal.summary,
+                    format!("{detail} Apply checks again before writing anything."),
+                )
+                .at(subject.at(refusal.attribute)),
+            );
+        } else {
+            diagnostics.error_at(subject.at(refusal.attribute), refusal.summary, detail);
+        }
     }
-    if !subject.needs_mixed() || strategy == MigStrategy::Mixed {
-        return (diagnostics, MigPlan::Nothing);
-    }
-    let PolicySeen::Policy(facts) = seen else {
-        return (diagnostics, MigPlan::Nothing);
-    };
-    let wanted = Subject::shown(
-        &subject
-            .settings
-            .advertised(subject.models, MigStrategy::Mixed),
-    );
-    let got = subject
-        .settings
-        .advertised(subject.models, strategy)
-        .resource
-        .map(|_| Subject::shown(&subject.settings.advertised(subject.models, strategy)))
-        .unwrap_or_else(|| "nothing (the device plugin refuses to start)".into());
-    let under = format!(
-        "ClusterPolicy {:?} runs every node's device plugin with `spec.mig.strategy = \"{}\"`, under which its nodes would advertise {got} instead of the {wanted} that `gpu_resource` tells workloads to request",
-        facts.name,
-        strategy.as_str()
-    );
-    if facts.managed && !facts.strategy_is_gpufleets {
-        diagnostics.push(
-            Diagnostic::warning(
-                "gpufleet sets the mixed MIG strategy",
-                format!(
-                    "{} partitions its GPUs with MIG. {under}; gpufleet_gpu_sharing manages the ClusterPolicy, so applying this sets `spec.mig.strategy = \"mixed\"` there (gpufleet_gpu_sharing keeps it while a fleet or node sharing needs it, and gives the field back to its previous owner on destroy).",
-                    subject.what
-                ),
-            )
-            .at(subject.at("mig_layout")),
-        );
-        return (diagnostics, MigPlan::SetMixed(facts.name.clone()));
-    }
-    let fix = if facts.managed {
-        format!(
-            "gpufleet_gpu_sharing sets `mig_strategy = \"{}\"`: set it to `\"mixed\"`, or leave it unset so that gpufleet sets `mixed` for MIG fleets and node sharings",
-            strategy.as_str()
-        )
-    } else {
-        "declare a gpufleet_gpu_sharing with `manage_cluster_policy = true` (the default) and apply it before this, so that gpufleet sets `mixed`; or set the ClusterPolicy's `spec.mig.strategy` to `mixed` yourself (GPU Operator Helm chart: `--set mig.strategy=mixed`)".to_string()
-    };
-    diagnostics.error_at(
-        subject.at("mig_layout"),
-        "MIG needs the mixed MIG strategy",
-        format!(
-            "{} partitions its GPUs with MIG, but {under} (NVIDIA k8s-device-plugin, internal/rm/device_map.go). To fix it, {fix}.",
-            subject.what
-        ),
-    );
-    (diagnostics, MigPlan::Nothing)
+    diagnostics.extend(unadvertised(subject, strategy));
+    (subject.planned(Some(strategy), prior), diagnostics)
 }
 
-fn describe_policy(seen: &PolicySeen) -> String {
-    match seen {
-        PolicySeen::Policy(facts) => format!(
-            "ClusterPolicy {:?} runs every node's device plugin with `spec.mig.strategy = \"{}\"`",
-            facts.name,
-            facts.mig_strategy.as_deref().unwrap_or_default()
+/// MIG devices that the `none` strategy does not advertise.
+fn unadvertised(subject: &Subject<'_>, strategy: MigStrategy) -> Diagnostics {
+    if strategy != MigStrategy::None || subject.settings.strategy() != Strategy::Mig {
+        return Diagnostics::default();
+    }
+    Diagnostic::warning(
+        "MIG devices not advertised",
+        format!(
+            "{} partitions its GPUs with MIG, but its nodes' device plugin runs with the MIG strategy `none`, under which it advertises each GPU whole as `nvidia.com/gpu` and none of its MIG devices (k8s-device-plugin, internal/rm/device_map.go). Use `single` or `mixed`.",
+            subject.what
         ),
-        _ => "the node's configuration asks for the mixed MIG strategy".into(),
+    )
+    .at(subject.at("mig_strategy"))
+    .into()
+}
+
+/// "runs every node's device plugin with ..." for a message.
+fn runs(seen: &PolicySeen, strategy: MigStrategy) -> String {
+    match seen {
+        PolicySeen::Policy(facts) if facts.mig_strategy.is_some() => format!(
+            "runs on nodes whose device plugin ClusterPolicy {:?} runs with `spec.mig.strategy = \"{}\"`",
+            facts.name,
+            strategy.as_str()
+        ),
+        _ => format!(
+            "gives its nodes' device plugin the MIG strategy `{}`",
+            strategy.as_str()
+        ),
+    }
+}
+
+/// How to change the strategy.
+fn fix(seen: &PolicySeen) -> &'static str {
+    match seen {
+        PolicySeen::Policy(facts) if facts.strategy_is_gpufleets => {
+            "Change `mig_strategy` of the gpufleet_gpu_sharing that sets it."
+        }
+        PolicySeen::Policy(_) => {
+            "To change the strategy, declare a gpufleet_gpu_sharing with `mig_strategy` and set this resource's `mig_strategy` to `gpufleet_gpu_sharing.NAME.mig_strategy`, or set the ClusterPolicy's `spec.mig.strategy` yourself (GPU Operator Helm chart: `--set mig.strategy=...`)."
+        }
+        _ => "Set `mig_strategy` to a strategy under which it works.",
+    }
+}
+
+/// Before a fleet or node sharing writes anything, with the cluster `seen`
+/// now: the strategy its nodes run with, checked against the plan's (its
+/// settings' `mig_strategy`, unset when the plan could not know it) and
+/// against NVIDIA's refusals. The strategy to keep in state, or why
+/// nothing may be written.
+pub fn check_at_apply(
+    seen: &PolicySeen,
+    subject: &Subject<'_>,
+) -> Result<Option<MigStrategy>, Diagnostics> {
+    let planned = subject.settings.mig();
+    if !subject.checked_against_mig_strategy() {
+        return Ok(planned);
+    }
+    let strategy = match (seen, effective(seen, subject.key_strategy())) {
+        (PolicySeen::Unreachable(why), _) => {
+            return Err(Diagnostic::error(
+                "Cannot read the GPU Operator's ClusterPolicy",
+                why.clone(),
+            )
+            .into());
+        }
+        (_, Some(strategy)) => strategy,
+        (_, None) => {
+            return Err(Diagnostic::error(
+                "Unknown MIG strategy",
+                format!(
+                    "The GPU Operator's ClusterPolicy sets a `spec.mig.strategy` that NVIDIA's device plugin does not know ({}); it takes none, single or mixed.",
+                    source(seen)
+                ),
+            )
+            .into());
+        }
+    };
+    let advertised_by_it = subject.depends_on_mig_strategy();
+    if let Some(planned) = planned.filter(|p| *p != strategy && advertised_by_it) {
+        return Err(Diagnostic::error(
+            "MIG strategy changed since the plan",
+            format!(
+                "{} was planned for the MIG strategy `{}`, but its nodes' device plugin now runs with `{}` ({}), so what the plan showed it advertising would be wrong. Nothing was written. If a gpufleet_gpu_sharing of this configuration sets the strategy, set this resource's `mig_strategy` to `gpufleet_gpu_sharing.NAME.mig_strategy`: the plan then uses the strategy it sets, and Terraform applies it first. Otherwise plan again.",
+                subject.what,
+                planned.as_str(),
+                strategy.as_str(),
+                source(seen)
+            ),
+        )
+        .at(subject.at("mig_strategy"))
+        .into());
+    }
+    if let Some(refusal) = subject.refusal(strategy) {
+        return Err(Diagnostic::error(
+            refusal.summary,
+            format!(
+                "{} {}; {}. Nothing was written. {}",
+                subject.what,
+                runs(seen, strategy),
+                refusal.reason,
+                fix(seen)
+            ),
+        )
+        .at(subject.at(refusal.attribute))
+        .into());
+    }
+    Ok(if advertised_by_it {
+        Some(strategy)
+    } else {
+        planned
+    })
+}
+
+fn source(seen: &PolicySeen) -> String {
+    match seen {
+        PolicySeen::Policy(facts) if facts.mig_strategy.is_some() => {
+            format!("`spec.mig.strategy` of ClusterPolicy {:?}", facts.name)
+        }
+        _ => "its configuration's `flags.migStrategy`".into(),
+    }
+}
+
+/// The plan-time warning for sharing declared on a cluster whose GPU
+/// Operator does not point its device plugin at gpufleet's ConfigMap: the
+/// key would never be read, and NodeOverlays would promise capacity the
+/// nodes never advertise.
+pub fn not_read(
+    cluster: &Cluster,
+    seen: &PolicySeen,
+    subject: &Subject<'_>,
+    key: &str,
+) -> Option<Diagnostic> {
+    let PolicySeen::Policy(facts) = seen else {
+        return None;
+    };
+    if facts.reads_ours {
+        return None;
+    }
+    Some(Diagnostic::warning(
+        "Sharing not read by the device plugin",
+        format!(
+            "{} writes its GPU sharing to key `{key}` of {}, but ClusterPolicy {:?} points the device plugin at {}, so the key is never read: its nodes would advertise whole GPUs, and the apply fails before writing anything rather than tell Karpenter otherwise. To fix it, declare a gpufleet_gpu_sharing (`manage_cluster_policy = true`, the default) and make this resource depend on it (`depends_on`, or a reference), or point the GPU Operator at the ConfigMap yourself (Helm: `--set devicePlugin.config.name={},devicePlugin.config.default={DEFAULT_KEY}`).",
+            subject.what,
+            cluster.device_plugin_config,
+            facts.name,
+            facts
+                .config_map
+                .as_deref()
+                .map_or("no ConfigMap".to_string(), |m| format!("ConfigMap {m:?}")),
+            cluster.device_plugin_config.name
+        ),
+    ).at(subject.at("strategy")))
+}
+
+/// The apply-time side of [`not_read`]: an error before anything is
+/// written.
+pub fn check_read_at_apply(
+    cluster: &Cluster,
+    seen: &PolicySeen,
+    subject: &Subject<'_>,
+    key: &str,
+) -> Result<(), Diagnostics> {
+    if let PolicySeen::Unreachable(why) = seen {
+        return Err(
+            Diagnostic::error("Cannot read the GPU Operator's ClusterPolicy", why.clone()).into(),
+        );
+    }
+    match not_read(cluster, seen, subject, key) {
+        Some(warning) => Err(Diagnostic::error(
+            "Sharing not read by the device plugin",
+            warning.detail.replace(
+                "the apply fails before writing anything rather than tell Karpenter otherwise",
+                "so nothing was written",
+            ),
+        )
+        .at(subject.at("strategy"))
+        .into()),
+        None => Ok(()),
     }
 }
 
@@ -293,20 +463,22 @@ mod tests {
     use crate::catalog::lookup;
     use crate::protocol::diagnostics::Severity;
 
-    fn policy(mig: Option<&str>, managed: bool, strategy_is_gpufleets: bool) -> PolicySeen {
+    fn policy(mig: Option<&str>, strategy_is_gpufleets: bool) -> PolicySeen {
         PolicySeen::Policy(PolicyFacts {
             name: "cluster-policy".into(),
             mig_strategy: mig.map(str::to_string),
-            managed,
             strategy_is_gpufleets,
+            config_map: Some("gpufleet-device-plugin".into()),
+            reads_ours: true,
         })
     }
 
-    /// (severity, path, summary, detail) of each diagnostic, and the plan.
-    fn checked(
+    /// The planned strategy and (severity, path, summary, detail) of each
+    /// diagnostic.
+    fn planned(
         seen: &PolicySeen,
         sharing: serde_json::Value,
-    ) -> (Vec<(Severity, String, String, String)>, MigPlan) {
+    ) -> (Value, Vec<(Severity, String, String, String)>) {
         let settings: Settings = serde_json::from_value(sharing).unwrap();
         let h100 = [lookup("H100").unwrap()];
         let subject = Subject {
@@ -315,7 +487,7 @@ mod tests {
             settings: &settings,
             models: &h100,
         };
-        let (diagnostics, plan) = check(seen, &subject);
+        let (value, diagnostics) = plan_unset(seen, &subject, None);
         let shown = diagnostics
             .0
             .into_iter()
@@ -324,106 +496,79 @@ mod tests {
                 (d.severity, path, d.summary, d.detail)
             })
             .collect();
-        (shown, plan)
+        (value, shown)
     }
 
-    fn mig() -> serde_json::Value {
-        serde_json::json!({"strategy": "mig", "mig_layout": "all-1g.10gb"})
+    fn mig(layout: &str) -> serde_json::Value {
+        serde_json::json!({"strategy": "mig", "mig_layout": layout})
     }
 
     #[test]
-    fn a_mig_fleet_needs_the_mixed_strategy() {
-        // In effect already: mixed, or unset (each key's own, mixed), or no operator.
-        for seen in [
-            policy(Some("mixed"), false, false),
-            policy(None, false, false),
-            PolicySeen::NoOperator,
+    fn the_plan_takes_the_strategy_the_cluster_runs() {
+        for (seen, strategy) in [
+            (policy(Some("mixed"), false), "mixed"),
+            (policy(Some("single"), false), "single"),
+            // Unset: the key's own, mixed for MIG; likewise without the operator.
+            (policy(None, false), "mixed"),
+            (PolicySeen::NoOperator, "mixed"),
         ] {
-            assert_eq!(
-                checked(&seen, mig()),
-                (Vec::new(), MigPlan::Nothing),
-                "{seen:?}"
-            );
+            let (value, found) = planned(&seen, mig("all-1g.10gb"));
+            assert_eq!(value, Value::string(strategy), "{seen:?}");
+            assert!(found.is_empty(), "{seen:?}: {found:?}");
         }
-        // Helm's default, the operator not managed by gpufleet: an error
-        // that says what the nodes would advertise and names the fix.
-        let (found, plan) = checked(&policy(Some("single"), false, false), mig());
-        assert_eq!(plan, MigPlan::Nothing);
-        assert_eq!(found.len(), 1, "{found:?}");
-        let (severity, path, summary, detail) = &found[0];
+        // Nothing to decide: whole GPUs.
+        let whole =
+            serde_json::json!({"strategy": "mig", "mig_layout": "all-disabled", "replicas": 2});
         assert_eq!(
-            (severity, path.as_str(), summary.as_str()),
-            (
-                &Severity::Error,
-                "gpu_sharing.mig_layout",
-                "MIG needs the mixed MIG strategy"
-            )
+            planned(&policy(Some("single"), false), whole).0,
+            Value::Null
         );
-        for phrase in [
-            "would advertise 7 × `nvidia.com/gpu` per GPU instead of the 7 × `nvidia.com/mig-1g.10gb` per GPU",
-            "declare a gpufleet_gpu_sharing with `manage_cluster_policy = true`",
-            "--set mig.strategy=mixed",
-        ] {
-            assert!(detail.contains(phrase), "{phrase:?} not in {detail}");
-        }
-        // Managed by gpufleet_gpu_sharing, which leaves the MIG strategy
-        // open: gpufleet sets mixed, and the plan says so.
-        let (found, plan) = checked(&policy(Some("single"), true, false), mig());
-        assert_eq!(plan, MigPlan::SetMixed("cluster-policy".into()));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].0, Severity::Warning);
-        assert!(
-            found[0].3.contains("sets `spec.mig.strategy = \"mixed\"`"),
-            "{found:?}"
+        // Unreachable: unknown, with a warning saying what apply checks.
+        let (value, found) = planned(
+            &PolicySeen::Unreachable("connection refused".into()),
+            mig("all-1g.10gb"),
         );
-        // ... or sets another one: the fix is its `mig_strategy`.
-        let (found, _) = checked(&policy(Some("none"), true, true), mig());
-        assert_eq!(found[0].0, Severity::Error);
-        assert!(
-            found[0]
-                .3
-                .contains("gpufleet_gpu_sharing sets `mig_strategy = \"none\"`"),
-            "{found:?}"
-        );
-        // all-balanced cannot run under single at all.
-        let (found, _) = checked(
-            &policy(Some("single"), false, false),
-            serde_json::json!({"strategy": "mig", "mig_layout": "all-balanced"}),
-        );
-        assert!(
-            found[0]
-                .3
-                .contains("would advertise nothing (the device plugin refuses to start)"),
-            "{found:?}"
-        );
-        // Unreachable: a warning saying what apply checks.
-        let (found, plan) = checked(&PolicySeen::Unreachable("connection refused".into()), mig());
-        assert_eq!(plan, MigPlan::Nothing);
+        assert!(value.is_unknown());
         assert_eq!(
             (found[0].0, found[0].1.as_str(), found[0].2.as_str()),
             (
                 Severity::Warning,
-                "gpu_sharing.mig_layout",
+                "gpu_sharing.mig_strategy",
                 "MIG strategy checked at apply"
             )
         );
-        assert!(
-            found[0].3.contains("(connection refused)")
-                && found[0].3.contains("before writing anything")
-        );
-        // No MIG devices: nothing to check.
-        let whole =
-            serde_json::json!({"strategy": "mig", "mig_layout": "all-disabled", "replicas": 2});
+        assert!(found[0].3.contains("(connection refused)"));
+    }
+
+    #[test]
+    fn single_refuses_only_layouts_of_several_types() {
+        let (value, found) = planned(&policy(Some("single"), false), mig("all-balanced"));
+        assert_eq!(value, Value::string("single"));
+        assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(
-            checked(&policy(Some("single"), false, false), whole),
-            (Vec::new(), MigPlan::Nothing)
+            (found[0].0, found[0].1.as_str()),
+            (Severity::Error, "gpu_sharing.mig_layout")
+        );
+        assert!(
+            found[0].3.contains("invalid MIG configuration"),
+            "{found:?}"
+        );
+        // Set by gpufleet_gpu_sharing: a warning, so that destroy is never blocked.
+        let (_, found) = planned(&policy(Some("single"), true), mig("all-balanced"));
+        assert_eq!(found[0].0, Severity::Warning, "{found:?}");
+        assert!(
+            found[0]
+                .3
+                .contains("Change `mig_strategy` of the gpufleet_gpu_sharing")
         );
     }
 
     #[test]
     fn mps_is_refused_under_the_mixed_strategy() {
         let mps = serde_json::json!({"strategy": "mps", "replicas": 4});
-        let (found, _) = checked(&policy(Some("mixed"), false, false), mps.clone());
+        let (value, found) = planned(&policy(Some("mixed"), false), mps.clone());
+        // Checked, not planned: what MPS advertises is the same under every strategy.
+        assert_eq!(value, Value::Null);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(
             (found[0].0, found[0].1.as_str()),
@@ -434,11 +579,17 @@ mod tests {
                 .3
                 .contains("using --mig-strategy=mixed is not supported with MPS")
         );
-        assert!(
-            checked(&policy(Some("single"), false, false), mps.clone())
-                .0
-                .is_empty()
+        let (value, found) = planned(&policy(Some("single"), false), mps.clone());
+        assert!(found.is_empty() && value == Value::Null);
+        assert!(planned(&PolicySeen::NoOperator, mps).1.is_empty());
+    }
+
+    #[test]
+    fn none_leaves_mig_devices_unadvertised() {
+        let (_, found) = planned(&policy(Some("none"), false), mig("all-1g.10gb"));
+        assert_eq!(
+            (found[0].0, found[0].2.as_str()),
+            (Severity::Warning, "MIG devices not advertised")
         );
-        assert!(checked(&PolicySeen::NoOperator, mps).0.is_empty());
     }
 }

@@ -23,8 +23,8 @@ pub const CLUSTER_POLICY: Kind = Kind::new("nvidia.com/v1", "ClusterPolicy", "cl
 /// `list` the ClusterPolicies to find the GPU Operator's, `patch`
 /// (server-side apply) gpufleet's fields of it, and `get` then `patch` to
 /// give back the fields it took over. gpufleet_gpu_sharing points it at
-/// the device-plugin ConfigMap; a MIG fleet or node sharing reads its MIG
-/// strategy and, when a gpufleet_gpu_sharing manages it, sets `mixed`.
+/// the device-plugin ConfigMap; a fleet or node sharing reads its MIG
+/// strategy and whether its device plugin reads that ConfigMap.
 pub const PERMISSIONS: &[Permission] = &[Permission::cluster(
     "nvidia.com",
     "clusterpolicies",
@@ -44,20 +44,10 @@ pub const CONFIG_DEFAULT: Field = &["devicePlugin", "config", "default"];
 /// file, `MIGSpec.Strategy`; controllers/object_controls.go sets the variable).
 pub const MIG_STRATEGY: Field = &["mig", "strategy"];
 
-/// What a write of ours wants of a ClusterPolicy: `fields` set, and
-/// `watched` fields recorded (see [`point`]).
-pub struct Wanted {
-    /// Our fields and their values.
-    pub fields: Vec<(Field, Json)>,
-    /// Fields we do not set but may be given.
-    pub watched: Vec<Field>,
-}
-
 /// Whose fields of which ClusterPolicy a give-back is about.
 struct Scope<'a> {
     policy: &'a str,
     kept: &'a [Field],
-    watched: &'a [Field],
     ours: &'a str,
 }
 
@@ -149,25 +139,18 @@ pub fn owned_by(policy: &DynamicObject, field: &[&str], manager: &str) -> bool {
 
 /// Points `policy` at the configuration: exactly `fields`, as `manager`.
 /// Each field another writer owns is recorded in `taken` before it is
-/// taken over, and so is each of `watched`, fields `manager` may be given
-/// later by others (the MIG strategy, which MIG fleets ask for); fields
-/// recorded for this policy that are neither among `fields` nor watched
-/// are given back, and a watched one when this apply deleted it.
+/// taken over; fields recorded for this policy that are not among `fields`
+/// are given back.
 pub async fn point(
     cluster: &Cluster,
     policy: &DynamicObject,
-    wanted: &Wanted,
+    fields: &[(Field, Json)],
     manager: &str,
     taken: &mut Vec<TakenOver>,
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
-    let Wanted { fields, watched } = wanted;
     let name = policy.name_any();
-    let recordable = fields
-        .iter()
-        .map(|(f, _)| *f)
-        .chain(watched.iter().copied());
-    for field in recordable {
+    for (field, _) in fields {
         let recorded = taken.iter().any(|t| t.policy == name && t.field == *field);
         let value = value_at(&policy.data["spec"], field);
         if recorded || value.is_null() {
@@ -187,7 +170,6 @@ pub async fn point(
     let scope = Scope {
         policy: &name,
         kept: &kept,
-        watched,
         ours: manager,
     };
     give_back_around(cluster, scope, taken, apply, deadline).await
@@ -206,21 +188,6 @@ pub fn default_fields(cluster: &Cluster, mig_strategy: Option<&str>) -> Vec<(Fie
     fields
 }
 
-/// Sets `spec.mig.strategy = mixed` in ClusterPolicy `name`, which
-/// `gpufleet_gpu_sharing` manages, as that resource writes it: a MIG fleet
-/// or node sharing applied after it needs it. The resource recorded the
-/// field's owner when it first pointed the policy (it watches the field),
-/// keeps `mixed` while a key needs it and gives the field back on destroy.
-pub async fn set_mixed_as_default(
-    cluster: &Cluster,
-    name: &str,
-    deadline: Deadline,
-) -> Result<(), GaveUp> {
-    let fields = default_fields(cluster, Some("mixed"));
-    let manager = super::field_manager(super::DEFAULT_OWNER);
-    apply(cluster, name, &fields, &manager, deadline).await
-}
-
 /// Releases our fields of ClusterPolicy `name` and gives back what we took.
 pub async fn release(
     cluster: &Cluster,
@@ -233,7 +200,6 @@ pub async fn release(
     let scope = Scope {
         policy: name,
         kept: &[],
-        watched: &[],
         ours: manager,
     };
     give_back_around(cluster, scope, taken, apply, deadline).await
@@ -274,7 +240,7 @@ async fn apply(
 
 /// Runs `apply`, giving back around it, each as the writer that owned it,
 /// the fields recorded for `policy` that are not among `kept`, then forgets
-/// them unless `watched`. Before the apply: those we set to another value,
+/// them. Before the apply: those we set to another value,
 /// so that their owner holds them again and our apply leaves them alone
 /// (releasing every field of a map would leave it null, which the CRD
 /// refuses). After it: those our release deleted. A field another writer
@@ -286,12 +252,7 @@ async fn give_back_around(
     apply: impl std::future::Future<Output = Result<(), GaveUp>>,
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
-    let Scope {
-        policy,
-        kept,
-        watched,
-        ours,
-    } = scope;
+    let Scope { policy, kept, ours } = scope;
     let among = |fields: &[Field], t: &TakenOver| fields.iter().any(|f| t.field == *f);
     let given: Vec<TakenOver> = taken
         .iter()
@@ -301,8 +262,7 @@ async fn give_back_around(
     give_back(cluster, policy, &given, ours, deadline).await?;
     apply.await?;
     give_back(cluster, policy, &given, ours, deadline).await?;
-    let returned = |t: &TakenOver| t.policy == policy && !among(kept, t) && !among(watched, t);
-    taken.retain(|t| !returned(t));
+    taken.retain(|t| t.policy != policy || among(kept, t));
     Ok(())
 }
 

@@ -17,7 +17,7 @@ pub mod cluster_policy;
 pub mod device_plugin;
 pub mod writes;
 
-pub use caveats::refused_under;
+pub use caveats::{Refusal, refused_under};
 
 use std::collections::BTreeMap;
 
@@ -117,6 +117,11 @@ pub struct Settings {
     pub rename_by_default: Option<bool>,
     /// Refuse requests for more than one shared device.
     pub fail_requests_greater_than_one: Option<bool>,
+    /// The MIG strategy the nodes' device plugin runs with: what
+    /// `gpufleet_gpu_sharing` sets, and what a fleet or node sharing plans
+    /// with (configured, or read from the cluster when the plan is made).
+    #[serde(default)]
+    pub mig_strategy: Option<String>,
 }
 
 /// The sharing attributes: `strategy` (one of `strategies`), `replicas`,
@@ -158,6 +163,15 @@ pub fn attributes(strategies: &'static [&'static str], with_mig: bool) -> Vec<At
                     },
                 ))
                 .describe("The MIG layout with `strategy = \"mig\"`, applied by mig-manager through the `nvidia.com/mig.config` node label. A fleet's layout is checked against its models, and against their parts where mig-manager's default configuration applies a layout to some parts only (`all-1g.35gb` to the H200 SXM, not the H200 NVL)."),
+        );
+    }
+    if with_mig {
+        attrs.push(
+            Attr::string("mig_strategy")
+                .optional()
+                .computed()
+                .validate(one_of(MigStrategy::NAMES))
+                .describe("The MIG strategy the nodes' device plugin runs with (`none`, `single` or `mixed`), which decides what MIG devices are advertised as: under `single` every MIG device as `nvidia.com/gpu`, under `mixed` each profile as its own resource (`nvidia.com/mig-1g.10gb`). Set it to `gpufleet_gpu_sharing.NAME.mig_strategy` when that resource sets the strategy in the same configuration: the plan then uses the strategy the apply sets, and Terraform applies it first. Unset, it is read from the GPU Operator's ClusterPolicy (`spec.mig.strategy`) when the plan is made (without the operator: `mixed` for MIG, `none` otherwise); null when it does not matter (no MIG devices, no MPS). Before writing anything, apply checks that the cluster runs this strategy."),
         );
     }
     attrs.extend([
@@ -325,6 +339,37 @@ pub fn check(
                     );
                 }
             }
+        }
+    }
+    // A strategy known in configuration (set, or referenced from a
+    // gpufleet_gpu_sharing planned with it) is checked here already.
+    if let Some(mig) = config
+        .attr("mig_strategy")
+        .as_str()
+        .and_then(MigStrategy::parse)
+        .filter(|_| strategies.contains(&"mig"))
+    {
+        let settings = Settings {
+            strategy: config.attr("strategy").as_str().unwrap_or_default().into(),
+            mig_layout: layout.as_str().map(str::to_string),
+            ..Settings::default()
+        };
+        let known: &[&'static Accelerator] = match &models {
+            Models::Fleet { models, .. } => models,
+            Models::Unknown => &[],
+        };
+        if let Some(refusal) = refused_under(mig, &settings, known) {
+            error(
+                refusal.attribute,
+                refusal.summary,
+                format!(
+                    "{} with {} = \"{}\": {}.",
+                    named(refusal.attribute),
+                    named("mig_strategy"),
+                    mig.as_str(),
+                    refusal.reason
+                ),
+            );
         }
     }
     let Models::Fleet { models, parts } = models else {
@@ -527,9 +572,26 @@ impl Settings {
         self.rename_by_default == Some(true)
     }
 
+    /// The planned MIG strategy; `None` when unset or unknown.
+    pub fn mig(&self) -> Option<MigStrategy> {
+        self.mig_strategy.as_deref().and_then(MigStrategy::parse)
+    }
+
+    /// The MIG strategy written to the configuration's `flags.migStrategy`:
+    /// the planned one, else `mixed` for MIG (each profile its own
+    /// resource, what a node advertises without the GPU Operator) and
+    /// `none` otherwise.
+    pub fn key_mig_strategy(&self) -> MigStrategy {
+        self.mig().unwrap_or(if self.strategy() == Strategy::Mig {
+            MigStrategy::Mixed
+        } else {
+            MigStrategy::None
+        })
+    }
+
     /// The layout of `models` (the first that has it), or of any catalog
     /// model when the models are unknown.
-    fn layout(&self, models: &[&'static Accelerator]) -> Option<MigLayout> {
+    pub fn layout(&self, models: &[&'static Accelerator]) -> Option<MigLayout> {
         let name = self.mig_layout.as_deref()?;
         let candidates: Vec<&'static Accelerator> = if models.is_empty() {
             catalog::all().iter().collect()
@@ -565,20 +627,13 @@ impl Settings {
         names
     }
 
-    /// The device-plugin configuration these settings make. `mig_strategy`
-    /// applies to the cluster-wide default; fleets and nodes use `mixed`
-    /// for MIG (each profile its own resource) and `none` otherwise.
-    pub fn device_plugin_config(
-        &self,
-        mig_strategy: Option<MigStrategy>,
-        models: &[&'static Accelerator],
-    ) -> Config {
+    /// The device-plugin configuration these settings make, with the MIG
+    /// strategy of [`key_mig_strategy`](Self::key_mig_strategy). Time-sliced
+    /// MIG devices are `nvidia.com/gpu` under `single`, which advertises
+    /// them so (NVIDIA k8s-device-plugin, internal/rm/device_map.go).
+    pub fn device_plugin_config(&self, models: &[&'static Accelerator]) -> Config {
         let strategy = self.strategy();
-        let mig_strategy = mig_strategy.unwrap_or(if strategy == Strategy::Mig {
-            MigStrategy::Mixed
-        } else {
-            MigStrategy::None
-        });
+        let mig_strategy = self.key_mig_strategy();
         let replicated = |resources: Vec<String>, replicas: u32| {
             Replicated::new(
                 resources,
@@ -592,7 +647,8 @@ impl Settings {
             (Strategy::TimeSlicing, Some(r)) => Some((SharedBy::TimeSlicing, replicated(gpu(), r))),
             (Strategy::Mps, Some(r)) => Some((SharedBy::Mps, replicated(gpu(), r))),
             (Strategy::Mig, Some(r))
-                if self.mig_layout.as_deref() == Some(catalog::MIG_DISABLED) =>
+                if self.mig_layout.as_deref() == Some(catalog::MIG_DISABLED)
+                    || mig_strategy == MigStrategy::Single =>
             {
                 Some((SharedBy::TimeSlicing, replicated(gpu(), r)))
             }
@@ -621,7 +677,8 @@ impl Settings {
     /// k8s-device-plugin, internal/rm/device_map.go and rm.go): MIG devices
     /// each under their profile's name with `mixed`, all as
     /// `nvidia.com/gpu` with `single` (which refuses a layout of several
-    /// profiles or none), the whole GPU with `none`.
+    /// profiles, see [`refused_under`]), the whole GPU with `none`; shared
+    /// × `replicas` when time-sliced.
     pub fn advertised(&self, models: &[&'static Accelerator], mig: MigStrategy) -> Advertised {
         let shared = |resource: String| {
             if self.renames() {
@@ -661,11 +718,18 @@ impl Settings {
                         }
                     }
                     MigStrategy::Single => match layout.devices.as_slice() {
-                        [(_, count)] => Advertised {
-                            resource: Some(GPU_RESOURCE.to_string()),
-                            per_gpu: vec![(GPU_RESOURCE.to_string(), u32::from(*count))],
-                            hides_whole_gpus: false,
-                        },
+                        [(_, count)] => {
+                            let resource = match replicas {
+                                Some(_) => shared(GPU_RESOURCE.to_string()),
+                                None => GPU_RESOURCE.to_string(),
+                            };
+                            let per_gpu = u32::from(*count) * replicas.unwrap_or(1);
+                            Advertised {
+                                resource: Some(resource.clone()),
+                                per_gpu: vec![(resource, per_gpu)],
+                                hides_whole_gpus: replicas.is_some() && self.renames(),
+                            }
+                        }
                         _ => Advertised {
                             resource: None,
                             per_gpu: Vec::new(),
@@ -772,6 +836,7 @@ pub fn settings_from(parsed: &Json, mig_layout: Option<String>) -> Settings {
         mig_layout,
         rename_by_default: Some(block["renameByDefault"].as_bool().unwrap_or(false)),
         fail_requests_greater_than_one: block["failRequestsGreaterThanOne"].as_bool(),
+        mig_strategy: None,
     }
 }
 

@@ -236,7 +236,7 @@ fn what_a_gpu_advertises_under_each_mig_strategy() {
 #[test]
 fn mig_configurations_time_slice_the_layouts_devices() {
     let yaml = settings(json!({"strategy": "mig", "mig_layout": "all-balanced", "replicas": 3}))
-        .device_plugin_config(None, &[lookup("H100").unwrap()])
+        .device_plugin_config(&[lookup("H100").unwrap()])
         .to_yaml();
     let parsed: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
     assert_eq!(parsed["flags"]["migStrategy"], "mixed");
@@ -256,7 +256,7 @@ fn mig_configurations_time_slice_the_layouts_devices() {
     );
     // Partitions alone are not shared.
     let plain = settings(json!({"strategy": "mig", "mig_layout": "all-1g.10gb"}))
-        .device_plugin_config(None, &[])
+        .device_plugin_config(&[])
         .to_yaml();
     assert_eq!(
         serde_saphyr::from_str::<serde_json::Value>(&plain).unwrap(),
@@ -276,7 +276,7 @@ fn imports_read_the_settings_back() {
             json!({"strategy": "mig", "mig_layout": "all-1g.10gb", "replicas": 2, "rename_by_default": false}),
         ),
     ] {
-        let yaml = original.device_plugin_config(None, &[]).to_yaml();
+        let yaml = original.device_plugin_config(&[]).to_yaml();
         let parsed = device_plugin::parse(&yaml).unwrap();
         assert_eq!(
             settings_from(&parsed, original.mig_layout.clone()),
@@ -303,8 +303,7 @@ fn all_disabled_time_slices_whole_gpus() {
         )
         .is_empty()
     );
-    let parsed =
-        device_plugin::parse(&settings.device_plugin_config(None, &h100).to_yaml()).unwrap();
+    let parsed = device_plugin::parse(&settings.device_plugin_config(&h100).to_yaml()).unwrap();
     assert_eq!(
         parsed["sharing"]["timeSlicing"]["resources"],
         json!([{"name": "nvidia.com/gpu", "devices": "all", "replicas": 4}])
@@ -392,8 +391,12 @@ fn the_diagnostics_of_a_run_do_not_depend_on_plan_order() {
     assert_eq!(
         said,
         [
-            (1, "gpu_sharing.mig_layout", "MIG strategy checked at apply"),
-            (3, "mig_layout", "MIG strategy checked at apply"),
+            (
+                1,
+                "gpu_sharing.mig_strategy",
+                "MIG strategy checked at apply"
+            ),
+            (3, "mig_strategy", "MIG strategy checked at apply"),
         ]
     );
 }

@@ -66,28 +66,6 @@ impl ConfigKey {
         self.owned(cluster).get(&cluster.kubernetes, deadline).await
     }
 
-    /// The other keys whose configuration asks for the mixed MIG strategy
-    /// (those of MIG fleets and node sharings).
-    pub async fn others_needing_mixed(
-        &self,
-        cluster: &Cluster,
-        deadline: Deadline,
-    ) -> Result<Vec<String>, GaveUp> {
-        let all = self
-            .owned(cluster)
-            .get_all(&cluster.kubernetes, deadline)
-            .await?;
-        Ok(all
-            .into_iter()
-            .filter(|(key, text)| {
-                *key != self.key
-                    && super::device_plugin::parse(text)
-                        .is_ok_and(|c| c["flags"]["migStrategy"] == "mixed")
-            })
-            .map(|(key, _)| key)
-            .collect())
-    }
-
     /// Writes `config`; true when that changes what the device plugin does
     /// on the nodes using the key.
     pub async fn write(

@@ -102,9 +102,26 @@ fn outputs_for_workloads() {
         fixed(json!({"strategy": "mps", "replicas": 10, "rename_by_default": true})),
         (Some("nvidia.com/gpu.shared".into()), Some(80))
     );
+    // MIG devices are advertised as the MIG strategy says (NVIDIA
+    // k8s-device-plugin, internal/rm/device_map.go): each profile its own
+    // resource under `mixed`, every one as a GPU under `single`; unset, the
+    // strategy is read from the cluster, which is out of reach here.
+    let mig = |strategy: serde_json::Value| {
+        json!({"strategy": "mig", "mig_layout": "all-1g.10gb", "mig_strategy": strategy})
+    };
     assert_eq!(
-        fixed(json!({"strategy": "mig", "mig_layout": "all-1g.10gb"})),
+        fixed(mig(json!("mixed"))),
         (Some("nvidia.com/mig-1g.10gb".into()), Some(56))
+    );
+    assert_eq!(
+        fixed(mig(json!("single"))),
+        (Some("nvidia.com/gpu".into()), Some(56))
+    );
+    assert_eq!(fixed(mig(serde_json::Value::Null)), (None, None));
+    let time_sliced = json!({"strategy": "mig", "mig_layout": "all-1g.10gb", "mig_strategy": "single", "replicas": 2, "rename_by_default": true});
+    assert_eq!(
+        fixed(time_sliced),
+        (Some("nvidia.com/gpu.shared".into()), Some(112))
     );
     assert_eq!(
         fixed(json!({"strategy": "none"})),
