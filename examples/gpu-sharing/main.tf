@@ -1,7 +1,10 @@
 # Inference shares GPUs, training keeps them dedicated: a cluster-wide
 # default of time slicing, an inference fleet of L4s whose nodes each serve
 # eight pods per GPU (Karpenter plans them so, through NodeOverlays), a MIG
-# fleet of H100s, and a training fleet that opts out of the default.
+# fleet of H100s, and a training fleet that opts out of the default. One
+# apply: the fleets reference the cluster-wide sharing's `mig_strategy`, so
+# their plans use the strategy it sets, and Terraform applies it (pointing
+# the GPU Operator's ClusterPolicy at gpufleet's ConfigMap) first.
 
 terraform {
   required_providers {
@@ -33,7 +36,11 @@ resource "gpufleet_fleet" "inference" {
   capacity_types    = ["on-demand"]
   node_class        = local.node_class
   taints            = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
-  gpu_sharing       = { strategy = "time_slicing", replicas = 8 }
+  gpu_sharing = {
+    strategy     = "time_slicing"
+    replicas     = 8
+    mig_strategy = gpufleet_gpu_sharing.default.mig_strategy
+  }
 }
 
 resource "gpufleet_fleet" "small_models" {
@@ -43,7 +50,13 @@ resource "gpufleet_fleet" "small_models" {
   capacity_types    = ["on-demand"]
   node_class        = local.node_class
   taints            = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
-  gpu_sharing       = { strategy = "mig", mig_layout = "all-1g.10gb" }
+  # Under "mixed" each MIG device is nvidia.com/mig-1g.10gb (gpu_resource);
+  # under "single", the GPU Operator's default, it would be nvidia.com/gpu.
+  gpu_sharing = {
+    strategy     = "mig"
+    mig_layout   = "all-1g.10gb"
+    mig_strategy = gpufleet_gpu_sharing.default.mig_strategy
+  }
 }
 
 resource "gpufleet_fleet" "training" {

@@ -77,11 +77,18 @@ variable "inference" {
   }
 }
 
+variable "mig_strategy" {
+  description = "The MIG strategy every node's device plugin runs with, set in the GPU Operator's ClusterPolicy: \"mixed\" gives each MIG profile a resource of its own (nvidia.com/mig-1g.10gb), \"single\" advertises MIG devices as nvidia.com/gpu; null keeps the ClusterPolicy's (the operator's Helm chart sets single)."
+  type        = string
+  default     = null
+}
+
 module "cluster" {
   source = "./module"
 
   node_class   = var.node_class
   label_scheme = var.label_scheme
+  mig_strategy = var.mig_strategy
   # The server joins with the token: it is not in the cluster before.
   join_training_servers = true
   consolidate_after     = var.consolidate_after

@@ -212,7 +212,7 @@ impl NodeScoped for NodeSharing {
         };
         let name = config.attr("name").as_str().unwrap_or_default();
         let subject = subject(name, &settings);
-        let shares = settings.strategy() != Strategy::None;
+        let shares = settings.replicates();
         let unset = config.attr("mig_strategy").is_null();
         let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
             Some(caveats::look(cluster, Deadline::at_plan()).await)
@@ -322,7 +322,7 @@ impl NodeScoped for NodeSharing {
         deadline: Deadline,
     ) -> Result<Companions, GaveUp> {
         let subject = subject(&state.own.name, &state.own.settings);
-        let shares = state.own.settings.strategy() != Strategy::None;
+        let shares = state.own.settings.replicates();
         if shares || subject.checked_against_mig_strategy() {
             let seen = caveats::look(cluster, deadline).await;
             let strategy = caveats::check_at_apply(&seen, &subject)?;

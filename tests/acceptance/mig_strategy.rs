@@ -1,207 +1,424 @@
-//! A MIG fleet under the GPU Operator's ClusterPolicy, whose
-//! `spec.mig.strategy` every node's device plugin runs with: the provider's
-//! own ConfigMap (the one the simulated device plugin reads), Karpenter
-//! launching the fleet's node, the real scheduler placing a pod on its MIG
-//! devices. It holds the cluster's one ClusterPolicy (`common::exclusive`).
+//! MIG fleets and node sharings on the cluster a team has: the GPU
+//! Operator's ClusterPolicy as its Helm chart leaves it (`mig.strategy:
+//! single`, a device plugin reading no ConfigMap), whose
+//! `spec.mig.strategy` every node's device plugin runs with. Each
+//! configuration applies in one go from an empty state, its second plan is
+//! empty, and destroy gives the ClusterPolicy back as Helm wrote it. Karpenter
+//! launches the fleet's node, the simulated device plugin advertises what
+//! NVIDIA's would, and the real scheduler binds a pod requesting the fleet's
+//! `gpu_resource`. Each test holds the cluster's one ClusterPolicy
+//! (`common::exclusive`).
 
-use common::fixtures::{Guard, HelmClusterPolicy, cluster_policies, fleet};
+use common::fixtures::{Guard, HelmClusterPolicy, cluster_policies, fleet, node_pool_api};
 use common::scenario::lookups::wait_for;
-use common::terraform::{Workspace, each_cli};
+use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use serde_json::json;
-
-const MIG_DEVICE: &str = "nvidia.com/mig-1g.10gb";
 
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// An H100 fleet partitioned `all-1g.10gb`, with no cluster-wide MIG
-/// strategy declared, over a ClusterPolicy that Helm made with
-/// `mig.strategy = single`: unmanaged, the plan fails with the fix (and
-/// for `all-balanced`, which NVIDIA's plugin refuses under `single`, and
-/// for a node sharing's MIG layout); once a
-/// `gpufleet_gpu_sharing` manages the ClusterPolicy, applying the fleet sets
-/// `mixed` (the plan says so), its node advertises `nvidia.com/mig-1g.10gb`
-/// ×56, a pod asking for the fleet's `gpu_resource` is scheduled there, an
-/// MPS fleet is then refused at plan with NVIDIA's reason, and destroy
-/// gives `single` back to Helm.
+/// The cluster-wide sharing that sets `mixed`, which the fleets reference.
+const MIXED: &str = "resource \"gpufleet_gpu_sharing\" \"cluster\" {\n  strategy     = \"none\"\n  mig_strategy = \"mixed\"\n}\n";
+const REFERENCE: &str = "mig_strategy = gpufleet_gpu_sharing.cluster.mig_strategy, ";
+
+/// An 8×H100 fleet partitioned `all-1g.10gb` (`extra` goes into its
+/// `gpu_sharing`), tainted so that only the test's pod lands there.
+fn h100_fleet(name: &str, extra: &str) -> String {
+    fleet(
+        "h100",
+        name,
+        &format!(
+            "  accelerators      = [\"H100\"]\n  accelerator_count = {{ min = 8, max = 8 }}\n  gpu_sharing       = {{ {extra}strategy = \"mig\", mig_layout = \"all-1g.10gb\" }}\n  taints            = [{{ key = \"gpufleet.test/mig\", value = \"{name}\", effect = \"NoSchedule\" }}]\n"
+        ),
+    )
+}
+
+/// An A100 80GB fleet partitioned `all-1g.20gb` and a node sharing
+/// partitioning the servers labelled for the test (none here) `all-1g.10gb`.
+fn a100_fleet_and_node_sharing(extra: &str) -> String {
+    let a100 = fleet(
+        "a100",
+        &unique_name("a100"),
+        &format!(
+            "  accelerators = [\"A100-80GB\"]\n  gpu_sharing  = {{ {extra}strategy = \"mig\", mig_layout = \"all-1g.20gb\" }}\n"
+        ),
+    );
+    let name = unique_name("dgx");
+    a100 + &format!(
+        "resource \"gpufleet_node_sharing\" \"dgx\" {{\n  name          = \"{name}\"\n  node_selector = {{ \"gpufleet.test/server\" = \"{name}\" }}\n  {}strategy      = \"mig\"\n  mig_layout    = \"all-1g.10gb\"\n}}\n",
+        extra.replace(", ", "\n  ")
+    )
+}
+
+/// A pod requesting one `resource` on fleet `name` is bound by the
+/// scheduler to a node Karpenter launched; the node's allocatable of
+/// `resource` and of `nvidia.com/gpu`.
+async fn schedule_one(client: &kube::Client, name: &str, resource: &str) -> (String, String) {
+    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "inference"}, "spec": {
+        "nodeSelector": {"karpenter.sh/nodepool": name},
+        "tolerations": [{"key": "gpufleet.test/mig", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "image": "registry.example/c:1",
+            "resources": {"limits": {resource: "1"}}}],
+    }}))
+    .unwrap();
+    let pods = Api::<Pod>::namespaced(client.clone(), name);
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let node = wait_for(client, "the MIG pod's node", 120, async || {
+        pods.get("inference").await.unwrap().spec?.node_name
+    })
+    .await;
+    let allocatable = Api::<Node>::all(client.clone())
+        .get(&node)
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.allocatable)
+        .unwrap_or_default();
+    let of = |r: &str| allocatable.get(r).map(|q| q.0.clone()).unwrap_or_default();
+    let found = (of(resource), of("nvidia.com/gpu"));
+    Api::<Namespace>::all(client.clone())
+        .delete(name, &DeleteParams::default())
+        .await
+        .unwrap();
+    found
+}
+
+/// Waits until fleet `name` has no node left.
+async fn nodes_gone(client: &kube::Client, name: &str) {
+    let nodes = Api::<Node>::all(client.clone());
+    let of_pool = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
+    wait_for(client, "the fleet's node to go with it", 120, async || {
+        nodes
+            .list(&of_pool)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+}
+
+/// The ClusterPolicy's spec as Helm left it, for the comparison after
+/// destroy.
+fn spec_of(helm: &HelmClusterPolicy) -> serde_json::Value {
+    helm.live().data["spec"].clone()
+}
+
+/// `gpufleet_gpu_sharing { mig_strategy = "mixed" }` with H100 and A100 MIG
+/// fleets and a MIG node sharing, each referencing it: one apply, the H100
+/// node advertises `nvidia.com/mig-1g.10gb` ×56, and destroy gives Helm's
+/// `single` back.
 #[test]
-fn mig_fleet_gets_the_mixed_strategy_it_needs() {
+fn mixed_applies_in_one_go() {
     let _only_policy = common::exclusive::own_cluster_policy();
     each_cli(|cli| {
         let helm = HelmClusterPolicy::install(Some("single"));
-        let policy = helm.0.clone();
+        let helm_spec = spec_of(&helm);
+        let name = unique_name("mig-mixed");
+        let _guard = (
+            Guard::node_pools(&[&name]),
+            Guard::of::<Namespace>(&[&name]),
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config(
+            &(MIXED.to_string()
+                + &h100_fleet(&name, REFERENCE)
+                + &a100_fleet_and_node_sharing(REFERENCE)),
+        );
+        ws.apply();
+        assert_eq!(helm.live().data["spec"]["mig"]["strategy"], "mixed");
+        let values = ws.resource_values("gpufleet_fleet.h100");
+        assert_eq!(
+            (
+                &values["gpu_resource"],
+                &values["gpus_per_node_advertised"],
+                &values["gpu_sharing"]["mig_strategy"]
+            ),
+            (
+                &json!("nvidia.com/mig-1g.10gb"),
+                &json!(56),
+                &json!("mixed")
+            ),
+            "{}",
+            cli.name
+        );
+        assert_eq!(
+            ws.resource_values("gpufleet_fleet.a100")["gpu_resource"],
+            "nvidia.com/mig-1g.20gb"
+        );
         block_on(async {
             let client = kube_client().await;
-            let policies = cluster_policies(&client);
-            let name = unique_name("mig-fleet");
-            let _guard = (
-                Guard::node_pools(&[&name]),
-                Guard::of::<Namespace>(&[&name]),
-            );
-            let taint = format!(
-                "  taints = [{{ key = \"gpufleet.test/mig\", value = \"{name}\", effect = \"NoSchedule\" }}]\n"
-            );
-            let mig_fleet = fleet(
-                "mig",
-                &name,
-                &format!(
-                    "  accelerators      = [\"H100\"]\n  accelerator_count = {{ min = 8, max = 8 }}\n  gpu_sharing       = {{ strategy = \"mig\", mig_layout = \"all-1g.10gb\" }}\n{taint}"
-                ),
-            );
-            let sharing =
-                "resource \"gpufleet_gpu_sharing\" \"default\" {\n  strategy = \"none\"\n}\n";
+            let found = schedule_one(&client, &name, "nvidia.com/mig-1g.10gb").await;
+            assert_eq!(found, ("56".into(), "0".into()), "{}", cli.name);
+        });
+        ws.destroy();
+        assert_eq!(
+            spec_of(&helm),
+            helm_spec,
+            "{}: not as Helm left it",
+            cli.name
+        );
+        block_on(async { nodes_gone(&kube_client().await, &name).await });
+    });
+}
 
-            // Unmanaged: NVIDIA's plugin would advertise each MIG device as
-            // a whole GPU, and refuses mixed layouts altogether.
-            let balanced = fleet(
-                "balanced",
-                &unique_name("balanced-fleet"),
-                "  accelerators = [\"H100\"]\n  gpu_sharing  = { strategy = \"mig\", mig_layout = \"all-balanced\" }\n",
-            );
-            let node_sharing = format!(
-                "resource \"gpufleet_node_sharing\" \"dgx\" {{\n  name       = \"{}\"\n  node_name  = \"dgx-1\"\n  strategy   = \"mig\"\n  mig_layout = \"all-1g.10gb\"\n}}\n",
-                unique_name("dgx")
-            );
-            let mut ws = Workspace::new(cli);
-            ws.config(&(mig_fleet.clone() + &balanced + &node_sharing));
-            let out = flat(&ws.apply_fails());
+/// The same fleets with no cluster-wide setting, on Helm's `single`: MIG
+/// devices are GPUs, `gpu_resource = "nvidia.com/gpu"` with NVIDIA's
+/// counts, and a pod requesting it is scheduled there; `all-balanced`
+/// (several device types per GPU) is refused at plan, at its path, with
+/// NVIDIA's reason.
+#[test]
+fn single_as_helm_installs_it() {
+    let _only_policy = common::exclusive::own_cluster_policy();
+    each_cli(|cli| {
+        let helm = HelmClusterPolicy::install(Some("single"));
+        let helm_spec = spec_of(&helm);
+        let name = unique_name("mig-single");
+        let _guard = (
+            Guard::node_pools(&[&name]),
+            Guard::of::<Namespace>(&[&name]),
+        );
+        let mut ws = Workspace::new(cli);
+        let balanced = fleet(
+            "balanced",
+            &unique_name("balanced"),
+            "  accelerators = [\"H100\"]\n  gpu_sharing  = { strategy = \"mig\", mig_layout = \"all-balanced\" }\n",
+        );
+        ws.config(&(h100_fleet(&name, "") + &balanced));
+        let out = flat(&ws.apply_fails());
+        let refused = out
+            .split("Error: ")
+            .find(|b| b.contains("with gpufleet_fleet.balanced,"))
+            .unwrap_or_else(|| panic!("{}: all-balanced not refused: {out}", cli.name));
+        assert!(
+            refused.starts_with("MIG layout refused under the single MIG strategy")
+                && refused.contains("invalid MIG configuration")
+                && refused.contains("internal/rm/device_map.go")
+                && refused.contains("gpu_sharing.mig_layout"),
+            "{}: {refused}",
+            cli.name
+        );
+        assert!(
+            block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none(),
+            "{}: a plan that failed wrote the NodePool",
+            cli.name
+        );
+
+        ws.config(&(h100_fleet(&name, "") + &a100_fleet_and_node_sharing("")));
+        ws.apply();
+        let values = ws.resource_values("gpufleet_fleet.h100");
+        assert_eq!(
+            (
+                &values["gpu_resource"],
+                &values["gpus_per_node_advertised"],
+                &values["gpu_sharing"]["mig_strategy"]
+            ),
+            (&json!("nvidia.com/gpu"), &json!(56), &json!("single")),
+            "{}",
+            cli.name
+        );
+        assert_eq!(
+            ws.resource_values("gpufleet_fleet.a100")["gpus_per_node_advertised"],
+            serde_json::Value::Null
+        );
+        block_on(async {
+            let client = kube_client().await;
+            let found = schedule_one(&client, &name, "nvidia.com/gpu").await;
+            assert_eq!(found.0, "56", "{}", cli.name);
+        });
+        ws.destroy();
+        assert_eq!(spec_of(&helm), helm_spec, "{}", cli.name);
+        block_on(async { nodes_gone(&kube_client().await, &name).await });
+    });
+}
+
+fn mps_fleet(name: &str, extra: &str) -> String {
+    fleet(
+        "mps",
+        name,
+        &format!(
+            "  accelerators = [\"L4\"]\n  gpu_sharing  = {{ {extra}strategy = \"mps\", replicas = 4 }}\n"
+        ),
+    )
+}
+
+/// Whether the device-plugin ConfigMap holds `key`.
+fn has_key(key: &str) -> bool {
+    block_on(async {
+        let maps = Api::<ConfigMap>::namespaced(kube_client().await, "gpu-operator");
+        maps.get_opt("gpufleet-device-plugin")
+            .await
+            .unwrap()
+            .and_then(|m| m.data)
+            .is_some_and(|d| d.contains_key(key))
+    })
+}
+
+/// MPS next to `mixed`, which NVIDIA's device plugin refuses: with the
+/// strategy in the configuration, at plan (a fleet and a node sharing);
+/// with `mixed` only in the cluster, set after the plan, at apply, with
+/// nothing written.
+#[test]
+fn mps_under_mixed_is_refused() {
+    let _only_policy = common::exclusive::own_cluster_policy();
+    each_cli(|cli| {
+        let helm = HelmClusterPolicy::install(Some("single"));
+        let name = unique_name("mps");
+        let _guard = Guard::node_pools(&[&name]);
+        let node_sharing = format!(
+            "resource \"gpufleet_node_sharing\" \"mps\" {{\n  name          = \"{}\"\n  node_selector = {{ \"gpufleet.test/server\" = \"none\" }}\n  mig_strategy  = gpufleet_gpu_sharing.cluster.mig_strategy\n  strategy      = \"mps\"\n  replicas      = 4\n}}\n",
+            unique_name("mps-node")
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config(&(MIXED.to_string() + &mps_fleet(&name, REFERENCE) + &node_sharing));
+        let out = flat(&ws.apply_fails());
+        for address in ["gpufleet_fleet.mps", "gpufleet_node_sharing.mps"] {
             assert!(
                 out.split("Error: ")
-                    .any(|b| b.starts_with("MIG needs the mixed MIG strategy")
-                        && b.contains("with gpufleet_node_sharing.dgx,")
-                        && b.contains("mig_layout = \"all-1g.10gb\"")),
-                "{}: no error on the node sharing: {out}",
+                    .any(|b| b.starts_with("MPS with the mixed MIG strategy")
+                        && b.contains(&format!("with {address},"))
+                        && b.contains("using --mig-strategy=mixed is not supported with MPS")),
+                "{}: {address} not refused at plan: {out}",
                 cli.name
             );
-            let balanced_error = out
-                .split("Error: ")
-                .find(|b| b.contains("with gpufleet_fleet.balanced,"))
-                .unwrap_or_else(|| panic!("{}: no error on the balanced fleet: {out}", cli.name));
-            assert!(
-                balanced_error.starts_with("MIG needs the mixed MIG strategy")
-                    && balanced_error
-                        .contains("would advertise nothing (the device plugin refuses to start)")
-                    && balanced_error.contains("gpu_sharing.mig_layout"),
-                "{balanced_error}"
-            );
-            assert!(
-                out.contains("Error: MIG needs the mixed MIG strategy")
-                    && out.contains(&format!("runs every node's device plugin with `spec.mig.strategy = \"single\"`, under which its nodes would advertise 7 × `nvidia.com/gpu` per GPU instead of the 7 × `{MIG_DEVICE}` per GPU"))
-                    && out.contains("declare a gpufleet_gpu_sharing with `manage_cluster_policy = true`"),
-                "{}: {out}",
-                cli.name
-            );
-            assert!(out.contains("with gpufleet_fleet.mig"), "{out}");
-            assert!(
-                common::fixtures::node_pool_api()
-                    .await
-                    .get_opt(&name)
-                    .await
-                    .unwrap()
-                    .is_none()
-            );
+        }
+        assert_eq!(helm.live().data["spec"]["mig"]["strategy"], "single");
 
-            // Managed: the fleet's apply sets `mixed`.
-            ws.config(sharing);
-            ws.apply();
-            ws.config(&(sharing.to_string() + &mig_fleet));
-            let plan = ws.plan();
-            assert!(
-                flat(&plan.text).contains("Warning: gpufleet sets the mixed MIG strategy"),
-                "{}: {}",
-                cli.name,
-                plan.text
-            );
-            ws.apply();
-            let live = policies.get(&policy).await.unwrap();
-            assert_eq!(live.data["spec"]["mig"]["strategy"], "mixed");
-            let values = ws.resource_values("gpufleet_fleet.mig");
-            assert_eq!(values["gpu_resource"], MIG_DEVICE);
-            assert_eq!(values["gpus_per_node_advertised"], 56);
-            ws.assert_plan_empty();
+        // Planned on `single`; a helm upgrade sets `mixed` before the apply.
+        ws.config(&mps_fleet(&name, ""));
+        ws.plan();
+        helm.helm_upgrade("mixed");
+        let run = ws.run(&["apply", "-no-color", "-input=false", "gpufleet.tfplan"]);
+        let out = flat(&(run.stderr + &run.stdout));
+        assert!(
+            !run.success
+                && out.contains("Error: MPS with the mixed MIG strategy")
+                && out.contains("Nothing was written"),
+            "{}: {out}",
+            cli.name
+        );
+        assert!(
+            block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none(),
+            "{}: the NodePool was written",
+            cli.name
+        );
+        assert!(!has_key(&format!("fleet-{name}")), "{}", cli.name);
+        ws.destroy();
+    });
+}
 
-            // Karpenter launches the node, the stand-in advertises what
-            // NVIDIA's plugin would under `mixed`, the scheduler binds.
-            let namespace: Namespace =
-                serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-            Api::<Namespace>::all(client.clone())
-                .create(&PostParams::default(), &namespace)
-                .await
-                .unwrap();
-            let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "inference"}, "spec": {
-                "nodeSelector": {"karpenter.sh/nodepool": name},
-                "tolerations": [{"key": "gpufleet.test/mig", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
-                "containers": [{"name": "c", "image": "registry.example/c:1",
-                    "resources": {"limits": {MIG_DEVICE: "1"}}}],
-            }}))
-            .unwrap();
-            let pods = Api::<Pod>::namespaced(client.clone(), &name);
-            pods.create(&PostParams::default(), &pod).await.unwrap();
-            let node = wait_for(&client, "the MIG pod's node", 120, async || {
-                pods.get("inference").await.unwrap().spec?.node_name
-            })
-            .await;
-            let nodes = Api::<Node>::all(client.clone());
-            let allocatable = nodes
-                .get(&node)
+/// A half-failed apply: `gpufleet_gpu_sharing` sets `mixed` for a MIG fleet,
+/// then an MPS fleet that depends on it only by `depends_on` (so its plan
+/// read Helm's `single`) fails before writing. Destroy still works: nothing
+/// of gpufleet's is left and the ClusterPolicy is back as Helm wrote it.
+#[test]
+fn destroy_after_a_half_failed_apply() {
+    let _only_policy = common::exclusive::own_cluster_policy();
+    each_cli(|cli: &Cli| {
+        let helm = HelmClusterPolicy::install(Some("single"));
+        let helm_spec = spec_of(&helm);
+        let (mig, mps) = (unique_name("mig-half"), unique_name("mps-half"));
+        let _guard = Guard::node_pools(&[&mig, &mps]);
+        let mps_after = mps_fleet(&mps, "").replacen(
+            "  accelerators",
+            "  depends_on   = [gpufleet_gpu_sharing.cluster]\n  accelerators",
+            1,
+        );
+        let mut ws = Workspace::new(cli);
+        ws.config(&(MIXED.to_string() + &h100_fleet(&mig, REFERENCE) + &mps_after));
+        let out = flat(&ws.apply_fails());
+        assert!(
+            out.contains("Error: MPS with the mixed MIG strategy")
+                && out.contains("Nothing was written"),
+            "{}: {out}",
+            cli.name
+        );
+        assert_eq!(helm.live().data["spec"]["mig"]["strategy"], "mixed");
+        ws.destroy();
+        assert_eq!(
+            spec_of(&helm),
+            helm_spec,
+            "{}: not as Helm left it",
+            cli.name
+        );
+        block_on(async {
+            let pools = node_pool_api().await;
+            for name in [&mig, &mps] {
+                assert!(pools.get_opt(name).await.unwrap().is_none(), "{name}");
+            }
+        });
+        for key in [
+            format!("fleet-{mig}"),
+            format!("fleet-{mps}"),
+            "default".into(),
+        ] {
+            assert!(!has_key(&key), "{}: key {key} left behind", cli.name);
+        }
+        let policies = block_on(async {
+            cluster_policies(&kube_client().await)
+                .list(&ListParams::default())
                 .await
                 .unwrap()
-                .status
-                .and_then(|s| s.allocatable)
-                .unwrap_or_default();
-            let of = |resource: &str| allocatable.get(resource).map(|q| q.0.clone());
-            assert_eq!(
-                (of(MIG_DEVICE), of("nvidia.com/gpu")),
-                (Some("56".into()), Some("0".into())),
-                "{}: {node}",
-                cli.name
-            );
-
-            // Under `mixed` NVIDIA's plugin refuses MPS: so does the plan.
-            let mps_fleet = fleet(
-                "mps",
-                &unique_name("mps-fleet"),
-                "  accelerators = [\"L4\"]\n  gpu_sharing  = { strategy = \"mps\", replicas = 4 }\n",
-            );
-            ws.config(&(sharing.to_string() + &mig_fleet + &mps_fleet));
-            let out = flat(&ws.apply_fails());
-            assert!(
-                out.contains("Error: MPS with the mixed MIG strategy")
-                    && out.contains("using --mig-strategy=mixed is not supported with MPS")
-                    && out.contains("with gpufleet_fleet.mps"),
-                "{}: {out}",
-                cli.name
-            );
-
-            Api::<Namespace>::all(client.clone())
-                .delete(&name, &DeleteParams::default())
-                .await
-                .unwrap();
-            ws.config(&(sharing.to_string() + &mig_fleet));
-            ws.destroy();
-            let live = policies.get(&policy).await.unwrap();
-            assert_eq!(
-                live.data["spec"]["mig"]["strategy"], "single",
-                "{}",
-                cli.name
-            );
-            let of_pool = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
-            wait_for(&client, "the fleet's node to go with it", 120, async || {
-                nodes
-                    .list(&of_pool)
-                    .await
-                    .unwrap()
-                    .items
-                    .is_empty()
-                    .then_some(())
-            })
-            .await;
         });
-        drop(helm);
+        assert_eq!(policies.items.len(), 1);
+    });
+}
+
+/// Sharing on a cluster whose GPU Operator reads no gpufleet ConfigMap
+/// (Helm's ClusterPolicy) is never silent: the plan warns and names the fix,
+/// the apply refuses before writing anything; with a gpufleet_gpu_sharing
+/// it depends on, one apply works.
+#[test]
+fn sharing_nothing_reads_is_never_silent() {
+    let _only_policy = common::exclusive::own_cluster_policy();
+    each_cli(|cli| {
+        let _helm = HelmClusterPolicy::install(Some("single"));
+        let name = unique_name("sliced");
+        let _guard = Guard::node_pools(&[&name]);
+        let sliced = |extra: &str| {
+            fleet(
+                "sliced",
+                &name,
+                &format!(
+                    "{extra}  accelerators = [\"L4\"]\n  gpu_sharing  = {{ strategy = \"time_slicing\", replicas = 4 }}\n"
+                ),
+            )
+        };
+        let mut ws = Workspace::new(cli);
+        ws.config(&sliced(""));
+        let plan = flat(&ws.plan().text);
+        assert!(
+            plan.contains("Warning: Sharing not read by the device plugin")
+                && plan.contains("points the device plugin at no ConfigMap")
+                && plan.contains("declare a gpufleet_gpu_sharing")
+                && plan.contains("--set devicePlugin.config.name=gpufleet-device-plugin,devicePlugin.config.default=default"),
+            "{}: {plan}",
+            cli.name
+        );
+        let out = flat(&ws.apply_fails());
+        assert!(
+            out.contains("Error: Sharing not read by the device plugin")
+                && out.contains("so nothing was written"),
+            "{}: {out}",
+            cli.name
+        );
+        assert!(block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none());
+        let shared = "resource \"gpufleet_gpu_sharing\" \"cluster\" {\n  strategy = \"none\"\n}\n";
+        ws.config(
+            &(shared.to_string() + &sliced("  depends_on   = [gpufleet_gpu_sharing.cluster]\n")),
+        );
+        ws.apply();
+        ws.destroy();
     });
 }

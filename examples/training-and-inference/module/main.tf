@@ -21,7 +21,13 @@ locals {
     aws   = { name = "karpenter.k8s.aws/instance-gpu-name", count = "karpenter.k8s.aws/instance-gpu-count" }
     azure = { name = "karpenter.azure.com/sku-gpu-name", count = "karpenter.azure.com/sku-gpu-count" }
   }[coalesce(var.label_scheme, "cfke")]
-  inference_sharing = var.inference_sharing == null ? { strategy = "none", replicas = null, mig_layout = null } : var.inference_sharing
+  # The MIG strategy the cluster-wide sharing sets, referenced so that the
+  # fleet's plan uses it and Terraform applies the cluster-wide sharing
+  # (which points the GPU Operator at the fleet's key) first.
+  inference_sharing = merge(
+    var.inference_sharing == null ? { strategy = "none", replicas = null, mig_layout = null } : var.inference_sharing,
+    { mig_strategy = gpufleet_gpu_sharing.cluster.mig_strategy },
+  )
   # A MIG node advertises MIG devices, not nvidia.com/gpu, so a MIG fleet is
   # capped by its nodes; a shared one counts what it advertises (GPUs x replicas).
   inference_limits = local.inference_sharing.strategy == "mig" ? tomap({
@@ -29,6 +35,16 @@ locals {
     }) : tomap({
     gpus = var.inference_gpu_limit * coalesce(local.inference_sharing.replicas, 1)
   })
+}
+
+# The cluster-wide default: dedicated GPUs on every node whose fleet says
+# nothing else (training), and the GPU Operator's ClusterPolicy pointed at
+# gpufleet's device-plugin ConfigMap, which a Helm install of the operator
+# leaves reading none: without it the inference fleet's sharing would never
+# reach its nodes.
+resource "gpufleet_gpu_sharing" "cluster" {
+  strategy     = "none"
+  mig_strategy = var.mig_strategy
 }
 
 resource "gpufleet_priority_class" "inference" {

@@ -140,6 +140,12 @@ variable "inference_sharing" {
   }
 }
 
+variable "mig_strategy" {
+  description = "The MIG strategy of every node's device plugin, set in the GPU Operator's ClusterPolicy: \"single\" (MIG devices advertised as nvidia.com/gpu, one profile per node) or \"mixed\" (each profile its own resource); null leaves the ClusterPolicy's (the operator's Helm chart sets single)."
+  type        = string
+  default     = null
+}
+
 # --- the rest -------------------------------------------------------------------
 
 variable "general_fleet_name" {

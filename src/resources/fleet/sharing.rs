@@ -403,7 +403,7 @@ pub(super) async fn modify_plan(
         settings: &parsed,
         models: &models.known,
     };
-    let shares = parsed.strategy() != Strategy::None;
+    let shares = parsed.replicates();
     let unset = settings.attr("mig_strategy").is_null();
     let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
         Some(caveats::look(cluster, Deadline::at_plan()).await)
@@ -484,7 +484,7 @@ pub(super) async fn prepare(
         settings,
         models: &models.known,
     };
-    let shares = settings.strategy() != Strategy::None;
+    let shares = settings.replicates();
     if !shares && !subject.checked_against_mig_strategy() {
         return Ok(());
     }

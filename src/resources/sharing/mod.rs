@@ -572,6 +572,14 @@ impl Settings {
         self.rename_by_default == Some(true)
     }
 
+    /// Whether its configuration key shares devices (time slicing or MPS,
+    /// also of MIG devices), which only a device plugin reading the key
+    /// does; MIG partitions alone come from mig-manager and the MIG
+    /// strategy, whichever key the plugin reads.
+    pub fn replicates(&self) -> bool {
+        self.strategy() != Strategy::None && self.replicas.is_some()
+    }
+
     /// The planned MIG strategy; `None` when unset or unknown.
     pub fn mig(&self) -> Option<MigStrategy> {
         self.mig_strategy.as_deref().and_then(MigStrategy::parse)

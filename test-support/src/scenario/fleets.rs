@@ -168,7 +168,7 @@ impl Sharing {
                 "inference = { gpu_models = [\"L4\"], gpus_per_node = 1, sharing = { strategy = \"mps\", replicas = 4 } }\n"
             }
             Self::Mig => {
-                "inference = { gpu_models = [\"H100\"], gpus_per_node = 8, sharing = { strategy = \"mig\", mig_layout = \"all-1g.10gb\" } }\n"
+                "inference = { gpu_models = [\"H100\"], gpus_per_node = 8, sharing = { strategy = \"mig\", mig_layout = \"all-1g.10gb\" } }\nmig_strategy = \"mixed\"\n"
             }
         }
     }

@@ -106,9 +106,7 @@ fn outputs_for_workloads() {
     // k8s-device-plugin, internal/rm/device_map.go): each profile its own
     // resource under `mixed`, every one as a GPU under `single`; unset, the
     // strategy is read from the cluster, which is out of reach here.
-    let mig = |strategy: serde_json::Value| {
-        json!({"strategy": "mig", "mig_layout": "all-1g.10gb", "mig_strategy": strategy})
-    };
+    let mig = |strategy: serde_json::Value| json!({"strategy": "mig", "mig_layout": "all-1g.10gb", "mig_strategy": strategy});
     assert_eq!(
         fixed(mig(json!("mixed"))),
         (Some("nvidia.com/mig-1g.10gb".into()), Some(56))
