@@ -3,6 +3,7 @@ use crate::catalog::LabelScheme;
 use crate::framework::model::{decode, encode};
 use crate::framework::testkit::{Harness, errors};
 use crate::kit::object::{AppliedObject, ObjectResource};
+use crate::protocol::diagnostics::Severity;
 use crate::resources::fleet::Fleet;
 
 fn harness() -> Harness<Cluster> {
@@ -289,4 +290,59 @@ fn fractional_gpus_get_the_capacity_of_one_gpu() {
     let (plan, requirements) = fractional(json!({"min": 1}), json!(null));
     assert!(plan.attr("node_overlays").is_null());
     assert!(requirements.is_empty());
+}
+
+/// A `gpus` limit caps `nvidia.com/gpu`: under `mixed` a MIG fleet's nodes
+/// advertise none, so the limit is refused, naming what binds; under
+/// `single` a limit below one node's MIG devices launches nothing.
+#[test]
+fn gpu_limits_that_never_bind() {
+    let h = harness();
+    let plan = |strategy: &str, gpus: &str| {
+        let mut config = inference(
+            json!({"strategy": "mig", "mig_layout": "all-1g.10gb", "mig_strategy": strategy}),
+        );
+        config["accelerators"] = json!(["H100"]);
+        config["accelerator_count"] = json!({"min": 8, "max": 8});
+        config["limits"] = json!({"gpus": gpus});
+        let plan = h.plan(
+            &Cluster::offline(LabelScheme::Cfke),
+            &Value::Null,
+            &h.value(config),
+        );
+        plan.diagnostics
+            .0
+            .into_iter()
+            .map(|d| {
+                let path = d.path.as_ref().map(ToString::to_string).unwrap_or_default();
+                (d.severity, path, d.summary, d.detail)
+            })
+            .collect::<Vec<_>>()
+    };
+    let mixed = plan("mixed", "16");
+    assert_eq!(mixed.len(), 1, "{mixed:?}");
+    let (severity, path, summary, detail) = &mixed[0];
+    assert_eq!(
+        (severity, path.as_str(), summary.as_str()),
+        (
+            &Severity::Error,
+            "limits[\"gpus\"]",
+            "GPU limit that never binds"
+        )
+    );
+    assert!(
+        detail.contains(
+            "`nodes`, or `nvidia.com/mig-1g.10gb` (`\"nvidia.com/mig-1g.10gb\" = \"56\"` per node)"
+        ),
+        "{detail}"
+    );
+    let single = plan("single", "16");
+    assert_eq!(
+        single
+            .iter()
+            .map(|d| (d.0, d.2.as_str()))
+            .collect::<Vec<_>>(),
+        [(Severity::Warning, "GPU limit below one node")]
+    );
+    assert!(plan("single", "112").is_empty());
 }
