@@ -29,7 +29,8 @@ use kube::api::{Api, PostParams};
 /// short run covers.
 #[test]
 fn training_and_inference_side_by_side() {
-    let _no_policy = common::exclusive::no_cluster_policy();
+    // It starts from the GPU Operator's ClusterPolicy as Helm installs it.
+    let _only_policy = common::exclusive::own_cluster_policy();
     let (full, others) = clis().split_first().expect("a CLI");
     let short_runs = others
         .iter()
@@ -65,7 +66,7 @@ fn training_and_inference_on_ec2() {
     if !karpenter_offers_ec2_types("the scenario on EC2's instance types") {
         return;
     }
-    let _no_policy = common::exclusive::no_cluster_policy();
+    let _only_policy = common::exclusive::own_cluster_policy();
     let (full, others) = clis().split_last().expect("a CLI");
     let runs =
         std::iter::once((full, Length::Full)).chain(others.iter().map(|cli| (cli, Length::Short)));

@@ -21,7 +21,9 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::Client;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 use serde_json::Value;
 
 use self::checks::{NEVER_PREEMPTS, assert_no_nomination};
@@ -40,6 +42,8 @@ use crate::tls_bootstrap::{self, JoinMaterial};
 pub const EXAMPLE: &str = "examples/training-and-inference";
 pub const SERVER: &str = "simulated-8xh100-server";
 pub const NAMESPACE: &str = "ml";
+/// The ClusterPolicy the GPU Operator's Helm chart makes.
+const GPU_OPERATOR_POLICY: &str = "cluster-policy";
 const TRAINING_GPU_LIMIT: i64 = 64;
 /// Fast enough to watch: Karpenter removes empty nodes 5 s after they
 /// empty (plus its own 10 s polling and 15 s validation), all at once.
@@ -158,6 +162,7 @@ impl Scenario {
             )
         });
         self.reset().await;
+        let helm_spec = self.install_gpu_operator().await;
         let mut cluster = self.apply_cluster();
         let (token, csr) = self.join_server(&cluster).await;
         if let Some((_, _, csrs)) = &mut made {
@@ -199,6 +204,7 @@ impl Scenario {
                 workloads.destroy();
                 cluster.destroy();
                 self.assert_destroyed(&token).await;
+                self.assert_gpu_operator_restored(&helm_spec).await;
                 self.story
                     .phase("destroyed (Karpenter removed the fleets' nodes with them)");
             }
@@ -500,6 +506,45 @@ impl Scenario {
     /// A clean start: no workloads, no joined server, no fleets. The demo
     /// first destroys what an earlier run of it declared; anything else
     /// holding the scenario's fleets is an error.
+    /// The GPU Operator as its Helm chart installs it on a team's cluster:
+    /// its ClusterPolicy, with `mig.strategy: single` and a device plugin
+    /// reading no ConfigMap, made unless the cluster has it already. Returns
+    /// its spec as found, which destroy must give back.
+    async fn install_gpu_operator(&self) -> Value {
+        let policies = crate::fixtures::cluster_policies(&self.client);
+        if let Some(live) = policies.get_opt(GPU_OPERATOR_POLICY).await.unwrap() {
+            return live.data["spec"].clone();
+        }
+        self.story.step(&format!(
+            "the GPU Operator's ClusterPolicy {GPU_OPERATOR_POLICY:?} as its Helm chart installs it (mig.strategy single, the device plugin reading no ConfigMap)"
+        ));
+        let object = crate::fixtures::helm_cluster_policy(GPU_OPERATOR_POLICY, Some("single"));
+        policies
+            .patch(
+                GPU_OPERATOR_POLICY,
+                &PatchParams::apply("helm"),
+                &Patch::Apply(object),
+            )
+            .await
+            .unwrap();
+        policies.get(GPU_OPERATOR_POLICY).await.unwrap().data["spec"].clone()
+    }
+
+    /// Destroy gave the ClusterPolicy's fields back as Helm wrote them; the
+    /// test then removes the ClusterPolicy it made.
+    async fn assert_gpu_operator_restored(&self, helm_spec: &Value) {
+        let policies = crate::fixtures::cluster_policies(&self.client);
+        let live = policies.get(GPU_OPERATOR_POLICY).await.unwrap();
+        assert_eq!(
+            &live.data["spec"], helm_spec,
+            "destroy did not give the ClusterPolicy back as Helm wrote it"
+        );
+        policies
+            .delete(GPU_OPERATOR_POLICY, &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+
     async fn reset(&self) {
         self.delete_namespace().await;
         if let Audience::Demo(dir) = &self.audience
