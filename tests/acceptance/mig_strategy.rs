@@ -240,6 +240,29 @@ fn single_as_helm_installs_it() {
         ws.destroy();
         assert_eq!(spec_of(&helm), helm_spec, "{}", cli.name);
         block_on(async { nodes_gone(&kube_client().await, &name).await });
+
+        // Planned under `single`; a helm upgrade sets `mixed` before the
+        // apply, which then fails with nothing written rather than make the
+        // nodes advertise other than the plan showed.
+        ws.config(&h100_fleet(&name, ""));
+        ws.plan();
+        helm.helm_upgrade("mixed");
+        let run = ws.run(&["apply", "-no-color", "-input=false", "gpufleet.tfplan"]);
+        let out = flat(&(run.stderr + &run.stdout));
+        assert!(
+            !run.success
+                && out.contains("Error: MIG strategy changed since the plan")
+                && out.contains("was planned for the MIG strategy `single`, but its nodes' device plugin now runs with `mixed`")
+                && out.contains("Nothing was written"),
+            "{}: {out}",
+            cli.name
+        );
+        assert!(
+            block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none(),
+            "{}: the NodePool was written",
+            cli.name
+        );
+        ws.destroy();
     });
 }
 
