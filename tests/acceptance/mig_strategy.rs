@@ -262,6 +262,26 @@ fn single_as_helm_installs_it() {
             "{}: the NodePool was written",
             cli.name
         );
+
+        // Under `none` NVIDIA's plugin advertises the GPUs whole and none of
+        // their MIG devices: it does not refuse it, so neither does the
+        // plan, which warns.
+        helm.helm_upgrade("none");
+        ws.config(&h100_fleet(&name, ""));
+        let plan = flat(&ws.plan().text);
+        assert!(
+            plan.contains("Warning: MIG devices not advertised"),
+            "{}: {plan}",
+            cli.name
+        );
+        ws.apply();
+        let values = ws.resource_values("gpufleet_fleet.h100");
+        assert_eq!(
+            (&values["gpu_resource"], &values["gpus_per_node_advertised"]),
+            (&json!("nvidia.com/gpu"), &json!(8)),
+            "{}",
+            cli.name
+        );
         ws.destroy();
     });
 }
