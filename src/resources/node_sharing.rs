@@ -168,7 +168,7 @@ impl NodeScoped for NodeSharing {
                 .observed()
                 .describe("The labels this resource puts on the nodes: `nvidia.com/device-plugin.config` and, for MIG, `nvidia.com/mig.config`."),
             Attr::string("device_plugin_config")
-                .derived_from(&["strategy", "replicas", "mig_layout", "rename_by_default", "fail_requests_greater_than_one"])
+                .derived_from(&["strategy", "replicas", "mig_layout", "rename_by_default", "fail_requests_greater_than_one", "mig_strategy"])
                 .observed()
                 .describe("The device-plugin configuration (YAML) under key `node-NAME`."),
         ]);
@@ -375,7 +375,7 @@ mod tests {
     #[test]
     fn plans_labels_and_configuration() {
         let h = Harness::new(NodeResource(NodeSharing));
-        let config = h.value(json!({"name": "dgx", "node_name": "dgx-1", "strategy": "mig", "mig_layout": "all-1g.10gb", "replicas": 2}));
+        let config = h.value(json!({"name": "dgx", "node_name": "dgx-1", "strategy": "mig", "mig_layout": "all-1g.10gb", "replicas": 2, "mig_strategy": "mixed"}));
         let plan = h.plan(&Cluster::offline(LabelScheme::Cfke), &Value::Null, &config);
         assert!(
             errors(&plan.diagnostics).is_empty(),
@@ -398,6 +398,11 @@ mod tests {
             parsed["sharing"]["timeSlicing"]["resources"],
             json!([{"name": "nvidia.com/mig-1g.10gb", "replicas": 2}])
         );
+        // Unset, the strategy the cluster runs is decided at apply, and so
+        // is the configuration that names it.
+        let unset = h.value(json!({"name": "dgx", "node_name": "dgx-1", "strategy": "mig", "mig_layout": "all-1g.10gb"}));
+        let plan = h.plan(&Cluster::offline(LabelScheme::Cfke), &Value::Null, &unset);
+        assert!(plan.planned_state.attr("device_plugin_config").is_unknown());
     }
 
     #[test]

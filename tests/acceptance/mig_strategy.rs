@@ -45,7 +45,7 @@ fn a100_fleet_and_node_sharing(extra: &str) -> String {
         "a100",
         &unique_name("a100"),
         &format!(
-            "  accelerators = [\"A100-80GB\"]\n  gpu_sharing  = {{ {extra}strategy = \"mig\", mig_layout = \"all-1g.20gb\" }}\n"
+            "  accelerators               = [\"A100-80GB\"]\n  accelerator_memory_min_gib = 80\n  gpu_sharing                = {{ {extra}strategy = \"mig\", mig_layout = \"all-1g.20gb\" }}\n"
         ),
     );
     let name = unique_name("dgx");
@@ -241,18 +241,14 @@ fn single_as_helm_installs_it() {
         assert_eq!(spec_of(&helm), helm_spec, "{}", cli.name);
         block_on(async { nodes_gone(&kube_client().await, &name).await });
 
-        // Planned under `single`; a helm upgrade sets `mixed` before the
-        // apply, which then fails with nothing written rather than make the
-        // nodes advertise other than the plan showed.
-        ws.config(&h100_fleet(&name, ""));
-        ws.plan();
-        helm.helm_upgrade("mixed");
-        let run = ws.run(&["apply", "-no-color", "-input=false", "gpufleet.tfplan"]);
-        let out = flat(&(run.stderr + &run.stdout));
+        // A strategy set in configuration that the cluster does not run (no
+        // gpufleet_gpu_sharing sets it): the apply fails with nothing
+        // written rather than make the nodes advertise other than planned.
+        ws.config(&h100_fleet(&name, "mig_strategy = \"mixed\", "));
+        let out = flat(&ws.apply_fails());
         assert!(
-            !run.success
-                && out.contains("Error: MIG strategy changed since the plan")
-                && out.contains("was planned for the MIG strategy `single`, but its nodes' device plugin now runs with `mixed`")
+            out.contains("Error: MIG strategy not the cluster's")
+                && out.contains("is planned for the MIG strategy `mixed`, but its nodes' device plugin runs with `single`")
                 && out.contains("Nothing was written"),
             "{}: {out}",
             cli.name
@@ -262,6 +258,7 @@ fn single_as_helm_installs_it() {
             "{}: the NodePool was written",
             cli.name
         );
+        ws.destroy();
 
         // Under `none` NVIDIA's plugin advertises the GPUs whole and none of
         // their MIG devices: it does not refuse it, so neither does the
@@ -310,8 +307,9 @@ fn has_key(key: &str) -> bool {
 
 /// MPS next to `mixed`, which NVIDIA's device plugin refuses: with the
 /// strategy in the configuration, at plan (a fleet and a node sharing);
-/// with `mixed` only in the cluster, set after the plan, at apply, with
-/// nothing written.
+/// with `mixed` only in the cluster (here set after the plan), at apply,
+/// with nothing written; and destroy still works with `mixed` there, as the
+/// plan only warns.
 #[test]
 fn mps_under_mixed_is_refused() {
     let _only_policy = common::exclusive::own_cluster_policy();

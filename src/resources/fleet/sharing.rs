@@ -436,8 +436,14 @@ pub(super) async fn modify_plan(
             *slot = planned;
         }
     }
-    let strategy = change.planned.attr("gpu_sharing").attr("mig_strategy");
-    if let Some(strategy) = strategy.as_str().and_then(MigStrategy::parse) {
+    // The strategy planned, or else the one the cluster runs now, which
+    // apply takes when nothing changes it before.
+    let planned = change.planned.attr("gpu_sharing").attr("mig_strategy");
+    let strategy = planned.as_str().and_then(MigStrategy::parse).or_else(|| {
+        let seen = seen.as_ref().filter(|_| unset)?;
+        caveats::effective(seen, parsed.key_mig_strategy())
+    });
+    if let Some(strategy) = strategy {
         let settings = Settings {
             mig_strategy: Some(strategy.as_str().to_string()),
             ..parsed.clone()

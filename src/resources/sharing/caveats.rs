@@ -196,14 +196,21 @@ impl Subject<'_> {
         self.depends_on_mig_strategy() || self.settings.strategy() == Strategy::Mps
     }
 
-    /// What to plan for `mig_strategy` once `strategy` is known.
+    /// What to plan for `mig_strategy`, unset in configuration, with the
+    /// cluster running `strategy` (`None`: it could not be read): the
+    /// state's where the cluster agrees or cannot say, else unknown. Apply
+    /// decides it before writing anything; a plan that took the cluster's
+    /// value for a known one would fail Terraform's check of the final plan
+    /// should the cluster change in between (Terraform plans each resource
+    /// again during apply, internal/terraform/node_resource_apply_instance.go).
     fn planned(&self, strategy: Option<MigStrategy>, prior: Option<&str>) -> Value {
         if !self.depends_on_mig_strategy() {
             return Value::Null;
         }
-        match strategy {
-            Some(strategy) => Value::string(strategy.as_str()),
-            None => prior.map_or(Value::UNKNOWN, Value::string),
+        match (strategy, prior) {
+            (Some(strategy), Some(prior)) if strategy.as_str() != prior => Value::UNKNOWN,
+            (_, Some(prior)) => Value::string(prior),
+            (_, None) => Value::UNKNOWN,
         }
     }
 
@@ -257,10 +264,12 @@ pub fn plan_unset(
             refusal.reason,
             fix(seen)
         );
+        // MPS is refused by the strategy alone, which is only in the
+        // cluster here: refused at apply (see `check_at_apply`). The same
+        // when gpufleet_gpu_sharing set it: the run that declares it may be
+        // changing it. An error at plan would block that run's destroy.
         let gpufleets = matches!(seen, PolicySeen::Policy(f) if f.strategy_is_gpufleets);
-        if gpufleets {
-            // gpufleet_gpu_sharing set it: the run that declares it may be
-            // changing it, and an error here would block its destroy.
+        if gpufleets || subject.settings.strategy() == Strategy::Mps {
             diagnostics.push(
                 Diagnostic::warning(
                     refusal.summary,
@@ -356,9 +365,9 @@ pub fn check_at_apply(
     let advertised_by_it = subject.depends_on_mig_strategy();
     if let Some(planned) = planned.filter(|p| *p != strategy && advertised_by_it) {
         return Err(Diagnostic::error(
-            "MIG strategy changed since the plan",
+            "MIG strategy not the cluster's",
             format!(
-                "{} was planned for the MIG strategy `{}`, but its nodes' device plugin now runs with `{}` ({}), so what the plan showed it advertising would be wrong. Nothing was written. If a gpufleet_gpu_sharing of this configuration sets the strategy, set this resource's `mig_strategy` to `gpufleet_gpu_sharing.NAME.mig_strategy`: the plan then uses the strategy it sets, and Terraform applies it first. Otherwise plan again.",
+                "{} is planned for the MIG strategy `{}`, but its nodes' device plugin runs with `{}` ({}), so what the plan showed it advertising would be wrong. Nothing was written. If a gpufleet_gpu_sharing of this configuration sets the strategy, set this resource's `mig_strategy` to `gpufleet_gpu_sharing.NAME.mig_strategy`: the plan then uses the strategy it sets, and Terraform applies it first.",
                 subject.what,
                 planned.as_str(),
                 strategy.as_str(),
@@ -478,6 +487,7 @@ mod tests {
     fn planned(
         seen: &PolicySeen,
         sharing: serde_json::Value,
+        prior: Option<&str>,
     ) -> (Value, Vec<(Severity, String, String, String)>) {
         let settings: Settings = serde_json::from_value(sharing).unwrap();
         let h100 = [lookup("H100").unwrap()];
@@ -487,7 +497,7 @@ mod tests {
             settings: &settings,
             models: &h100,
         };
-        let (value, diagnostics) = plan_unset(seen, &subject, None);
+        let (value, diagnostics) = plan_unset(seen, &subject, prior);
         let shown = diagnostics
             .0
             .into_iter()
@@ -505,28 +515,45 @@ mod tests {
 
     #[test]
     fn the_plan_takes_the_strategy_the_cluster_runs() {
-        for (seen, strategy) in [
-            (policy(Some("mixed"), false), "mixed"),
+        // Created: decided at apply, before anything is written.
+        for seen in [
+            policy(Some("mixed"), false),
+            policy(Some("single"), false),
+            policy(None, false),
+            PolicySeen::NoOperator,
+        ] {
+            let (value, found) = planned(&seen, mig("all-1g.10gb"), None);
+            assert!(value.is_unknown(), "{seen:?}");
+            assert!(found.is_empty(), "{seen:?}: {found:?}");
+        }
+        // Updated: the state's while the cluster agrees (unset and no
+        // operator: the key's own, mixed for MIG), unknown once it does not.
+        for (seen, prior) in [
             (policy(Some("single"), false), "single"),
-            // Unset: the key's own, mixed for MIG; likewise without the operator.
             (policy(None, false), "mixed"),
             (PolicySeen::NoOperator, "mixed"),
         ] {
-            let (value, found) = planned(&seen, mig("all-1g.10gb"));
-            assert_eq!(value, Value::string(strategy), "{seen:?}");
-            assert!(found.is_empty(), "{seen:?}: {found:?}");
+            let (value, _) = planned(&seen, mig("all-1g.10gb"), Some(prior));
+            assert_eq!(value, Value::string(prior), "{seen:?}");
         }
+        let (value, _) = planned(
+            &policy(Some("mixed"), false),
+            mig("all-1g.10gb"),
+            Some("single"),
+        );
+        assert!(value.is_unknown());
         // Nothing to decide: whole GPUs.
         let whole =
             serde_json::json!({"strategy": "mig", "mig_layout": "all-disabled", "replicas": 2});
         assert_eq!(
-            planned(&policy(Some("single"), false), whole).0,
+            planned(&policy(Some("single"), false), whole, None).0,
             Value::Null
         );
         // Unreachable: unknown, with a warning saying what apply checks.
         let (value, found) = planned(
             &PolicySeen::Unreachable("connection refused".into()),
             mig("all-1g.10gb"),
+            None,
         );
         assert!(value.is_unknown());
         assert_eq!(
@@ -542,8 +569,7 @@ mod tests {
 
     #[test]
     fn single_refuses_only_layouts_of_several_types() {
-        let (value, found) = planned(&policy(Some("single"), false), mig("all-balanced"));
-        assert_eq!(value, Value::string("single"));
+        let (_, found) = planned(&policy(Some("single"), false), mig("all-balanced"), None);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(
             (found[0].0, found[0].1.as_str()),
@@ -554,7 +580,7 @@ mod tests {
             "{found:?}"
         );
         // Set by gpufleet_gpu_sharing: a warning, so that destroy is never blocked.
-        let (_, found) = planned(&policy(Some("single"), true), mig("all-balanced"));
+        let (_, found) = planned(&policy(Some("single"), true), mig("all-balanced"), None);
         assert_eq!(found[0].0, Severity::Warning, "{found:?}");
         assert!(
             found[0]
@@ -566,27 +592,31 @@ mod tests {
     #[test]
     fn mps_is_refused_under_the_mixed_strategy() {
         let mps = serde_json::json!({"strategy": "mps", "replicas": 4});
-        let (value, found) = planned(&policy(Some("mixed"), false), mps.clone());
+        let (value, found) = planned(&policy(Some("mixed"), false), mps.clone(), None);
         // Checked, not planned: what MPS advertises is the same under every strategy.
         assert_eq!(value, Value::Null);
         assert_eq!(found.len(), 1, "{found:?}");
+        // Only the cluster runs `mixed`: a warning, and apply refuses it.
         assert_eq!(
             (found[0].0, found[0].1.as_str()),
-            (Severity::Error, "gpu_sharing.strategy")
+            (Severity::Warning, "gpu_sharing.strategy")
         );
         assert!(
             found[0]
                 .3
                 .contains("using --mig-strategy=mixed is not supported with MPS")
+                && found[0]
+                    .3
+                    .contains("Apply checks again before writing anything.")
         );
-        let (value, found) = planned(&policy(Some("single"), false), mps.clone());
+        let (value, found) = planned(&policy(Some("single"), false), mps.clone(), None);
         assert!(found.is_empty() && value == Value::Null);
-        assert!(planned(&PolicySeen::NoOperator, mps).1.is_empty());
+        assert!(planned(&PolicySeen::NoOperator, mps, None).1.is_empty());
     }
 
     #[test]
     fn none_leaves_mig_devices_unadvertised() {
-        let (_, found) = planned(&policy(Some("none"), false), mig("all-1g.10gb"));
+        let (_, found) = planned(&policy(Some("none"), false), mig("all-1g.10gb"), None);
         assert_eq!(
             (found[0].0, found[0].2.as_str()),
             (Severity::Warning, "MIG devices not advertised")
