@@ -204,48 +204,71 @@ impl<'a> OwnedKey<'a> {
 
     /// Puts `placeholder` in the map where its key is missing, never over
     /// an owner's value (a write made meanwhile refuses it, by the map's
-    /// resourceVersion). Nothing when the map does not exist.
+    /// resourceVersion). Nothing when the map does not exist. True when it
+    /// wrote the placeholder.
     pub async fn fill_in(
         &self,
         kubernetes: &Kubernetes,
         placeholder: &Placeholder<'_>,
         deadline: Deadline,
-    ) -> Result<(), GaveUp> {
+    ) -> Result<bool, GaveUp> {
         let maps = self
             .objects(kubernetes, "keep a placeholder beside")
             .await?;
-        maps.named(&self.map.name)
+        let before = maps
+            .named(&self.map.name)
             .update(&FillIn(placeholder), deadline)
             .await?;
-        Ok(())
+        Ok(before.is_some_and(|b| value_of(Some(&b), placeholder.key).is_none()))
     }
 
-    /// Removes the key, whoever edited it last, and nothing else. While the
-    /// map is `read`, it stays, with `placeholder` where its key is missing
-    /// (taking over this key when it is the placeholder's); otherwise it is
-    /// deleted when that leaves it empty but for the placeholder and only
+    /// Hands the key, which must be `placeholder`'s, over to it: the
+    /// placeholder's value, held by its manager, whoever held the key.
+    /// Nothing when the map does not exist. Returns what the key held.
+    pub async fn hand_over(
+        &self,
+        kubernetes: &Kubernetes,
+        placeholder: &Placeholder<'_>,
+        deadline: Deadline,
+    ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "hand over").await?;
+        let before = maps
+            .named(&self.map.name)
+            .update(&HandOver(placeholder), deadline)
+            .await?;
+        Ok(value_of(before.as_ref(), self.key))
+    }
+
+    /// Removes the key, whoever edited it last, and nothing else; the map
+    /// stays. Returns what the key held.
+    pub async fn remove(
+        &self,
+        kubernetes: &Kubernetes,
+        deadline: Deadline,
+    ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "remove").await?;
+        let before = maps
+            .named(&self.map.name)
+            .update(&RemoveKey(self), deadline)
+            .await?;
+        Ok(value_of(before.as_ref(), self.key))
+    }
+
+    /// Removes the key, whoever edited it last, and nothing else; deletes
+    /// the map when that leaves it empty but for `placeholder` and only
     /// gpufleet ever wrote to it. Returns what the key held.
     pub async fn release(
         &self,
         kubernetes: &Kubernetes,
         placeholder: &Placeholder<'_>,
-        read: bool,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
         let maps = self.objects(kubernetes, "release").await?;
-        let map = maps.named(&self.map.name);
-        let before = match (read, placeholder.key == self.key) {
-            (true, true) => map.update(&HandOver(placeholder), deadline).await?,
-            (true, false) => {
-                let before = map.update(&RemoveKey(self), deadline).await?;
-                map.update(&FillIn(placeholder), deadline).await?;
-                before
-            }
-            (false, _) => {
-                let unused = |live: &ConfigMap| unused(live, placeholder);
-                map.release(&RemoveKey(self), unused, deadline).await?
-            }
-        };
+        let unused = |live: &ConfigMap| unused(live, placeholder);
+        let before = maps
+            .named(&self.map.name)
+            .release(&RemoveKey(self), unused, deadline)
+            .await?;
         Ok(value_of(before.as_ref(), self.key))
     }
 }

@@ -159,14 +159,28 @@ impl ConfigKey {
     /// anyone's. True when that changed what the device plugin does on the
     /// nodes that used the key.
     pub async fn release(&self, cluster: &Cluster, deadline: Deadline) -> Result<bool, GaveUp> {
-        let read = device_plugin_may_read(cluster, deadline).await?;
         let unshared = unshared();
-        let before = self
-            .owned(cluster)
-            .release(&cluster.kubernetes, &placeholder(&unshared), read, deadline)
-            .await?;
-        let now_unshared = read && self.key == DEFAULT_KEY;
-        Ok(before.is_some_and(|b| !now_unshared || !same_behaviour(&b, &unshared)))
+        let placeholder = placeholder(&unshared);
+        let owned = self.owned(cluster);
+        let kubernetes = &cluster.kubernetes;
+        if !device_plugin_may_read(cluster, deadline).await? {
+            let before = owned.release(kubernetes, &placeholder, deadline).await?;
+            return Ok(before.is_some());
+        }
+        if self.key == DEFAULT_KEY {
+            let before = owned.hand_over(kubernetes, &placeholder, deadline).await?;
+            return Ok(before.is_some_and(|b| !same_behaviour(&b, &unshared)));
+        }
+        let before = owned.remove(kubernetes, deadline).await?;
+        // The placeholder written just as `gpufleet_gpu_sharing`'s destroy
+        // turned the ClusterPolicy away would outlive every reader: once
+        // nothing reads the map, this release is its last.
+        if owned.fill_in(kubernetes, &placeholder, deadline).await?
+            && !device_plugin_may_read(cluster, deadline).await?
+        {
+            owned.release(kubernetes, &placeholder, deadline).await?;
+        }
+        Ok(before.is_some())
     }
 
     /// Restarts the device-plugin pods on the nodes that use this key (for
