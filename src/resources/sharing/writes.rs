@@ -48,9 +48,12 @@ pub const DEVICE_PLUGIN_DAEMONSETS: &[&str] = &[
 
 /// What a [`ConfigKey`] needs of the API: the ConfigMap in the operator's
 /// namespace (read, applied, its key removed, deleted once nothing reads
-/// it and it holds nothing but ours), and for [`ConfigKey::restart_readers`] the device-plugin
-/// DaemonSets (read for their pod selector), their pods (listed, deleted)
-/// and the nodes they run on (read for their configuration label).
+/// it and it holds nothing but ours), and for
+/// [`ConfigKey::restart_readers`] the device-plugin DaemonSets (read for
+/// their pod selector), their pods (listed, deleted) and the nodes they
+/// run on (read for their configuration label). Whether a device plugin
+/// reads the ConfigMap comes from the ClusterPolicies
+/// ([`cluster_policy::PERMISSIONS`], which every sharing resource has).
 pub const PERMISSIONS: &[Permission] = &[
     Permission::in_operator_namespace("", "configmaps", APPLIED_OBJECT_VERBS),
     Permission::in_operator_namespace("apps", "daemonsets", &["get"]),
