@@ -12,13 +12,13 @@
 
 use std::collections::BTreeMap;
 
-use common::fixtures::{Guard, HelmClusterPolicy, fleet};
+use common::fixtures::{Guard, HelmClusterPolicy, cluster_policies, fleet, helm_cluster_policy};
 use common::scenario::lookups::wait_for;
 use common::terraform::{Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
 use kube::Api;
-use kube::api::{ListParams, PostParams};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 const NAMESPACE: &str = "gpu-operator";
@@ -211,7 +211,10 @@ fn standalone_plugin_keeps_its_default_after_the_last_sharing_fleet() {
             cli.name
         );
         ws.assert_import_verifies(
-            &[("gpufleet_gpu_sharing.default", "default")],
+            &[
+                ("gpufleet_gpu_sharing.default", "default"),
+                ("gpufleet_fleet.whole", &whole),
+            ],
             common::terraform::ImportBy::Command,
             &[],
         );
@@ -241,8 +244,22 @@ fn operator_pointed_at_the_config_map_keeps_it() {
     let _only_policy = common::exclusive::own_cluster_policy();
     each_cli(|cli| {
         let helm = HelmClusterPolicy::install(None);
-        let pointed = |name: &str, default: &str| json!({"devicePlugin": {"config": {"name": name, "default": default}}});
-        helm.edit("helm", pointed(CONFIG_MAP, "default"));
+        // A `helm upgrade` with `devicePlugin.config` in its values.
+        let helm_values = |name: &str, default: &str| {
+            let mut object = helm_cluster_policy(&helm.0, None);
+            object["spec"]["devicePlugin"]["config"] = json!({"name": name, "default": default});
+            block_on(async {
+                cluster_policies(&kube_client().await)
+                    .patch(
+                        &helm.0,
+                        &PatchParams::apply("helm").force(),
+                        &Patch::Apply(object),
+                    )
+                    .await
+                    .unwrap();
+            });
+        };
+        helm_values(CONFIG_MAP, "default");
         let (shared, whole) = (unique_name("unshared-s"), unique_name("unshared-w"));
         let _guard = (
             Guard::node_pools(&[&shared, &whole]),
@@ -266,7 +283,7 @@ fn operator_pointed_at_the_config_map_keeps_it() {
         });
 
         // Helm's own values again: the operator no longer reads our map.
-        helm.edit("helm", pointed("", ""));
+        helm_values("", "");
         ws.config(&(shared_fleet + &whole_fleet));
         ws.apply();
         ws.config(&whole_fleet);
