@@ -2,9 +2,12 @@
 //! keys: written by server-side apply with a field manager per owner (so
 //! owners never overwrite or delete each other's keys, whoever else edits
 //! the map), read back, and released by removing exactly that key. The
-//! ConfigMap is created by the first write and deleted when the last
-//! gpufleet key goes and nobody else has anything in it. Every call runs
-//! under the retry policy, within the caller's deadline.
+//! ConfigMap is created by the first write. While something reads the map,
+//! a [`Placeholder`] keeps one key in it whenever no owner holds that key,
+//! and the map stays when the last owner's key goes; once nothing reads it,
+//! it is deleted when the last gpufleet key goes (the placeholder aside)
+//! and nobody else has anything in it. Every call runs under the retry
+//! policy, within the caller's deadline.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -34,6 +37,71 @@ pub struct OwnedKey<'a> {
     map: &'a ConfigMapRef,
     key: &'a str,
     manager: String,
+}
+
+/// What a key holds, as its own field manager, where no owner's value is:
+/// the value readers of the map need under that key when nobody sets one.
+pub struct Placeholder<'a> {
+    /// The key.
+    pub key: &'a str,
+    /// Its value.
+    pub value: &'a str,
+    /// The field manager that holds it, one of gpufleet's.
+    pub manager: String,
+}
+
+impl Placeholder<'_> {
+    /// Whether the placeholder's manager holds its key of `live`.
+    fn holds(&self, live: &ConfigMap) -> bool {
+        live.metadata.managed_fields.iter().flatten().any(|m| {
+            m.manager.as_deref() == Some(self.manager.as_str())
+                && m.fields_v1
+                    .as_ref()
+                    .is_some_and(|f| !f.0["f:data"][format!("f:{}", self.key)].is_null())
+        })
+    }
+
+    /// The apply that puts it in place, as its manager.
+    fn edit(&self) -> Edit {
+        Edit::Apply {
+            manager: self.manager.clone(),
+            fields: json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "data": { self.key: self.value },
+            }),
+        }
+    }
+}
+
+/// The placeholder, where the map lacks its key.
+struct FillIn<'a>(&'a Placeholder<'a>);
+
+impl Change<ConfigMap> for FillIn<'_> {
+    fn describe(&self) -> String {
+        format!("data.{} unless it is set", self.0.key)
+    }
+
+    fn patch(&self, live: &ConfigMap) -> Option<Edit> {
+        value_of(Some(live), self.0.key)
+            .is_none()
+            .then(|| self.0.edit())
+    }
+}
+
+/// An owner's key handed to the placeholder: its value, held by its manager.
+struct HandOver<'a>(&'a Placeholder<'a>);
+
+impl Change<ConfigMap> for HandOver<'_> {
+    fn describe(&self) -> String {
+        format!("data.{}, handed to {}", self.0.key, self.0.manager)
+    }
+
+    fn patch(&self, live: &ConfigMap) -> Option<Edit> {
+        let done =
+            self.0.holds(live) && value_of(Some(live), self.0.key).as_deref() == Some(self.0.value);
+        (!done).then(|| self.0.edit())
+    }
 }
 
 /// Removing the key, whoever wrote it last.
@@ -83,17 +151,6 @@ impl<'a> OwnedKey<'a> {
         Ok(value_of(live.as_ref(), self.key))
     }
 
-    /// Every key of the map and its value (none when the map is absent).
-    pub async fn get_all(
-        &self,
-        kubernetes: &Kubernetes,
-        deadline: Deadline,
-    ) -> Result<std::collections::BTreeMap<String, String>, GaveUp> {
-        let maps = self.objects(kubernetes, "get the keys beside").await?;
-        let live = maps.named(&self.map.name).get(deadline).await?;
-        Ok(live.and_then(|m| m.data).unwrap_or_default())
-    }
-
     /// Writes `value` under the key; returns what was there before.
     pub async fn apply(
         &self,
@@ -119,24 +176,99 @@ impl<'a> OwnedKey<'a> {
         Ok(value_of(before.as_ref(), self.key))
     }
 
-    /// Removes the key, whoever edited it last, and nothing else; deletes
-    /// the ConfigMap when that leaves it empty and only gpufleet ever wrote
-    /// to it. Returns what the key held.
-    pub async fn release(
+    /// The key's value, `None` when the key or the ConfigMap is absent or
+    /// `placeholder` holds the key: no owner's value is there.
+    pub async fn get_owned(
+        &self,
+        kubernetes: &Kubernetes,
+        placeholder: &Placeholder<'_>,
+        deadline: Deadline,
+    ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "get").await?;
+        let live = maps.named(&self.map.name).get(deadline).await?;
+        let held =
+            placeholder.key == self.key && live.as_ref().is_some_and(|l| placeholder.holds(l));
+        Ok(value_of(live.as_ref(), self.key).filter(|_| !held))
+    }
+
+    /// Puts `placeholder` in the map where its key is missing, never over
+    /// an owner's value (a write made meanwhile refuses it, by the map's
+    /// resourceVersion). Nothing when the map does not exist. True when it
+    /// wrote the placeholder.
+    pub async fn fill_in(
+        &self,
+        kubernetes: &Kubernetes,
+        placeholder: &Placeholder<'_>,
+        deadline: Deadline,
+    ) -> Result<bool, GaveUp> {
+        let maps = self
+            .objects(kubernetes, "keep a placeholder beside")
+            .await?;
+        let before = maps
+            .named(&self.map.name)
+            .update(&FillIn(placeholder), deadline)
+            .await?;
+        Ok(before.is_some_and(|b| value_of(Some(&b), placeholder.key).is_none()))
+    }
+
+    /// Hands the key, which must be `placeholder`'s, over to it: the
+    /// placeholder's value, held by its manager, whoever held the key.
+    /// Nothing when the map does not exist. Returns what the key held.
+    pub async fn hand_over(
+        &self,
+        kubernetes: &Kubernetes,
+        placeholder: &Placeholder<'_>,
+        deadline: Deadline,
+    ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "hand over").await?;
+        let before = maps
+            .named(&self.map.name)
+            .update(&HandOver(placeholder), deadline)
+            .await?;
+        Ok(value_of(before.as_ref(), self.key))
+    }
+
+    /// Removes the key, whoever edited it last, and nothing else; the map
+    /// stays. Returns what the key held.
+    pub async fn remove(
         &self,
         kubernetes: &Kubernetes,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
+        let maps = self.objects(kubernetes, "remove").await?;
+        let before = maps
+            .named(&self.map.name)
+            .update(&RemoveKey(self), deadline)
+            .await?;
+        Ok(value_of(before.as_ref(), self.key))
+    }
+
+    /// Removes the key, whoever edited it last, and nothing else; deletes
+    /// the map when that leaves it empty but for `placeholder` and only
+    /// gpufleet ever wrote to it. Returns what the key held.
+    pub async fn release(
+        &self,
+        kubernetes: &Kubernetes,
+        placeholder: &Placeholder<'_>,
+        deadline: Deadline,
+    ) -> Result<Option<String>, GaveUp> {
         let maps = self.objects(kubernetes, "release").await?;
-        let map = maps.named(&self.map.name);
-        let before = map.release(&RemoveKey(self), unused, deadline).await?;
+        let unused = |live: &ConfigMap| unused(live, placeholder);
+        let before = maps
+            .named(&self.map.name)
+            .release(&RemoveKey(self), unused, deadline)
+            .await?;
         Ok(value_of(before.as_ref(), self.key))
     }
 }
 
-/// Empty, and only ever written by gpufleet.
-fn unused(live: &ConfigMap) -> bool {
-    let empty = live.data.as_ref().is_none_or(|d| d.is_empty())
+/// Empty but for the placeholder, and only ever written by gpufleet.
+fn unused(live: &ConfigMap, placeholder: &Placeholder<'_>) -> bool {
+    let held = placeholder.holds(live);
+    let empty = live
+        .data
+        .as_ref()
+        .is_none_or(|d| d.keys().all(|k| held && k == placeholder.key))
         && live.binary_data.as_ref().is_none_or(|d| d.is_empty());
     let only_ours = live.metadata.managed_fields.iter().flatten().all(|m| {
         m.manager
@@ -159,4 +291,73 @@ fn with_namespace_hint(mut gave_up: GaveUp, namespace: &str) -> GaveUp {
         }
     }
     gave_up
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map with `data`, each key written by its manager.
+    fn map(data: &[(&str, &str, &str)]) -> ConfigMap {
+        serde_json::from_value(json!({
+            "metadata": {
+                "name": "m",
+                "managedFields": data.iter().map(|(key, _, manager)| json!({
+                    "manager": manager, "operation": "Apply", "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:data": {format!("f:{key}"): {}}},
+                })).collect::<Vec<_>>(),
+            },
+            "data": data.iter().map(|(k, v, _)| (k.to_string(), v.to_string())).collect::<std::collections::BTreeMap<_, _>>(),
+        }))
+        .unwrap()
+    }
+
+    fn placeholder() -> Placeholder<'static> {
+        Placeholder {
+            key: "default",
+            value: "none",
+            manager: "gpufleet-unshared".into(),
+        }
+    }
+
+    #[test]
+    fn the_placeholder_fills_in_only_a_missing_key() {
+        let p = placeholder();
+        let missing = map(&[("fleet-a", "x", "gpufleet-fleet-a")]);
+        assert!(FillIn(&p).patch(&missing).is_some());
+        let set = map(&[("default", "shared", "gpufleet-sharing-default")]);
+        assert!(FillIn(&p).patch(&set).is_none());
+        assert!(!p.holds(&set));
+        // Handing a key over takes it even with the same value, so that
+        // its owner's read no longer finds it; done once the placeholder's
+        // manager holds it.
+        let same = map(&[("default", "none", "gpufleet-sharing-default")]);
+        assert!(HandOver(&p).patch(&same).is_some());
+        let held = map(&[("default", "none", "gpufleet-unshared")]);
+        assert!(p.holds(&held));
+        assert!(HandOver(&p).patch(&held).is_none());
+    }
+
+    #[test]
+    fn a_map_with_only_the_placeholder_is_unused() {
+        let p = placeholder();
+        assert!(unused(&map(&[]), &p));
+        assert!(unused(
+            &map(&[("default", "none", "gpufleet-unshared")]),
+            &p
+        ));
+        // An owner's `default`, another key, another writer: in use.
+        assert!(!unused(
+            &map(&[("default", "none", "gpufleet-sharing-default")]),
+            &p
+        ));
+        assert!(!unused(
+            &map(&[
+                ("default", "none", "gpufleet-unshared"),
+                ("fleet-a", "x", "gpufleet-fleet-a")
+            ]),
+            &p
+        ));
+        assert!(!unused(&map(&[("default", "none", "kubectl-edit")]), &p));
+    }
 }

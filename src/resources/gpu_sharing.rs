@@ -3,7 +3,10 @@
 //! fleet (`gpu_sharing`) or a `gpufleet_node_sharing` gives it its own.
 //!
 //! It writes the key `default` of the device-plugin ConfigMap (in the GPU
-//! Operator's namespace), and when the operator's `nvidia.com/v1`
+//! Operator's namespace), taking it over from the placeholder that shares
+//! nothing (see `sharing::writes`), and on destroy leaves that placeholder
+//! in its place while a device plugin may still read the map. When the
+//! operator's `nvidia.com/v1`
 //! ClusterPolicy exists, points the operator at it: a server-side apply of
 //! only `spec.devicePlugin.config.{name,default}` and `spec.mig.strategy`
 //! with a field manager of its own, so everything else in the ClusterPolicy
@@ -355,8 +358,8 @@ impl Resource<Cluster> for GpuSharing {
             )
             .await?;
         }
-        let removed = key().release(cluster, deadline).await?;
-        if removed && prior.restart_device_plugin != Some(false) {
+        let changed = key().release(cluster, deadline).await?;
+        if changed && prior.restart_device_plugin != Some(false) {
             key().restart_readers(cluster, deadline).await?;
         }
         Ok(Warnings::default())

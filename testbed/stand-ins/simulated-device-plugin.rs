@@ -165,24 +165,29 @@ impl Operator {
         }
     }
 
-    /// Without the operator: the standalone Helm chart with `config.name`
-    /// set to gpufleet's ConfigMap and `config.fallbackStrategies` of
-    /// `named,empty` (its default `named,single` would give unlabelled
-    /// nodes a fleet's key whenever the map holds only one); no MIG_STRATEGY.
+    /// Without the operator: the standalone Helm chart installed as
+    /// `gpufleet_gpu_sharing`'s warning says, `config.name` set to gpufleet's
+    /// ConfigMap and `config.default=default` (NVIDIA k8s-device-plugin,
+    /// deployments/helm/nvidia-device-plugin, daemonset-device-plugin.yml:
+    /// DEFAULT_CONFIG from `config.default`, FALLBACK_STRATEGIES from
+    /// `config.fallbackStrategies`, `named,single` in values.yaml, never
+    /// reached with a default); no MIG_STRATEGY.
     fn standalone(config_map: &str) -> Self {
         Self {
             config_map: Some(config_map.to_string()),
-            default_key: None,
-            fallbacks: &["named", "empty"],
+            default_key: Some("default".into()),
+            fallbacks: &["named", "single"],
             mig_strategy: None,
         }
     }
 
     /// The key the node's plugin reads, `None` for no file. NVIDIA
-    /// k8s-device-plugin, cmd/config-manager/main.go (updateConfigName): the
-    /// node label's key, else DEFAULT_CONFIG, else the fallbacks in order
-    /// (`named`: the key `default`; `single`: the only key; `empty`: no
-    /// file); a key named but missing is an error.
+    /// k8s-device-plugin, cmd/config-manager/main.go (updateConfigName): an
+    /// empty map is an error; then the node label's key, else
+    /// DEFAULT_CONFIG, else the fallbacks in order (`named`: the key
+    /// `default`; `single`: the only key; `empty`: no file); a key named
+    /// but missing is an error (whose text names the label's value, empty
+    /// for a missing DEFAULT_CONFIG).
     fn key<'a>(
         &self,
         label: Option<&'a String>,
@@ -191,14 +196,17 @@ impl Operator {
         if files.is_empty() {
             return Err("no configuration files available".into());
         }
-        if let Some(key) = label
-            .filter(|k| !k.is_empty())
-            .or(self.default_key.as_ref())
-        {
+        let label = label.filter(|k| !k.is_empty());
+        if let Some(key) = label.or(self.default_key.as_ref()) {
             return files
                 .get_key_value(key)
                 .map(|(k, _)| Some(k))
-                .ok_or_else(|| format!("specified config {key} does not exist"));
+                .ok_or_else(|| {
+                    format!(
+                        "specified config {} does not exist",
+                        label.map_or("", String::as_str)
+                    )
+                });
         }
         for fallback in self.fallbacks {
             match *fallback {
@@ -264,11 +272,16 @@ fn advertised_by(
     maps: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> Result<BTreeMap<String, u32>, String> {
     // No ConfigMap configured: the plugin runs without a file (and without
-    // the config manager); one configured but absent has no files.
+    // the config manager). One configured is a volume of the plugin's pod,
+    // not optional (gpu-operator, controllers/object_controls.go,
+    // createConfigMapVolume; the chart's daemonset-device-plugin.yml), so
+    // while it is absent the kubelet cannot mount it and the pod never starts.
     let text = match &operator.config_map {
         None => "",
         Some(name) => {
-            let files = maps.get(name).ok_or("no configuration files available")?;
+            let files = maps.get(name).ok_or_else(|| {
+                format!("configmap \"{name}\" not found: the plugin's pod cannot mount it")
+            })?;
             match operator.key(labels.get(CONFIG_LABEL), files)? {
                 Some(key) => files[key].as_str(),
                 None => "",
@@ -543,7 +556,7 @@ async fn main() {
         "clusterpolicies",
     );
     log(&format!(
-        "watching GPU nodes; configuration from ConfigMaps in {namespace} (without a ClusterPolicy: {config_map}, fallbacks named,empty)"
+        "watching GPU nodes; configuration from ConfigMaps in {namespace} (without a ClusterPolicy: {config_map}, default key default)"
     ));
     let (tx, mut rx) = mpsc::channel(256);
     tokio::spawn(watch(

@@ -16,3 +16,4 @@ mod priority_class;
 mod protocol;
 mod sharing;
 mod simulated_device_plugin;
+mod unshared_default;

@@ -79,13 +79,36 @@ fn with_defaults(mut config: Value) -> Value {
     config
 }
 
-/// Destroys what `ws` holds, which leaves no device-plugin ConfigMap in `ns`.
-fn destroy_leaves_no_config_map(ws: &mut Workspace, ns: &OperatorNamespace) {
+/// Destroys what `ws` holds, which leaves nothing of gpufleet's in `ns` but
+/// what a device plugin may still read: without a ClusterPolicy (the
+/// callers hold `no_cluster_policy`) a standalone device plugin may be
+/// pointed at the ConfigMap, so it stays, with only a `default` that shares
+/// nothing, held by `gpufleet-unshared-default`.
+fn destroy_leaves_only_the_unshared_default(ws: &mut Workspace, ns: &OperatorNamespace) {
     ws.destroy();
+    let map = block_on(async { config_maps(&ns.0).await.get(CONFIG_MAP).await.unwrap() });
+    let holders: Vec<String> = map
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| {
+            m.fields_v1
+                .as_ref()
+                .is_some_and(|f| !f.0["f:data"]["f:default"].is_null())
+        })
+        .filter_map(|m| m.manager)
+        .collect();
     assert_eq!(
-        keys(&ns.0),
-        None,
-        "{}: destroy left the ConfigMap",
+        (map.data, holders),
+        (
+            Some(BTreeMap::from([(
+                "default".to_string(),
+                "version: v1\nflags:\n  migStrategy: none\n".to_string()
+            )])),
+            vec!["gpufleet-unshared-default".to_string()]
+        ),
+        "{}: destroy left more than the unshared default",
         ws.cli.name
     );
 }
@@ -178,7 +201,7 @@ fn configured_like_nvidias_examples() {
             json!({"version": "v1", "flags": {"migStrategy": "none"}})
         );
 
-        destroy_leaves_no_config_map(&mut ws, &ns);
+        destroy_leaves_only_the_unshared_default(&mut ws, &ns);
     });
 }
 
@@ -669,13 +692,18 @@ fn owners_keep_their_own_keys() {
         assert!(overlay(&format!("{shared}-4-gpus")).is_none());
         ws.assert_plan_empty();
 
+        // Theirs stays, and the `default` that shares nothing, which a
+        // standalone device plugin may read.
         ws.destroy();
         assert_eq!(
             keys(&ns.0),
-            Some(BTreeMap::from([(
-                "theirs".to_string(),
-                "version: v1\n".to_string()
-            )]))
+            Some(BTreeMap::from([
+                ("theirs".to_string(), "version: v1\n".to_string()),
+                (
+                    "default".to_string(),
+                    "version: v1\nflags:\n  migStrategy: none\n".to_string()
+                ),
+            ]))
         );
         assert!(overlay(&format!("{mig}-8-gpus")).is_none());
         assert!(!Nodes::labels(&server).contains_key(CONFIG_LABEL));
@@ -689,6 +717,8 @@ fn owners_keep_their_own_keys() {
 /// the state apply gave, attribute by attribute.
 #[test]
 fn identities_import_the_sharing_objects() {
+    // What destroy leaves depends on what reads the ConfigMap.
+    let _no_policy = common::exclusive::no_cluster_policy();
     each_identity_cli(|cli| {
         let mut nodes = Nodes(Vec::new());
         let pool_value = unique_name("lab");
@@ -745,7 +775,7 @@ fn identities_import_the_sharing_objects() {
             .map(|(address, _, hcl)| (*address, hcl.as_str()))
             .collect();
         ws.assert_import_verifies(&by_identity, ImportBy::Identity, &[]);
-        destroy_leaves_no_config_map(&mut ws, &ns);
+        destroy_leaves_only_the_unshared_default(&mut ws, &ns);
     });
 }
 
@@ -1124,7 +1154,7 @@ fn what_nvidia_allows_applies() {
         assert_eq!(fleet["gpu_resource"], "nvidia.com/gpu", "{fleet}");
         assert_eq!(fleet["gpus_per_node_advertised"], 32, "{fleet}");
         ws.assert_plan_empty();
-        destroy_leaves_no_config_map(&mut ws, &ns);
+        destroy_leaves_only_the_unshared_default(&mut ws, &ns);
     });
 }
 

@@ -16,19 +16,27 @@
 //!
 //! The sharing resources (each writes one key of the device-plugin
 //! ConfigMap; `manage_cluster_policy = false` here, the ClusterPolicy
-//! being the acceptance tests' to share):
+//! being the acceptance tests' to share, and none while this runs, so a
+//! standalone device plugin may read the ConfigMap). The fleet and the node
+//! sharing depend on the cluster-wide key, so they find it written:
 //!
 //! | command | gpu sharing | fleet with `gpu_sharing` (beside its NodePool) | node sharing |
 //! |---|---|---|---|
 //! | refresh | 1 GET key | 1 GET key, 1 GET per NodeOverlay | 1 GET key, 1 GET node |
-//! | create | 1 GET + 1 APPLY key, 3 GET DaemonSet | the same, 1 APPLY per NodeOverlay | the same, 1 GET + 1 APPLY node |
+//! | create | 1 GET + 1 APPLY key, 3 GET DaemonSet | the same, 1 LIST ClusterPolicy + 1 GET `default`, 1 APPLY per NodeOverlay | the same as the fleet, 1 GET + 1 APPLY node |
 //! | update | refresh + create's writes | refresh + create's writes | refresh + create's writes |
-//! | delete | refresh + release, 3 GET DaemonSet | refresh + release, 1 DELETE per NodeOverlay | refresh + release, 1 GET + 1 APPLY node |
+//! | delete | refresh + hand-over, 3 GET DaemonSet | refresh + release, 1 DELETE per NodeOverlay | refresh + release, 1 GET + 1 APPLY node |
 //!
-//! A release is a GET and a PATCH with the map's resourceVersion (again
-//! after each conflict), and a GET to see whether the map is left empty;
-//! the last one DELETEs it. The three DaemonSet GETs are the restart of
-//! the device plugin where the key is read.
+//! Each write and release first lists the ClusterPolicies: while a device
+//! plugin may read the ConfigMap, it keeps a `default` key. A fleet's or
+//! node's write then reads the map to see that `default` is there (a
+//! placeholder that shares nothing would be applied where it is not). Its
+//! release is a GET and a PATCH with the map's resourceVersion (again after
+//! each conflict), and a GET to see that `default` is still there. The
+//! cluster-wide key's release hands `default` over to the placeholder: a
+//! GET and an APPLY with the resourceVersion. The map stays. The three
+//! DaemonSet GETs are the restart of the device plugin where the key is
+//! read.
 //!
 //! A node's taints are a list the kubelet and others write too, so the taint
 //! resource reads the node and writes it back with its resourceVersion as a
@@ -129,6 +137,8 @@ fn scratch_node(prefix: &str) -> (String, Guard) {
 /// counted whoever sends them, so one test at a time sends them.
 #[test]
 fn each_command_stays_within_its_request_budget() {
+    // The sharing budget is that of a cluster without a ClusterPolicy.
+    let _no_policy = common::exclusive::no_cluster_policy();
     each_cli(|cli| {
         plain_resources(cli);
         sharing_resources(cli);
@@ -212,20 +222,21 @@ fn sharing_config(namespace: &OperatorNamespace, pool: &str, node: &str, replica
         "f",
         pool,
         &format!(
-            "  accelerators      = [\"L4\"]\n  accelerator_count = {{ min = 1, max = 1 }}\n  gpu_sharing       = {{ strategy = \"time_slicing\", replicas = {replicas} }}\n"
+            "  accelerators      = [\"L4\"]\n  accelerator_count = {{ min = 1, max = 1 }}\n  gpu_sharing       = {{ strategy = \"time_slicing\", replicas = {replicas} }}\n  depends_on        = [gpufleet_gpu_sharing.default]\n"
         ),
     );
     body += &format!(
-        "resource \"gpufleet_node_sharing\" \"n\" {{\n  name      = \"budget\"\n  node_name = \"{node}\"\n  strategy  = \"time_slicing\"\n  replicas  = {replicas}\n}}\n"
+        "resource \"gpufleet_node_sharing\" \"n\" {{\n  name       = \"budget\"\n  node_name  = \"{node}\"\n  strategy   = \"time_slicing\"\n  replicas   = {replicas}\n  depends_on = [gpufleet_gpu_sharing.default]\n}}\n"
     );
     body
 }
 
 /// Releasing a key is a read-modify-write of the one ConfigMap with its
-/// resourceVersion as a precondition; three resources releasing at once
-/// conflict, and each conflict costs one more GET and PATCH. Three writers
-/// conflict at most 2 + 1 times: each round one of them wins.
-const MOST_RELEASE_CONFLICTS: u64 = 3;
+/// resourceVersion as a precondition; resources releasing at once
+/// conflict, and each conflict costs one more GET and PATCH. Two writers
+/// (the fleet and the node sharing; the cluster-wide key goes after them)
+/// conflict at most once a round, and each round one of them wins.
+const MOST_RELEASE_CONFLICTS: u64 = 2;
 
 fn sharing_resources(cli: &Cli) {
     let namespace = OperatorNamespace::new("budget-sharing");
@@ -243,7 +254,8 @@ fn sharing_resources(cli: &Cli) {
         &what("apply (create)"),
         &create,
         &[
-            ("configmaps", &[("GET", 3), ("APPLY", 3)]),
+            ("configmaps", &[("GET", 3 + 2), ("APPLY", 3)]),
+            ("clusterpolicies", &[("LIST", 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("APPLY", 1)]),
@@ -268,7 +280,8 @@ fn sharing_resources(cli: &Cli) {
         &what("apply (update)"),
         &update,
         &[
-            ("configmaps", &[("GET", 3 + 3), ("APPLY", 3)]),
+            ("configmaps", &[("GET", 3 + 3 + 2), ("APPLY", 3)]),
+            ("clusterpolicies", &[("LIST", 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("GET", 1), ("APPLY", 1)]),
@@ -276,8 +289,9 @@ fn sharing_resources(cli: &Cli) {
         ],
     );
 
-    // Each release reads and patches the map, then reads it again to
-    // see whether it is left empty: the last one deletes it. Only the
+    // The fleet's and the node's releases read and patch the map, then
+    // read it again to see that `default` is there; the cluster-wide key
+    // is handed over to the placeholder, and the map stays. Only the
     // cluster-wide key restarts the device plugin (nodes of a fleet go
     // with it; a node whose label goes switches back by itself).
     let destroy = counted(|| ws.destroy());
@@ -304,11 +318,12 @@ fn sharing_resources(cli: &Cli) {
             (
                 "configmaps",
                 &[
-                    ("GET", 3 + 3 * 2 + conflicts),
-                    ("PATCH", 3 + conflicts),
-                    ("DELETE", 1),
+                    ("GET", 3 + 2 * 2 + 1 + conflicts),
+                    ("PATCH", 2 + conflicts),
+                    ("APPLY", 1),
                 ],
             ),
+            ("clusterpolicies", &[("LIST", 3)]),
             ("daemonsets", &[("GET", 3)]),
             ("nodepools", &[("GET", 1), ("DELETE", 1)]),
             ("nodeoverlays", &[("GET", 1), ("DELETE", 1)]),

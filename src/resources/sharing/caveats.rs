@@ -56,7 +56,8 @@ pub struct PolicyFacts {
     /// `spec.devicePlugin.config.name`: the ConfigMap its device plugin
     /// reads; `None` when it reads none.
     pub config_map: Option<String>,
-    /// Whether that is gpufleet's ConfigMap with key `default`.
+    /// Whether that is gpufleet's ConfigMap, whose keys the nodes' labels
+    /// then select.
     pub reads_ours: bool,
 }
 
@@ -78,7 +79,7 @@ impl PolicyFacts {
                 .as_str()
                 .filter(|s| !s.is_empty())
                 .map(str::to_string),
-            reads_ours: cluster_policy::points_at_ours(cluster, policy),
+            reads_ours: cluster_policy::mounts_ours(cluster, policy),
         }
     }
 }

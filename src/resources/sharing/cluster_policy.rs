@@ -96,6 +96,14 @@ pub fn points_at_ours(cluster: &Cluster, policy: &DynamicObject) -> bool {
         && value_at(spec, CONFIG_DEFAULT) == &json!(super::DEFAULT_KEY)
 }
 
+/// Whether `policy`'s device plugin mounts the provider's ConfigMap,
+/// whichever key it defaults to: the operator mounts
+/// `spec.devicePlugin.config.name` into the plugin's pods (NVIDIA
+/// gpu-operator, controllers/object_controls.go, handleDevicePluginConfig).
+pub fn mounts_ours(cluster: &Cluster, policy: &DynamicObject) -> bool {
+    value_at(&policy.data["spec"], CONFIG_NAME) == &json!(cluster.device_plugin_config.name)
+}
+
 /// The ClusterPolicy the GPU Operator runs from: the first by name (the
 /// operator uses one); `None` when the operator is not installed.
 pub async fn find(cluster: &Cluster, deadline: Deadline) -> Result<Option<DynamicObject>, GaveUp> {

@@ -39,6 +39,10 @@ pub const DEFAULT_KEY: &str = "default";
 /// Who owns [`DEFAULT_KEY`] and the ClusterPolicy fields
 /// (`gpufleet_gpu_sharing`).
 pub const DEFAULT_OWNER: &str = "sharing-default";
+/// Who holds [`DEFAULT_KEY`] with a configuration that shares nothing
+/// while a device plugin may read the ConfigMap and no
+/// `gpufleet_gpu_sharing` sets it (see [`writes::ConfigKey::release`]).
+pub const UNSHARED_OWNER: &str = "unshared-default";
 
 /// The device plugin shares a device at least 2 ways and sets no upper
 /// bound (NVIDIA k8s-device-plugin, api/config/v1/replicas.go).

@@ -4,18 +4,37 @@
 //! not watch the ConfigMap's contents (the config-manager sidecar only
 //! reacts to node labels), so a changed configuration reaches running
 //! plugins only when their pods start again.
+//!
+//! A device plugin that reads the ConfigMap needs it to exist and to hold
+//! its default key: its pod mounts the map (NVIDIA gpu-operator,
+//! controllers/object_controls.go, createConfigMapVolume; the
+//! k8s-device-plugin Helm chart's daemonset-device-plugin.yml, with
+//! `config.name`), not optionally, so without the map the pod never starts;
+//! and its config manager refuses an empty map ("no configuration files
+//! available") and a missing default key ("specified config ... does not
+//! exist"), NVIDIA k8s-device-plugin, cmd/config-manager/main.go,
+//! updateConfigName. Either way the node advertises no GPU, whether its
+//! fleet shares or not. So while a device plugin may read the map, it keeps
+//! a `default` key: `gpufleet_gpu_sharing`'s, or else one that shares
+//! nothing, held by field manager `gpufleet-unshared-default` (the
+//! placeholder), written beside the first other key and left in place of
+//! `gpufleet_gpu_sharing`'s when that is destroyed. A
+//! `gpufleet_gpu_sharing` takes the key over from it by its forced apply,
+//! and neither its read nor its import counts the placeholder as its
+//! configuration. The map is deleted only once nothing reads it.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 
+use super::cluster_policy;
 use super::device_plugin::same_behaviour;
-use super::{CONFIG_LABEL, DEFAULT_KEY, field_manager};
+use super::{CONFIG_LABEL, DEFAULT_KEY, Settings, UNSHARED_OWNER, field_manager};
 use crate::cluster::api::Kind;
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::kit::Cluster;
-use crate::kit::config_map::OwnedKey;
+use crate::kit::config_map::{OwnedKey, Placeholder};
 use crate::kit::permissions::{APPLIED_OBJECT_VERBS, Permission};
 
 /// The GPU Operator's DaemonSets whose pods read the device-plugin
@@ -28,10 +47,13 @@ pub const DEVICE_PLUGIN_DAEMONSETS: &[&str] = &[
 ];
 
 /// What a [`ConfigKey`] needs of the API: the ConfigMap in the operator's
-/// namespace (read, applied, its key removed, deleted once empty and only
-/// ours), and for [`ConfigKey::restart_readers`] the device-plugin
-/// DaemonSets (read for their pod selector), their pods (listed, deleted)
-/// and the nodes they run on (read for their configuration label).
+/// namespace (read, applied, its key removed, deleted once nothing reads
+/// it and it holds nothing but ours), and for
+/// [`ConfigKey::restart_readers`] the device-plugin DaemonSets (read for
+/// their pod selector), their pods (listed, deleted) and the nodes they
+/// run on (read for their configuration label). Whether a device plugin
+/// reads the ConfigMap comes from the ClusterPolicies
+/// ([`cluster_policy::PERMISSIONS`], which every sharing resource has).
 pub const PERMISSIONS: &[Permission] = &[
     Permission::in_operator_namespace("", "configmaps", APPLIED_OBJECT_VERBS),
     Permission::in_operator_namespace("apps", "daemonsets", &["get"]),
@@ -48,6 +70,28 @@ pub struct ConfigKey {
     pub owner: String,
 }
 
+/// The configuration that shares nothing: what `gpufleet_gpu_sharing {
+/// strategy = "none" }` writes.
+fn unshared() -> String {
+    Settings {
+        strategy: "none".into(),
+        ..Default::default()
+    }
+    .device_plugin_config(&[])
+    .to_yaml()
+}
+
+/// Whether a device plugin may read the ConfigMap: the GPU Operator's
+/// ClusterPolicy mounts it, or there is no operator and the standalone
+/// chart may be installed with `config.name` set to it (as
+/// `gpufleet_gpu_sharing`'s warning says), which nothing on the cluster
+/// tells before its pods run.
+async fn device_plugin_may_read(cluster: &Cluster, deadline: Deadline) -> Result<bool, GaveUp> {
+    Ok(cluster_policy::find(cluster, deadline)
+        .await?
+        .is_none_or(|policy| cluster_policy::mounts_ours(cluster, &policy)))
+}
+
 impl ConfigKey {
     fn owned<'a>(&'a self, cluster: &'a Cluster) -> OwnedKey<'a> {
         OwnedKey::new(
@@ -57,37 +101,67 @@ impl ConfigKey {
         )
     }
 
-    /// The key's configuration; `None` when it is not there.
+    /// The key's configuration; `None` when it is not there or the
+    /// placeholder holds it.
     pub async fn read(
         &self,
         cluster: &Cluster,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
-        self.owned(cluster).get(&cluster.kubernetes, deadline).await
+        let unshared = unshared();
+        self.owned(cluster)
+            .get_owned(&cluster.kubernetes, &placeholder(&unshared), deadline)
+            .await
     }
 
-    /// Writes `config`; true when that changes what the device plugin does
-    /// on the nodes using the key.
+    /// Writes `config`, and the placeholder `default` beside it where that
+    /// is missing and a device plugin may read the map; true when that
+    /// changes what the device plugin does on the nodes using the key.
     pub async fn write(
         &self,
         cluster: &Cluster,
         config: &str,
         deadline: Deadline,
     ) -> Result<bool, GaveUp> {
-        let previous = self
-            .owned(cluster)
-            .apply(&cluster.kubernetes, config, deadline)
-            .await?;
+        let owned = self.owned(cluster);
+        let previous = owned.apply(&cluster.kubernetes, config, deadline).await?;
+        if self.key != DEFAULT_KEY && device_plugin_may_read(cluster, deadline).await? {
+            let unshared = unshared();
+            owned
+                .fill_in(&cluster.kubernetes, &placeholder(&unshared), deadline)
+                .await?;
+        }
         Ok(previous.is_none_or(|p| !same_behaviour(&p, config)))
     }
 
-    /// Removes the key; true when it was there.
+    /// Removes the key. While a device plugin may read the map, it stays,
+    /// with the placeholder under `default` (in place of this key when it
+    /// is `default`); otherwise it is deleted once it holds nothing else of
+    /// anyone's. True when that changed what the device plugin does on the
+    /// nodes that used the key.
     pub async fn release(&self, cluster: &Cluster, deadline: Deadline) -> Result<bool, GaveUp> {
-        Ok(self
-            .owned(cluster)
-            .release(&cluster.kubernetes, deadline)
-            .await?
-            .is_some())
+        let unshared = unshared();
+        let placeholder = placeholder(&unshared);
+        let owned = self.owned(cluster);
+        let kubernetes = &cluster.kubernetes;
+        if !device_plugin_may_read(cluster, deadline).await? {
+            let before = owned.release(kubernetes, &placeholder, deadline).await?;
+            return Ok(before.is_some());
+        }
+        if self.key == DEFAULT_KEY {
+            let before = owned.hand_over(kubernetes, &placeholder, deadline).await?;
+            return Ok(before.is_some_and(|b| !same_behaviour(&b, &unshared)));
+        }
+        let before = owned.remove(kubernetes, deadline).await?;
+        // The placeholder written just as `gpufleet_gpu_sharing`'s destroy
+        // turned the ClusterPolicy away would outlive every reader: once
+        // nothing reads the map, this release is its last.
+        if owned.fill_in(kubernetes, &placeholder, deadline).await?
+            && !device_plugin_may_read(cluster, deadline).await?
+        {
+            owned.release(kubernetes, &placeholder, deadline).await?;
+        }
+        Ok(before.is_some())
     }
 
     /// Restarts the device-plugin pods on the nodes that use this key (for
@@ -146,6 +220,15 @@ impl ConfigKey {
             }
         }
         Ok(restarted)
+    }
+}
+
+/// The placeholder `default` key, holding `unshared`.
+fn placeholder(unshared: &str) -> Placeholder<'_> {
+    Placeholder {
+        key: DEFAULT_KEY,
+        value: unshared,
+        manager: field_manager(UNSHARED_OWNER),
     }
 }
 

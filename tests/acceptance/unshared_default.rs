@@ -1,0 +1,296 @@
+//! The device-plugin ConfigMap outlives its last key while a device plugin
+//! may read it (issue 33, item 6). NVIDIA's device plugin does not start
+//! without the ConfigMap it is configured with, nor without its default
+//! key, so that every GPU node would advertise no GPU, fleets that never
+//! shared included. The simulated device plugin reads the provider's
+//! ConfigMap in `gpu-operator` as the standalone chart installed as
+//! gpufleet's warning says (`config.default=default`), or as the GPU
+//! Operator's ClusterPolicy names it. In each case the last sharing fleet
+//! goes, Karpenter launches a whole-GPU fleet's node for a pod asking for
+//! `nvidia.com/gpu`, and the real scheduler binds the pod there on the GPU
+//! the node advertises.
+
+use std::collections::BTreeMap;
+
+use common::fixtures::{Guard, HelmClusterPolicy, cluster_policies, fleet, helm_cluster_policy};
+use common::scenario::lookups::wait_for;
+use common::terraform::{Workspace, each_cli};
+use common::{block_on, kube_client, unique_name};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use kube::Api;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+const NAMESPACE: &str = "gpu-operator";
+const CONFIG_MAP: &str = "gpufleet-device-plugin";
+/// Who holds the `default` key that shares nothing.
+const PLACEHOLDER: &str = "gpufleet-unshared-default";
+/// What `gpufleet_gpu_sharing { strategy = "none" }` writes.
+const UNSHARED: &str = "version: v1\nflags:\n  migStrategy: none\n";
+const TAINT: &str = "gpufleet.test/unshared-default";
+
+/// The ConfigMap's keys and the managers that hold each; `None` when it
+/// does not exist.
+fn live_keys() -> Option<BTreeMap<String, (String, Vec<String>)>> {
+    block_on(async {
+        let map = Api::<ConfigMap>::namespaced(kube_client().await, NAMESPACE)
+            .get_opt(CONFIG_MAP)
+            .await
+            .unwrap()?;
+        let managed = map.metadata.managed_fields.unwrap_or_default();
+        Some(
+            map.data
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(key, value)| {
+                    let holders = managed
+                        .iter()
+                        .filter(|m| {
+                            m.fields_v1
+                                .as_ref()
+                                .is_some_and(|f| !f.0["f:data"][format!("f:{key}")].is_null())
+                        })
+                        .filter_map(|m| m.manager.clone())
+                        .collect();
+                    (key, (value, holders))
+                })
+                .collect(),
+        )
+    })
+}
+
+/// The ConfigMap holds the placeholder under `default`, and `fleet_key`
+/// beside it or not.
+fn assert_placeholder(cli: &str, fleet_key: &str, beside: bool) {
+    let keys = live_keys().unwrap_or_else(|| panic!("{cli}: the ConfigMap is gone"));
+    let (value, holders) = &keys["default"];
+    assert_eq!(
+        (value.as_str(), holders.as_slice()),
+        (UNSHARED, [PLACEHOLDER.to_string()].as_slice()),
+        "{cli}: {keys:?}"
+    );
+    assert_eq!(keys.contains_key(fleet_key), beside, "{cli}: {keys:?}");
+}
+
+/// Two fleets of one GPU per node, each tainted for the test: `shared`
+/// time-sliced 2 ways, `whole` without `gpu_sharing`.
+fn fleets(shared: &str, whole: &str) -> (String, String) {
+    let body = |name: &str, sharing: &str| {
+        format!(
+            "  accelerators      = [\"L4\"]\n  accelerator_count = {{ min = 1, max = 1 }}\n  taints            = [{{ key = \"{TAINT}\", value = \"{name}\", effect = \"NoSchedule\" }}]\n{sharing}"
+        )
+    };
+    (
+        fleet(
+            "shared",
+            shared,
+            &body(
+                shared,
+                "  gpu_sharing       = { strategy = \"time_slicing\", replicas = 2 }\n",
+            ),
+        ),
+        fleet("whole", whole, &body(whole, "")),
+    )
+}
+
+/// A pod asking for one `nvidia.com/gpu` on fleet `whole` (in a namespace
+/// of that name, which the caller removes): Karpenter launches the node,
+/// the scheduler binds the pod once the node advertises its GPU. Returns
+/// the node.
+async fn whole_gpu_pod_is_scheduled(cli: &str, whole: &str) -> String {
+    let client = kube_client().await;
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": whole}})).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "train"}, "spec": {
+        "nodeSelector": {"karpenter.sh/nodepool": whole},
+        "tolerations": [{"key": TAINT, "operator": "Equal", "value": whole, "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "image": "registry.example/c:1",
+            "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+    }}))
+    .unwrap();
+    let pods = Api::<Pod>::namespaced(client.clone(), whole);
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let node = wait_for(&client, "the whole-GPU pod's node", 120, async || {
+        pods.get("train").await.unwrap().spec?.node_name
+    })
+    .await;
+    let allocatable = Api::<Node>::all(client.clone())
+        .get(&node)
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.allocatable)
+        .unwrap_or_default();
+    assert_eq!(
+        allocatable.get("nvidia.com/gpu").map(|q| q.0.as_str()),
+        Some("1"),
+        "{cli}: {node}"
+    );
+    node
+}
+
+/// Waits until Karpenter has removed the nodes of fleet `name`.
+async fn nodes_gone(name: &str) {
+    let client = kube_client().await;
+    let nodes = Api::<Node>::all(client.clone());
+    let of_pool = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
+    wait_for(&client, "the fleet's node to go with it", 120, async || {
+        nodes
+            .list(&of_pool)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+}
+
+/// No GPU Operator: the standalone chart may read the ConfigMap. The
+/// placeholder `default` is written beside the first fleet key and stays
+/// when the last one goes; a whole-GPU fleet's pod then gets a node that
+/// advertises its GPU. The placeholder is no `gpufleet_gpu_sharing`: an
+/// import finds nothing; one created takes the key over (its import then
+/// verifies), and its destroy puts the placeholder back. Destroying
+/// everything leaves the placeholder alone, which a device plugin may
+/// still read.
+#[test]
+fn standalone_plugin_keeps_its_default_after_the_last_sharing_fleet() {
+    let _no_policy = common::exclusive::no_cluster_policy();
+    each_cli(|cli| {
+        let (shared, whole) = (unique_name("unshared-s"), unique_name("unshared-w"));
+        let _guard = (
+            Guard::node_pools(&[&shared, &whole]),
+            Guard::of::<Namespace>(&[&whole]),
+        );
+        let (shared_fleet, whole_fleet) = fleets(&shared, &whole);
+        let shared_key = format!("fleet-{shared}");
+        let mut ws = Workspace::new(cli);
+        ws.config(&(shared_fleet + &whole_fleet));
+        ws.apply();
+        assert_placeholder(cli.name, &shared_key, true);
+
+        // The last sharing fleet goes: the ConfigMap stays, unshared.
+        ws.config(&whole_fleet);
+        ws.apply();
+        assert_placeholder(cli.name, &shared_key, false);
+        block_on(whole_gpu_pod_is_scheduled(cli.name, &whole));
+
+        let cluster_sharing =
+            |body: &str| format!("resource \"gpufleet_gpu_sharing\" \"default\" {{\n{body}}}\n");
+        ws.config(&(whole_fleet.clone() + &cluster_sharing("  strategy = \"none\"\n")));
+        let import = ws.run(&[
+            "import",
+            "-no-color",
+            "-input=false",
+            "gpufleet_gpu_sharing.default",
+            "default",
+        ]);
+        assert!(
+            !import.success
+                && (import.stdout.clone() + &import.stderr).contains("non-existent remote object"),
+            "{}: the placeholder imported:\n{}\n{}",
+            cli.name,
+            import.stdout,
+            import.stderr
+        );
+        let time_sliced = cluster_sharing(
+            "  strategy = \"time_slicing\"\n  replicas = 2\n  manage_cluster_policy = false\n",
+        );
+        ws.config(&(whole_fleet.clone() + &time_sliced));
+        ws.apply();
+        let keys = live_keys().unwrap();
+        assert_eq!(
+            keys["default"].1,
+            ["gpufleet-sharing-default"],
+            "{}: {keys:?}",
+            cli.name
+        );
+        ws.assert_import_verifies(
+            &[
+                ("gpufleet_gpu_sharing.default", "default"),
+                ("gpufleet_fleet.whole", &whole),
+            ],
+            common::terraform::ImportBy::Command,
+            &[],
+        );
+        ws.config(&whole_fleet);
+        ws.apply();
+        assert_placeholder(cli.name, &shared_key, false);
+
+        block_on(async {
+            Api::<Namespace>::all(kube_client().await)
+                .delete(&whole, &Default::default())
+                .await
+                .unwrap();
+        });
+        ws.destroy();
+        assert_placeholder(cli.name, &shared_key, false);
+        block_on(nodes_gone(&whole));
+    });
+}
+
+/// The GPU Operator, its ClusterPolicy pointed at the ConfigMap by its own
+/// Helm values (no `gpufleet_gpu_sharing`): the ConfigMap stays with the
+/// placeholder when the last sharing fleet goes, and a whole-GPU fleet's
+/// pod gets a node that advertises its GPU. Pointed elsewhere, nothing
+/// reads the ConfigMap, and the last key takes it away.
+#[test]
+fn operator_pointed_at_the_config_map_keeps_it() {
+    let _only_policy = common::exclusive::own_cluster_policy();
+    each_cli(|cli| {
+        let helm = HelmClusterPolicy::install(None);
+        // A `helm upgrade` with `devicePlugin.config` in its values.
+        let helm_values = |name: &str, default: &str| {
+            let mut object = helm_cluster_policy(&helm.0, None);
+            object["spec"]["devicePlugin"]["config"] = json!({"name": name, "default": default});
+            block_on(async {
+                cluster_policies(&kube_client().await)
+                    .patch(
+                        &helm.0,
+                        &PatchParams::apply("helm").force(),
+                        &Patch::Apply(object),
+                    )
+                    .await
+                    .unwrap();
+            });
+        };
+        helm_values(CONFIG_MAP, "default");
+        let (shared, whole) = (unique_name("unshared-s"), unique_name("unshared-w"));
+        let _guard = (
+            Guard::node_pools(&[&shared, &whole]),
+            Guard::of::<Namespace>(&[&whole]),
+        );
+        let (shared_fleet, whole_fleet) = fleets(&shared, &whole);
+        let shared_key = format!("fleet-{shared}");
+        let mut ws = Workspace::new(cli);
+        ws.config(&(shared_fleet.clone() + &whole_fleet));
+        ws.apply();
+        assert_placeholder(cli.name, &shared_key, true);
+        ws.config(&whole_fleet);
+        ws.apply();
+        assert_placeholder(cli.name, &shared_key, false);
+        block_on(whole_gpu_pod_is_scheduled(cli.name, &whole));
+        block_on(async {
+            Api::<Namespace>::all(kube_client().await)
+                .delete(&whole, &Default::default())
+                .await
+                .unwrap();
+        });
+
+        // Helm's own values again: the operator no longer reads our map.
+        helm_values("", "");
+        ws.config(&(shared_fleet + &whole_fleet));
+        ws.apply();
+        ws.config(&whole_fleet);
+        ws.apply();
+        assert_eq!(live_keys(), None, "{}: nothing reads it", cli.name);
+        ws.destroy();
+        block_on(nodes_gone(&whole));
+        drop(helm);
+    });
+}
