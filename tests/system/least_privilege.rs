@@ -32,7 +32,7 @@ use k8s_openapi::api::rbac::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{DeleteParams, DynamicObject, PostParams};
+use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
 
 /// The namespace a Role of `scope` goes in; `None` for the ClusterRole.
@@ -344,14 +344,10 @@ impl Operator {
     }
 }
 
-/// The test's ClusterPolicy, made as the operator's Helm chart makes it
-/// (a creator other than gpufleet owns its fields).
+/// The test's ClusterPolicy, made as `helm install` of the operator's chart
+/// makes it (a creator other than gpufleet owns its fields).
 async fn create_policy(client: &kube::Client, name: &str) {
-    let object: DynamicObject = serde_json::from_value(helm_cluster_policy(name, None)).unwrap();
-    cluster_policies(client)
-        .create(&PostParams::default(), &object)
-        .await
-        .unwrap();
+    common::helm::install_cluster_policy(client, &helm_cluster_policy(name, None)).await;
 }
 
 /// The ClusterPolicy made again: a workout that failed half-way (on
