@@ -169,6 +169,14 @@ pub fn helm_cluster_policy(name: &str, mig_strategy: Option<&str>) -> serde_json
     object
 }
 
+/// A unique name for a test's own ClusterPolicy that sorts before the
+/// chart's `cluster-policy` and any other name but a digit's: gpufleet and
+/// the simulated device plugin take the first by name for the operator's.
+pub fn first_cluster_policy_name() -> String {
+    // Names begin with a letter or a digit; digits sort first.
+    unique_name("0-cluster-policy")
+}
+
 /// The GPU Operator's ClusterPolicy as `helm install` leaves it
 /// ([`helm_cluster_policy`], written as [`crate::helm`] says), deleted when
 /// the test ends. Its methods block: call them outside the test's runtime.
@@ -188,8 +196,7 @@ impl HelmClusterPolicy {
     /// whose chart names it `cluster-policy`) the test's own is the one that
     /// counts. Hold `common::exclusive::own_cluster_policy` while it lives.
     pub fn install(mig_strategy: Option<&str>) -> Self {
-        // Names begin with a letter or a digit; digits sort first.
-        let name = unique_name("0-cluster-policy");
+        let name = first_cluster_policy_name();
         let object = helm_cluster_policy(&name, mig_strategy);
         let first = block_on(async {
             let client = kube_client().await;

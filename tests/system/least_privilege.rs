@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::fixtures::{class, cluster_policies, helm_cluster_policy, live_priority_class};
+use common::fixtures::{
+    class, cluster_policies, first_cluster_policy_name, helm_cluster_policy, live_priority_class,
+};
 use common::terraform::{Cli, PROVIDER_VERSION, Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
 use gpufleet::framework::FrameworkProvider;
@@ -283,7 +285,8 @@ const DEVICE_PLUGIN_APP: &str = "gpufleet-lp-device-plugin";
 impl Operator {
     fn new(node: &TestNode) -> Self {
         let only_policy = common::exclusive::own_cluster_policy();
-        let policy = unique_name("lp-policy");
+        // The one that counts, beside one the cluster may hold already.
+        let policy = first_cluster_policy_name();
         block_on(async {
             let client = kube_client().await;
             let ns = RBAC_OPERATOR_NAMESPACE;
