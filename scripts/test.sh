@@ -17,7 +17,7 @@ cargo fmt --check --manifest-path fuzz/Cargo.toml
 step "unit tests"
 cargo test --workspace --lib
 
-step "testbed: control plane, tofu and tfplugindocs (cold build takes a while; cached afterwards)"
+step "testbed: control plane, tofu, tfplugindocs and helm (cold build takes a while; cached afterwards)"
 bash testbed/build.sh
 
 # Clusters of their own, so a `make demo` cluster (with the seed's fixed
@@ -77,6 +77,7 @@ first_line() { "$@" 2>/dev/null | sed -n 1p; }
 first_line terraform version
 for cli in tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11; do first_line "target/tools/bin/$cli" version; done
 first_line target/tools/bin/tfplugindocs --version
+first_line target/tools/bin/helm version --short
 echo "Kubernetes $(target/tools/bin/kube-apiserver --version | cut -d' ' -f2), etcd $(target/tools/bin/etcd --version | sed -n 's/^etcd Version: //p'), kwok $(target/tools/bin/kwok --version | awk 'NR == 1 { print $3 }'), Karpenter $(sed -n 's/^\tsigs.k8s.io\/karpenter \(v[^ ]*\).*/\1/p' testbed/karpenter/go.mod)"
 # Every CLI and every cluster extra present; a test that would skip fails.
 export GPUFLEET_REQUIRE_ALL=1

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
 # kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
-# the OpenTofu CLI and HashiCorp's docs generator (tfplugindocs, for
-# `make docs`) from Go modules, with no container images or release tarballs;
+# the OpenTofu CLI, HashiCorp's docs generator (tfplugindocs, for
+# `make docs`) and the Helm CLI (for rendering the GPU Operator's chart in
+# tests) from Go modules, with no container images or release tarballs;
 # on request also the bench's plugin floor (plugin-floor: our own Go source in
 # benches/plugin-floor, for `make bench` only).
 # `aws-instance-types` is data, not a binary: the kwok provider's EC2 instance
@@ -25,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs aws-instance-types)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs helm aws-instance-types)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -57,6 +58,8 @@ module_dir() {
     terraform-1.5.*) echo terraform-1.5 ;;
     tofu-1.8.*) echo tofu-1.8 ;;
     tfplugindocs) echo tfplugindocs ;;
+    # Renders the GPU Operator's chart (test-support/src/helm.rs).
+    helm) echo helm ;;
     aws-kwok-instance-types) echo aws-kwok-instance-types ;;
     plugin-floor) echo plugin-floor ;;
     *) return 1 ;;
@@ -78,6 +81,7 @@ version_module() {
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.13 | terraform-1.5) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
+    helm) echo helm.sh/helm/v3 ;;
     aws-kwok-instance-types) echo github.com/aws/karpenter-provider-aws ;;
     plugin-floor) echo github.com/hashicorp/terraform-plugin-framework ;;
   esac
@@ -90,6 +94,7 @@ package() {
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.13.* | terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
+    helm) echo helm.sh/helm/v3/cmd/helm ;;
     aws-kwok-instance-types) echo gpufleet.test/controlplane/aws-kwok-instance-types ;;
     plugin-floor) echo gpufleet.test/benches/plugin-floor ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
@@ -133,6 +138,20 @@ ldflags() {
     terraform-1.13) flags+=" -X github.com/hashicorp/terraform/version.dev=no" ;;
     # What upstream's release build stamps; otherwise --version says "dev".
     tfplugindocs) flags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=${v#v}" ;;
+    helm)
+      # What upstream's Makefile stamps for a release: its version (else
+      # `helm version` says v3.22), and the Kubernetes version of the
+      # client-go it links (client-go v0.N.x is Kubernetes 1.N), which
+      # `helm template` assumes when given no --kube-version.
+      local client_go minor
+      client_go=$(cd "$here/helm" && "$GO" list -m -f '{{.Version}}' k8s.io/client-go)
+      minor=${client_go#v0.}
+      minor=${minor%%.*}
+      flags+=" -X helm.sh/helm/v3/internal/version.version=$v -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+      for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+        flags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$minor"
+      done
+      ;;
   esac
   echo "$flags"
 }
@@ -270,7 +289,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs aws-kwok-instance-types plugin-floor; do
+for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs helm aws-kwok-instance-types plugin-floor; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue

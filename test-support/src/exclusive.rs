@@ -8,9 +8,12 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 static CLUSTER_POLICY: RwLock<()> = RwLock::new(());
 
-/// A ClusterPolicy of the test's own, the only one on the cluster while it
-/// runs: `gpufleet_gpu_sharing` points the one it finds, and the simulated
-/// device plugin follows it on every node.
+/// A ClusterPolicy of the test's own, the one that counts on the cluster
+/// while it runs, and no other test's: `gpufleet_gpu_sharing` points the
+/// first by name, and the simulated device plugin follows it on every node.
+/// One the cluster held before the tests (any cluster with the GPU Operator
+/// has one) may be there too: `fixtures::HelmClusterPolicy` names the
+/// test's own to sort before it.
 pub fn own_cluster_policy() -> RwLockWriteGuard<'static, ()> {
     CLUSTER_POLICY
         .write()
@@ -21,7 +24,10 @@ pub fn own_cluster_policy() -> RwLockWriteGuard<'static, ()> {
 /// simulated device plugin advertises on its nodes comes from the
 /// device-plugin ConfigMap alone, as on a cluster without the GPU Operator,
 /// and so that MIG and MPS sharing, which plans and applies check against
-/// the ClusterPolicy's MIG strategy, meet none.
+/// the ClusterPolicy's MIG strategy, meet none of theirs. One the cluster
+/// held before the tests may be there: a test under this guard neither
+/// writes it (`manage_cluster_policy = false`) nor depends on it; one that
+/// would owns a ClusterPolicy instead.
 pub fn no_cluster_policy() -> RwLockReadGuard<'static, ()> {
     CLUSTER_POLICY
         .read()

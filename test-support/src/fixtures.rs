@@ -7,7 +7,8 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
 use kube::api::{
-    ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+    ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+    PostParams,
 };
 use serde_json::json;
 
@@ -159,66 +160,73 @@ pub fn cluster_policies(client: &kube::Client) -> Api<DynamicObject> {
     Api::all_with(client.clone(), &resource)
 }
 
-/// A ClusterPolicy as the GPU Operator's Helm chart makes it: what the
-/// CRD requires, with the device-plugin config fields the chart sets
-/// (empty), which gpufleet_gpu_sharing takes over and gives back; and
-/// `spec.mig.strategy` when given.
+/// The GPU Operator's ClusterPolicy as its Helm chart renders it
+/// ([`crate::helm::cluster_policy`]), named `name`: the chart gives every
+/// install the same name, and tests side by side need names of their own.
 pub fn helm_cluster_policy(name: &str, mig_strategy: Option<&str>) -> serde_json::Value {
-    let mut object = serde_json::json!({
-        "apiVersion": "nvidia.com/v1",
-        "kind": "ClusterPolicy",
-        "metadata": {"name": name},
-        "spec": {
-            "operator": {"defaultRuntime": "containerd"},
-            "daemonsets": {"priorityClassName": "system-node-critical"},
-            "driver": {"enabled": true},
-            "toolkit": {"enabled": true},
-            "devicePlugin": {"enabled": true, "config": {"name": "", "default": ""}},
-            "dcgm": {"enabled": true},
-            "dcgmExporter": {"enabled": true},
-            "gfd": {"enabled": true},
-            "nodeStatusExporter": {"enabled": false},
-        },
-    });
-    if let Some(strategy) = mig_strategy {
-        object["spec"]["mig"] = serde_json::json!({ "strategy": strategy });
-    }
+    let mut object = crate::helm::cluster_policy(mig_strategy);
+    object["metadata"]["name"] = json!(name);
     object
 }
 
-/// The GPU Operator's ClusterPolicy as its Helm chart makes it (field
-/// manager `helm`, [`helm_cluster_policy`]), deleted when the test ends.
-/// Its methods block: call them outside the test's runtime.
-pub struct HelmClusterPolicy(pub String);
+/// A unique name for a test's own ClusterPolicy that sorts before the
+/// chart's `cluster-policy` and any other name but a digit's: gpufleet and
+/// the simulated device plugin take the first by name for the operator's.
+pub fn first_cluster_policy_name() -> String {
+    // Names begin with a letter or a digit; digits sort first.
+    unique_name("0-cluster-policy")
+}
+
+/// The GPU Operator's ClusterPolicy as `helm install` leaves it
+/// ([`helm_cluster_policy`], written as [`crate::helm`] says), deleted when
+/// the test ends. Its methods block: call them outside the test's runtime.
+pub struct HelmClusterPolicy(
+    /// Its name.
+    pub String,
+    /// The release's manifest of it, which `helm upgrade` patches from.
+    serde_json::Value,
+);
 
 impl HelmClusterPolicy {
+    /// Installs it with the chart's values and `mig_strategy` (`""` clears
+    /// the chart's `single`, so the operator sets none), under a name
+    /// that sorts before every other ClusterPolicy's: gpufleet and the
+    /// simulated device plugin take the first by name for the operator's, so
+    /// on a cluster that already has one (any cluster with the GPU Operator,
+    /// whose chart names it `cluster-policy`) the test's own is the one that
+    /// counts. Hold `common::exclusive::own_cluster_policy` while it lives.
     pub fn install(mig_strategy: Option<&str>) -> Self {
-        let name = unique_name("cluster-policy");
+        let name = first_cluster_policy_name();
         let object = helm_cluster_policy(&name, mig_strategy);
-        block_on(async {
-            cluster_policies(&kube_client().await)
-                .patch(&name, &PatchParams::apply("helm"), &Patch::Apply(object))
+        let first = block_on(async {
+            let client = kube_client().await;
+            crate::helm::install_cluster_policy(&client, &object).await;
+            cluster_policies(&client)
+                .list(&ListParams::default())
                 .await
-                .unwrap();
+                .unwrap()
+                .items
+                .into_iter()
+                .filter_map(|policy| policy.metadata.name)
+                .min()
         });
-        Self(name)
+        let policy = Self(name, object);
+        assert_eq!(
+            first.as_ref(),
+            Some(&policy.0),
+            "ClusterPolicy {first:?} sorts before the test's own, so gpufleet would take it for the operator's"
+        );
+        policy
     }
 
-    /// A `helm upgrade` with the MIG strategy in its values: Helm applies
-    /// the whole object again as field manager `helm`, taking the field
-    /// over.
-    pub fn helm_upgrade(&self, mig_strategy: &str) {
+    /// A `helm upgrade` with the MIG strategy in its values: Helm patches
+    /// what changed in the chart's rendering, and only that.
+    pub fn helm_upgrade(&mut self, mig_strategy: &str) {
         let object = helm_cluster_policy(&self.0, Some(mig_strategy));
         block_on(async {
-            cluster_policies(&kube_client().await)
-                .patch(
-                    &self.0,
-                    &PatchParams::apply("helm").force(),
-                    &Patch::Apply(object),
-                )
-                .await
-                .unwrap();
+            crate::helm::upgrade_cluster_policy(&kube_client().await, &self.1, &object).await
         });
+        self.1 = object;
     }
 
     /// Another writer (field manager `manager`) applies `spec`, a part of

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod exclusive;
 pub mod fixtures;
 pub mod go_module;
+pub mod helm;
 pub mod lossy_network;
 pub mod measure;
 pub mod pinging_client;

@@ -182,7 +182,7 @@ fn mixed_applies_in_one_go() {
 fn single_as_helm_installs_it() {
     let _only_policy = common::exclusive::own_cluster_policy();
     each_cli(|cli| {
-        let helm = HelmClusterPolicy::install(Some("single"));
+        let mut helm = HelmClusterPolicy::install(Some("single"));
         let helm_spec = spec_of(&helm);
         let name = unique_name("mig-single");
         let _guard = (
@@ -314,7 +314,7 @@ fn has_key(key: &str) -> bool {
 fn mps_under_mixed_is_refused() {
     let _only_policy = common::exclusive::own_cluster_policy();
     each_cli(|cli| {
-        let helm = HelmClusterPolicy::install(Some("single"));
+        let mut helm = HelmClusterPolicy::install(Some("single"));
         let name = unique_name("mps");
         let _guard = Guard::node_pools(&[&name]);
         let node_sharing = format!(

@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::fixtures::{class, cluster_policies, helm_cluster_policy, live_priority_class};
+use common::fixtures::{
+    class, cluster_policies, first_cluster_policy_name, helm_cluster_policy, live_priority_class,
+};
 use common::terraform::{Cli, PROVIDER_VERSION, Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
 use gpufleet::framework::FrameworkProvider;
@@ -32,7 +34,7 @@ use k8s_openapi::api::rbac::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{DeleteParams, DynamicObject, PostParams};
+use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
 
 /// The namespace a Role of `scope` goes in; `None` for the ClusterRole.
@@ -283,7 +285,8 @@ const DEVICE_PLUGIN_APP: &str = "gpufleet-lp-device-plugin";
 impl Operator {
     fn new(node: &TestNode) -> Self {
         let only_policy = common::exclusive::own_cluster_policy();
-        let policy = unique_name("lp-policy");
+        // The one that counts, beside one the cluster may hold already.
+        let policy = first_cluster_policy_name();
         block_on(async {
             let client = kube_client().await;
             let ns = RBAC_OPERATOR_NAMESPACE;
@@ -344,14 +347,10 @@ impl Operator {
     }
 }
 
-/// The test's ClusterPolicy, made as the operator's Helm chart makes it
-/// (a creator other than gpufleet owns its fields).
+/// The test's ClusterPolicy, made as `helm install` of the operator's chart
+/// makes it (a creator other than gpufleet owns its fields).
 async fn create_policy(client: &kube::Client, name: &str) {
-    let object: DynamicObject = serde_json::from_value(helm_cluster_policy(name, None)).unwrap();
-    cluster_policies(client)
-        .create(&PostParams::default(), &object)
-        .await
-        .unwrap();
+    common::helm::install_cluster_policy(client, &helm_cluster_policy(name, None)).await;
 }
 
 /// The ClusterPolicy made again: a workout that failed half-way (on

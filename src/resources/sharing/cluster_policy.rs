@@ -158,21 +158,8 @@ pub async fn point(
     deadline: Deadline,
 ) -> Result<(), GaveUp> {
     let name = policy.name_any();
-    for (field, _) in fields {
-        let recorded = taken.iter().any(|t| t.policy == name && t.field == *field);
-        let value = value_at(&policy.data["spec"], field);
-        if recorded || value.is_null() {
-            continue;
-        }
-        if let Some(owner) = other_owner(policy, field, manager) {
-            taken.push(TakenOver {
-                policy: name.clone(),
-                field: field.iter().map(|s| s.to_string()).collect(),
-                value: value.clone(),
-                manager: owner,
-            });
-        }
-    }
+    let recordable: Vec<Field> = fields.iter().map(|(f, _)| *f).collect();
+    record(policy, &recordable, manager, taken);
     let kept: Vec<Field> = fields.iter().map(|(f, _)| *f).collect();
     let apply = apply(cluster, &name, fields, manager, deadline);
     let scope = Scope {
@@ -181,6 +168,29 @@ pub async fn point(
         ours: manager,
     };
     give_back_around(cluster, scope, taken, apply, deadline).await
+}
+
+/// Records in `taken` the value and owner of each of `fields` of `policy`
+/// that a writer other than `manager` holds, replacing what was recorded of
+/// it: what that writer set last (a `helm upgrade` with a new MIG strategy
+/// while we held it) is what goes back to it.
+fn record(policy: &DynamicObject, fields: &[Field], manager: &str, taken: &mut Vec<TakenOver>) {
+    let name = policy.name_any();
+    for field in fields {
+        let value = value_at(&policy.data["spec"], field);
+        if value.is_null() {
+            continue;
+        }
+        if let Some(owner) = other_owner(policy, field, manager) {
+            taken.retain(|t| !(t.policy == name && t.field == *field));
+            taken.push(TakenOver {
+                policy: name.clone(),
+                field: field.iter().map(|s| s.to_string()).collect(),
+                value: value.clone(),
+                manager: owner,
+            });
+        }
+    }
 }
 
 /// The fields `gpufleet_gpu_sharing` sets: the ConfigMap, its default key
@@ -382,6 +392,55 @@ mod tests {
             Some("gpufleet")
         );
         assert_eq!(other_owner(&live, CONFIG_NAME, "gpufleet"), None);
+    }
+
+    #[test]
+    fn what_another_writer_set_last_is_recorded() {
+        let helm_holds = |strategy: &str| {
+            policy(
+                json!({"mig": {"strategy": strategy}, "devicePlugin": {"config": {"name": "ours"}}}),
+                json!([
+                    entry("helm", json!({"f:spec": {"f:mig": {"f:strategy": {}}}})),
+                    entry(
+                        "gpufleet",
+                        json!({"f:spec": {"f:devicePlugin": {"f:config": {"f:name": {}}}}})
+                    ),
+                ]),
+            )
+        };
+        let mut taken = Vec::new();
+        record(
+            &helm_holds("single"),
+            &[MIG_STRATEGY, CONFIG_NAME],
+            "gpufleet",
+            &mut taken,
+        );
+        // A Helm upgrade set another strategy since we took it.
+        record(
+            &helm_holds("none"),
+            &[MIG_STRATEGY, CONFIG_NAME],
+            "gpufleet",
+            &mut taken,
+        );
+        assert_eq!(
+            taken,
+            [TakenOver {
+                policy: "cluster-policy".into(),
+                field: vec!["mig".into(), "strategy".into()],
+                value: json!("none"),
+                manager: "helm".into(),
+            }]
+        );
+        // Ours alone: the record stays.
+        let ours = policy(
+            json!({"mig": {"strategy": "mixed"}}),
+            json!([entry(
+                "gpufleet",
+                json!({"f:spec": {"f:mig": {"f:strategy": {}}}})
+            )]),
+        );
+        record(&ours, &[MIG_STRATEGY], "gpufleet", &mut taken);
+        assert_eq!(taken[0].value, json!("none"));
     }
 
     #[test]

@@ -21,9 +21,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::Client;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::Value;
 
 use self::checks::{NEVER_PREEMPTS, assert_no_nomination};
@@ -42,7 +40,8 @@ use crate::tls_bootstrap::{self, JoinMaterial};
 pub const EXAMPLE: &str = "examples/training-and-inference";
 pub const SERVER: &str = "simulated-8xh100-server";
 pub const NAMESPACE: &str = "ml";
-/// The ClusterPolicy the GPU Operator's Helm chart makes.
+/// The ClusterPolicy the GPU Operator's Helm chart makes
+/// ([`crate::helm::cluster_policy`] names it so).
 const GPU_OPERATOR_POLICY: &str = "cluster-policy";
 const TRAINING_GPU_LIMIT: i64 = 64;
 /// Fast enough to watch: Karpenter removes empty nodes 5 s after they
@@ -518,15 +517,8 @@ impl Scenario {
         self.story.step(&format!(
             "the GPU Operator's ClusterPolicy {GPU_OPERATOR_POLICY:?} as its Helm chart installs it (mig.strategy single, the device plugin reading no ConfigMap)"
         ));
-        let object = crate::fixtures::helm_cluster_policy(GPU_OPERATOR_POLICY, Some("single"));
-        policies
-            .patch(
-                GPU_OPERATOR_POLICY,
-                &PatchParams::apply("helm"),
-                &Patch::Apply(object),
-            )
-            .await
-            .unwrap();
+        let object = crate::helm::cluster_policy(None);
+        crate::helm::install_cluster_policy(&self.client, &object).await;
         policies.get(GPU_OPERATOR_POLICY).await.unwrap().data["spec"].clone()
     }
 
