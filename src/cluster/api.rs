@@ -58,6 +58,19 @@ impl Kind {
         }
     }
 
+    /// The kind in the plural, as messages name it: the API's plural with the
+    /// kind's capitals (`ClusterPolicies`, `PriorityClasses`).
+    pub fn plural_kind(&self) -> String {
+        let shared: usize = self
+            .kind
+            .chars()
+            .zip(self.plural.chars())
+            .take_while(|(k, p)| k.to_ascii_lowercase() == *p)
+            .map(|(k, _)| k.len_utf8())
+            .sum();
+        format!("{}{}", &self.kind[..shared], &self.plural[shared..])
+    }
+
     /// The API for untyped objects (custom resources).
     pub fn api_resource(&self) -> ApiResource {
         let (group, version) = self
@@ -234,7 +247,7 @@ impl<'a, K: Object> Objects<'a, K> {
             .map(|s| format!(" with labels {s}"))
             .unwrap_or_default();
         let call = self.call(
-            format!("list the {}s{labels}", self.kind.kind),
+            format!("list the {}{labels}", self.kind.plural_kind()),
             format!("LIST {}{}{labels}", self.kind, self.in_namespace()),
         );
         let params = selector.map_or_else(ListParams::default, |s| ListParams::default().labels(s));
@@ -648,6 +661,15 @@ mod tests {
         );
         assert_eq!(Kind::NODE.api_resource().group, "");
         assert_eq!(Kind::NODE.to_string(), "v1 Node");
+        assert_eq!(node_pool.plural_kind(), "NodePools");
+        assert_eq!(
+            Kind::new("nvidia.com/v1", "ClusterPolicy", "clusterpolicies").plural_kind(),
+            "ClusterPolicies"
+        );
+        assert_eq!(
+            Kind::new("karpenter.k8s.aws/v1", "EC2NodeClass", "ec2nodeclasses").plural_kind(),
+            "EC2NodeClasses"
+        );
         assert_eq!(describe(Kind::NODE, None, "gpu-1"), "Node \"gpu-1\"");
         assert_eq!(
             describe(Kind::CONFIG_MAP, Some("gpu-operator"), "config"),

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{self, Accelerator, Sharing};
+use crate::catalog::{self, Accelerator, MigLayout, Sharing};
 use crate::framework::DataSource;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::validators::{each, integer_between, one_of};
@@ -49,14 +49,17 @@ pub struct Entry {
     parts: Vec<PartEntry>,
 }
 
-/// A part of a model the catalog tells apart by PCI device ID, and how the
-/// GPUs of one node of that part are linked.
+/// A part of a model the catalog tells apart by PCI device ID, how the
+/// GPUs of one node of that part are linked, and the MIG layouts
+/// mig-manager applies to it.
 #[derive(Debug, Deserialize, Serialize)]
 pub struct PartEntry {
     name: String,
     pci_device_id: String,
+    device_filter: String,
     form: String,
     gpu_link: String,
+    mig_layouts: Vec<Layout>,
 }
 
 /// A MIG profile of a model.
@@ -72,6 +75,26 @@ pub struct Profile {
 pub struct Layout {
     name: String,
     resources: BTreeMap<String, u32>,
+}
+
+impl From<MigLayout> for Layout {
+    fn from(layout: MigLayout) -> Self {
+        Self {
+            resources: layout.resources().into_iter().collect(),
+            name: layout.name,
+        }
+    }
+}
+
+/// The model's MIG layouts mig-manager's default configuration applies
+/// wherever `applies` says it does.
+fn layouts(model: &Accelerator, applies: impl Fn(&str) -> bool) -> Vec<Layout> {
+    model
+        .mig_layouts()
+        .into_iter()
+        .filter(|l| applies(&l.name))
+        .map(Layout::from)
+        .collect()
 }
 
 impl From<&'static Accelerator> for Entry {
@@ -95,22 +118,17 @@ impl From<&'static Accelerator> for Entry {
                     resource: catalog::mig_resource(p.name),
                 })
                 .collect(),
-            mig_layouts: a
-                .mig_layouts()
-                .into_iter()
-                .map(|l| Layout {
-                    resources: l.resources().into_iter().collect(),
-                    name: l.name,
-                })
-                .collect(),
+            mig_layouts: layouts(a, |layout| a.parts().all(|p| p.applies(layout))),
             resource_names: a.resource_names(),
             parts: a
                 .parts()
                 .map(|p| PartEntry {
                     name: p.name.to_string(),
                     pci_device_id: format!("0x{:04X}", p.pci_device_id),
+                    device_filter: p.device_filter(),
                     form: p.form.as_str().to_string(),
                     gpu_link: p.form.gpu_link().to_string(),
+                    mig_layouts: layouts(a, |layout| p.applies(layout)),
                 })
                 .collect(),
         }
@@ -135,6 +153,24 @@ impl Model {
             .filter(|a| named(a))
             .collect()
     }
+}
+
+/// A list of MIG layouts (GPU Operator, assets/state-mig-manager/0400_configmap.yaml) and
+/// what one GPU advertises in each.
+fn mig_layouts() -> Attr {
+    Attr::nested(
+        "mig_layouts",
+        Nesting::List,
+        vec![
+            Attr::string("name").computed().describe(
+                "A layout mig-manager knows, for a fleet's `gpu_sharing.mig_layout`: `all-disabled`, `all-enabled`, `all-balanced` or `all-<profile>`.",
+            ),
+            Attr::number_map("resources").computed().describe(
+                "What one GPU advertises in it: resource name to count (`nvidia.com/gpu = 1` with MIG off).",
+            ),
+        ],
+    )
+    .computed()
 }
 
 #[async_trait]
@@ -190,19 +226,9 @@ impl DataSource<Cluster> for Accelerators {
                                 ),
                             ],
                         )),
-                        computed(Attr::nested(
-                            "mig_layouts",
-                            Nesting::List,
-                            vec![
-                                computed(Attr::string("name")).describe(
-                                    "A layout mig-manager knows, for a fleet's `gpu_sharing.mig_layout`: `all-disabled`, `all-enabled`, `all-balanced` or `all-<profile>`.",
-                                ),
-                                computed(Attr::number_map("resources")).describe(
-                                    "What one GPU advertises in it: resource name to count (`nvidia.com/gpu = 1` with MIG off).",
-                                ),
-                            ],
-                        ))
-                        .describe("MIG layouts; empty without MIG."),
+                        mig_layouts().describe(
+                            "The MIG layouts mig-manager's default configuration applies to every part of the model; empty without MIG. A layout it applies to some parts only (`all-1g.35gb`: the H200 SXM, not the H200 NVL) is listed under those `parts`.",
+                        ),
                         computed(Attr::string_list("resource_names")).describe(
                             "Every resource name nodes with this model can advertise: `nvidia.com/gpu`, `nvidia.com/gpu.shared` when sharing renames, and each MIG device (also `.shared`).",
                         ),
@@ -215,14 +241,20 @@ impl DataSource<Cluster> for Accelerators {
                                 ),
                                 computed(Attr::string("pci_device_id"))
                                     .describe("NVIDIA's PCI device ID, e.g. `0x2330`."),
+                                computed(Attr::string("device_filter")).describe(
+                                    "The part as a `device-filter` of mig-manager's configuration names it, e.g. `0x233010DE`.",
+                                ),
                                 computed(Attr::string("form"))
                                     .describe("The form factor: `sxm`, `nvl` or `pcie`."),
                                 computed(Attr::string("gpu_link")).describe(
                                     "How the GPUs of one node are linked: `nvswitch` (SXM modules on an HGX board, NVLink from every GPU to every other), `nvlink-bridge` (NVL cards, NVLink within each bridged group) or `pcie` (PCIe cards, unless a bridge joins a pair).",
                                 ),
+                                mig_layouts().describe(
+                                    "The MIG layouts mig-manager's default configuration applies to this part: the model's `mig_layouts` and those it applies to this part by PCI device ID only; empty without MIG.",
+                                ),
                             ],
                         ))
-                        .describe("The parts of the model the catalog tells apart by PCI device ID, with their form factor; empty where the catalog tells none apart."),
+                        .describe("The parts of the model the catalog tells apart by PCI device ID, with their form factor and MIG layouts; empty where the catalog tells none apart."),
                     ],
                 )
                 .computed()
@@ -357,6 +389,57 @@ mod tests {
         // The filters stay as configured.
         assert_eq!(listing["names"], json!(["H100"]));
         assert_eq!(listing["sharing"], "mps");
+    }
+
+    /// mig-manager's default configuration applies `all-1g.35gb` to the H200 SXM only: the
+    /// model lists the layouts every part gets, each part all of its own.
+    #[test]
+    fn layouts_only_some_parts_get_are_listed_under_those_parts() {
+        let names = |layouts: &serde_json::Value| -> Vec<String> {
+            layouts
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let listing = list(json!({"names": ["H200", "H100"]}));
+        let [h100, h200] = [&listing["accelerators"][0], &listing["accelerators"][1]];
+        let every_part = names(&h200["mig_layouts"]);
+        assert_eq!(
+            every_part,
+            [
+                "all-disabled",
+                "all-enabled",
+                "all-balanced",
+                "all-1g.18gb",
+                "all-1g.18gb.me",
+                "all-2g.35gb",
+                "all-3g.71gb",
+                "all-4g.71gb",
+                "all-7g.141gb",
+            ]
+        );
+        let (sxm, nvl) = (&h200["parts"][0], &h200["parts"][1]);
+        assert_eq!(
+            (&sxm["name"], &sxm["device_filter"]),
+            (&json!("H200-SXM"), &json!("0x233510DE"))
+        );
+        let mut sxm_only = names(&sxm["mig_layouts"]);
+        sxm_only.retain(|l| !every_part.contains(l));
+        assert_eq!(sxm_only, ["all-1g.35gb"]);
+        assert!(
+            sxm["mig_layouts"].as_array().unwrap().contains(
+                &json!({"name": "all-1g.35gb", "resources": {"nvidia.com/mig-1g.35gb": 4}})
+            )
+        );
+        assert_eq!(nvl["name"], "H200-NVL");
+        assert_eq!(names(&nvl["mig_layouts"]), every_part);
+        // Every H100 part gets every H100 layout.
+        for part in h100["parts"].as_array().unwrap() {
+            assert_eq!(part["mig_layouts"], h100["mig_layouts"], "{part}");
+        }
+        assert_eq!(h100["mig_layouts"].as_array().unwrap().len(), 10);
     }
 
     #[test]

@@ -1322,7 +1322,9 @@ fn bad_combinations_fail_at_plan_time() {
 }
 
 /// The catalog data source lists, per model, the MIG layouts with what each
-/// GPU advertises in them, the MPS client cap and the resource names.
+/// GPU advertises in them, the MPS client cap and the resource names, and per
+/// part the layouts mig-manager applies to it: `all-1g.35gb` to the H200 SXM
+/// only, as the fleet's validation holds it to.
 #[test]
 fn accelerators_list_what_sharing_needs() {
     each_cli(|cli| {
@@ -1343,6 +1345,16 @@ fn accelerators_list_what_sharing_needs() {
         assert!(layouts.contains(&json!({"name": "all-balanced", "resources": {
             "nvidia.com/mig-1g.18gb": 2, "nvidia.com/mig-2g.35gb": 1, "nvidia.com/mig-3g.71gb": 1}})));
         assert!(!layouts.iter().any(|l| l["name"] == "all-1g.10gb"));
+        let all_1g_35gb =
+            json!({"name": "all-1g.35gb", "resources": {"nvidia.com/mig-1g.35gb": 4}});
+        assert!(!layouts.contains(&all_1g_35gb), "{layouts:?}");
+        let parts = h200["parts"].as_array().unwrap();
+        let part = |name: &str| {
+            let part = parts.iter().find(|p| p["name"] == name).unwrap();
+            part["mig_layouts"].as_array().unwrap().clone()
+        };
+        assert!(part("H200-SXM").contains(&all_1g_35gb), "{parts:?}");
+        assert_eq!(&part("H200-NVL"), layouts, "{}", cli.name);
         assert!(
             h200["resource_names"]
                 .as_array()

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use common::terraform::{At, Cli, Workspace, assert_validate_fails, each_cli, provider_block_for};
 
 /// A workspace whose provider has no reachable cluster.
-fn workspace(cli: &Cli, body: &str) -> Workspace {
+pub(crate) fn workspace(cli: &Cli, body: &str) -> Workspace {
     let mut ws = Workspace::new(cli);
     let kubeconfig = ws.path().join("unreachable.kubeconfig");
     std::fs::write(&kubeconfig, common::unreachable_kubeconfig()).unwrap();
@@ -64,7 +64,8 @@ const EVERY_MODEL: [&str; 24] = [
 /// resources as the device plugin advertises them (`nvidia.com/mig-<profile>`,
 /// `.shared` when renamed); its parts as the H100 datasheet and the PCI ID
 /// Repository name them: the SXM5 module (device 0x2330) on HGX boards,
-/// whose NVSwitch links every GPU to every other, and the PCIe card (0x2331).
+/// whose NVSwitch links every GPU to every other, and the PCIe card (0x2331),
+/// both given every layout (mig-manager's device filters name both).
 fn h100() -> Value {
     let profiles = [
         ("1g.10gb", 7),
@@ -105,11 +106,13 @@ fn h100() -> Value {
         "mig_profiles": profiles.iter().map(|(p, n)| json!({
             "name": p, "max_instances": n, "resource": resource(p),
         })).collect::<Vec<_>>(),
-        "mig_layouts": layouts,
+        "mig_layouts": layouts.clone(),
         "resource_names": resource_names,
         "parts": [
-            {"name": "H100-SXM", "pci_device_id": "0x2330", "form": "sxm", "gpu_link": "nvswitch"},
-            {"name": "H100-PCIE", "pci_device_id": "0x2331", "form": "pcie", "gpu_link": "pcie"},
+            {"name": "H100-SXM", "pci_device_id": "0x2330", "device_filter": "0x233010DE",
+             "form": "sxm", "gpu_link": "nvswitch", "mig_layouts": layouts.clone()},
+            {"name": "H100-PCIE", "pci_device_id": "0x2331", "device_filter": "0x233110DE",
+             "form": "pcie", "gpu_link": "pcie", "mig_layouts": layouts},
         ],
     })
 }

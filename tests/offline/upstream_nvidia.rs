@@ -1,18 +1,22 @@
 //! The catalog and the device-plugin configuration against files of NVIDIA's
 //! GPU Operator, read at test time from the operator's Go module at the
 //! version testbed/cluster.sh pins (the snapshot whose
-//! ClusterPolicy CRD the test cluster installs). Needs Go and the module
-//! cache or proxy, no cluster; without them the tests say they were skipped,
-//! which fails under `make test`.
+//! ClusterPolicy CRD the test cluster installs), or from the verbatim copies
+//! in tests/upstream/. Needs Go and the module cache or proxy, no cluster;
+//! without them the tests say they were skipped, which fails under
+//! `make test`. The data source's listing is read through each CLI.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use common::go_module::gpu_operator_file;
+use common::terraform::each_cli;
 use gpufleet::catalog::{self, MIG_BALANCED, MigLayout};
 use gpufleet::resources::sharing::device_plugin::{
     Config, MigStrategy, Replicated, SharedBy, same_behaviour,
 };
 use serde_json::Value;
+
+use super::accelerators::workspace;
 
 /// The catalog models the pinned snapshot predates: mig-manager learnt
 /// their layouts in a later release. Bumping the pin past it fails
@@ -189,12 +193,34 @@ fn device_filter(entry: &Value) -> Option<Vec<String>> {
     }
 }
 
-/// Whether mig-manager applies the layout `entries` to the PCI `device`.
-fn applied_to(entries: &[Value], device: &str) -> bool {
+/// The entry of a layout's `entries` mig-manager applies to the PCI `device`: one whose
+/// filter names it, or one without a filter.
+fn entry_for<'a>(entries: &'a [Value], device: &str) -> Option<&'a Value> {
     entries
         .iter()
-        .any(|e| device_filter(e).is_none_or(|f| f.iter().any(|d| d == device)))
+        .find(|e| device_filter(e).is_none_or(|f| f.iter().any(|d| d == device)))
 }
+
+/// Whether mig-manager applies the layout `entries` to the PCI `device`.
+fn applied_to(entries: &[Value], device: &str) -> bool {
+    entry_for(entries, device).is_some()
+}
+
+/// What one GPU advertises once mig-manager applies `entry`, as the data source lists it:
+/// a whole GPU with MIG off, else each MIG device under the name the device plugin's mixed
+/// strategy gives it (`nvidia.com/mig-1g.10gb`, `+me` spelled `.me`).
+fn advertised(entry: &Value) -> Advertised {
+    if entry["mig-enabled"] == false {
+        return Advertised::from([("nvidia.com/gpu".to_string(), 1)]);
+    }
+    their_devices(entry)
+        .into_iter()
+        .map(|(profile, n)| (format!("nvidia.com/mig-{}", profile.replace('+', ".")), n))
+        .collect()
+}
+
+/// Resource name to count, per GPU.
+type Advertised = BTreeMap<String, u64>;
 
 /// Each part the catalog tells apart within a model is one of the devices
 /// mig-manager's `all-balanced` entry for that model names, and it is
@@ -255,6 +281,106 @@ fn parts_get_the_layouts_mig_managers_device_filters_give_them() {
     }
     assert!(parts >= 2, "the H200 SXM and NVL at least");
     eprintln!("{parts} parts and {layouts} model layouts checked against v26.7.0's device filters");
+}
+
+/// `gpufleet_accelerators` through each CLI against v26.7.0's device filters: each part
+/// lists exactly the layouts whose entry for its device makes devices of the model's
+/// profiles, each with what that entry makes one GPU advertise, and the model lists those
+/// mig-manager applies alike to every device its `all-balanced` entry names, the parts the
+/// catalog tells apart and the others (H800, A800).
+#[test]
+fn the_data_source_lists_the_layouts_mig_manager_applies_to_each_part() {
+    let configs = mig_manager_v26_configs();
+    // Layout name to what one GPU advertises, for what mig-manager applies to `device` of
+    // a model with `profiles`.
+    let applied = |device: &str, profiles: &BTreeSet<String>| -> BTreeMap<String, Advertised> {
+        configs
+            .iter()
+            .filter_map(|(name, entries)| {
+                let entry = entry_for(entries.as_array().unwrap(), device)?;
+                let theirs = their_devices(entry);
+                theirs
+                    .iter()
+                    .all(|(profile, _)| profiles.contains(profile))
+                    .then(|| (name.clone(), advertised(entry)))
+            })
+            .collect()
+    };
+    let listed = |layouts: &Value| -> BTreeMap<String, Advertised> {
+        layouts
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                let resources = serde_json::from_value(l["resources"].clone()).unwrap();
+                (l["name"].as_str().unwrap().to_string(), resources)
+            })
+            .collect()
+    };
+    each_cli(|cli| {
+        let mut ws = workspace(
+            cli,
+            "data \"gpufleet_accelerators\" \"mig\" {\n  sharing = \"mig\"\n}\n\n\
+             output \"mig\" {\n  value = data.gpufleet_accelerators.mig.accelerators\n}\n",
+        );
+        ws.apply();
+        let (mut parts, mut part_only) = (0, 0);
+        let models = ws.output("mig");
+        for model in models.as_array().unwrap() {
+            let name = model["name"].as_str().unwrap();
+            let profiles: BTreeSet<String> = model["mig_profiles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["name"].as_str().unwrap().to_string())
+                .collect();
+            let every_part = listed(&model["mig_layouts"]);
+            let balanced = &every_part[MIG_BALANCED];
+            let devices: Vec<String> = configs[MIG_BALANCED]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| &advertised(e) == balanced)
+                .filter_map(device_filter)
+                .flatten()
+                .collect();
+            assert!(
+                !devices.is_empty(),
+                "{}: {name}: no all-balanced entry",
+                cli.name
+            );
+            let mut on_every_device = applied(&devices[0], &profiles);
+            for device in &devices[1..] {
+                let on_this = applied(device, &profiles);
+                on_every_device.retain(|layout, theirs| on_this.get(layout) == Some(theirs));
+            }
+            assert_eq!(every_part, on_every_device, "{}: {name}", cli.name);
+            for part in model["parts"].as_array().unwrap() {
+                let device = part["device_filter"].as_str().unwrap();
+                assert_eq!(
+                    device,
+                    format!("{}10DE", part["pci_device_id"].as_str().unwrap()),
+                    "{}: {name}",
+                    cli.name
+                );
+                assert!(devices.iter().any(|d| d == device), "{}: {part}", cli.name);
+                let own = listed(&part["mig_layouts"]);
+                assert_eq!(own, applied(device, &profiles), "{}: {part}", cli.name);
+                parts += 1;
+                part_only += own.len() - every_part.len();
+            }
+        }
+        assert_eq!(
+            part_only, 1,
+            "{}: all-1g.35gb on the H200 SXM only",
+            cli.name
+        );
+        eprintln!(
+            "{}: {} models' and {parts} parts' layouts match v26.7.0's device filters",
+            cli.name,
+            models.as_array().unwrap().len()
+        );
+    });
 }
 
 /// The GPU Operator's own end-to-end time-slicing configuration behaves

@@ -158,12 +158,21 @@ pub fn attributes(strategies: &'static [&'static str], with_mig: bool) -> Vec<At
                     "A layout mig-manager knows: `all-disabled`, `all-enabled`, `all-balanced` or `all-<profile>` such as `all-1g.10gb` (`+me` spelled `.me`).",
                     |name| {
                         if catalog::is_known_layout(name) {
-                            Ok(())
-                        } else {
-                            Err(format!(
-                                "{name:?} is not a MIG layout: use all-disabled, all-enabled, all-balanced or all-<profile> with a profile of the GPU (see `gpufleet_accelerators`)"
-                            ))
+                            return Ok(());
                         }
+                        // A profile or `balanced` without `all-`, or `+me` as the profile
+                        // spells it, is one layout's name misspelt.
+                        let meant = catalog::single_profile_layout(
+                            name.strip_prefix("all-").unwrap_or(name),
+                        );
+                        if catalog::is_known_layout(&meant) {
+                            return Err(format!(
+                                "{name:?} is not a MIG layout: did you mean `{meant}`? A layout fills every GPU with one profile (`all-<profile>`), or is all-disabled, all-enabled or all-balanced"
+                            ));
+                        }
+                        Err(format!(
+                            "{name:?} is not a MIG layout: use all-disabled, all-enabled, all-balanced or all-<profile> with a profile of the GPU (see `gpufleet_accelerators`)"
+                        ))
                     },
                 ))
                 .describe("The MIG layout with `strategy = \"mig\"`, applied by mig-manager through the `nvidia.com/mig.config` node label. A fleet's layout is checked against its models, and against their parts where mig-manager's default configuration applies a layout to some parts only (`all-1g.35gb` to the H200 SXM, not the H200 NVL)."),
@@ -448,7 +457,8 @@ pub fn check(
                     );
                     continue;
                 }
-                let Some(name) = layout.as_str() else {
+                // A name no model has is the `mig_layout` validator's to refuse.
+                let Some(name) = layout.as_str().filter(|n| catalog::is_known_layout(n)) else {
                     continue;
                 };
                 let Some(found) = model.mig_layout(name) else {

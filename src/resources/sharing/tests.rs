@@ -443,3 +443,39 @@ fn a_layout_mig_manager_withholds_from_a_part_is_refused_for_it() {
         Vec::new()
     );
 }
+
+/// A profile or `balanced` without `all-` is one mistake: one error, from the
+/// `mig_layout` validator, naming the layout meant; `check` leaves a name no
+/// model has to it.
+#[test]
+fn a_layout_without_all_is_one_error_naming_the_layout_meant() {
+    let schema = ObjectSchema::new("", attributes(Strategy::NODES, true));
+    for (typed, meant) in [
+        ("1g.10gb", "all-1g.10gb"),
+        ("balanced", "all-balanced"),
+        ("1g.10gb+me", "all-1g.10gb.me"),
+        ("all-1g.10gb+me", "all-1g.10gb.me"),
+    ] {
+        let settings = json!({"strategy": "mig", "mig_layout": typed});
+        let mut found = schema
+            .validate_config(&settings_value(settings.clone()))
+            .located();
+        found.extend(fleet_errors(&["H100"], settings));
+        assert_eq!(found.len(), 1, "{typed}: {found:#?}");
+        assert_eq!(found[0].0, "mig_layout");
+        assert!(
+            found[0].1.contains(&format!("did you mean `{meant}`?")),
+            "{found:?}"
+        );
+    }
+    // A name that is no layout's, with or without `all-`, names none.
+    let found = schema
+        .validate_config(&settings_value(
+            json!({"strategy": "mig", "mig_layout": "9g.99gb"}),
+        ))
+        .located();
+    assert!(
+        found[0].1.contains("is not a MIG layout: use all-disabled"),
+        "{found:?}"
+    );
+}
