@@ -479,7 +479,14 @@ fn owners_keep_their_own_keys() {
     // applyMIGConfiguration), whatever ClusterPolicy the cluster holds.
     let _only_policy = common::exclusive::own_cluster_policy();
     each_cli(|cli| {
-        let _policy = HelmClusterPolicy::install(Some(""));
+        let policy = HelmClusterPolicy::install(Some(""));
+        // Installed with `--set devicePlugin.config.name=...`, as the docs
+        // say for a GPU Operator gpufleet_gpu_sharing does not manage: the
+        // keys are read, so the fleets and node sharing may write theirs.
+        policy.edit(
+            "helm",
+            serde_json::json!({"devicePlugin": {"config": {"name": CONFIG_MAP}}}),
+        );
         let ns = OperatorNamespace::new("sharing-keys");
         let mut nodes = Nodes(Vec::new());
         let server = nodes.create("sharing-dgx", &[("team", "research")], &[]);

@@ -376,13 +376,23 @@ impl Fleetwide {
     fn config(&self, kubeconfig: &str, gate: &std::path::Path) -> String {
         let labels = format!("{{ \"{RUN_LABEL}\" = \"{}\" }}", self.run);
         let ungated = self.resources() / 3;
-        let gated = |i: usize| {
-            if i < ungated {
-                ""
+        // The sharing fleets and node sharings also wait for the
+        // gpufleet_gpu_sharing that points the ClusterPolicy at their keys,
+        // as the docs say: before, the device plugin reads none, and their
+        // apply refuses to write.
+        let depends = |i: usize, after: &[&str]| {
+            let mut on: Vec<&str> = after.to_vec();
+            if i >= ungated {
+                on.push("terraform_data.gate");
+            }
+            if on.is_empty() {
+                String::new()
             } else {
-                "  depends_on = [terraform_data.gate]\n"
+                format!("  depends_on = [{}]\n", on.join(", "))
             }
         };
+        let gated = |i: usize| depends(i, &[]);
+        const POINTED: &[&str] = &["gpufleet_gpu_sharing.default"];
         // The gate waits for the ungated objects, so that even at
         // -parallelism=1 it never holds up what must come before it.
         let before_gate: Vec<String> = (0..ungated)
@@ -408,17 +418,20 @@ impl Fleetwide {
         for (i, name) in self.names("fleet", self.fleets).iter().enumerate() {
             // One GPU per node: one NodeOverlay, which selects the NodePool
             // alone (kwok's instance types carry no GPU-count label).
-            let sharing = if i < self.shared_fleets {
-                "  accelerator_count = { min = 1, max = 1 }\n  gpu_sharing = { strategy = \"time_slicing\", replicas = 2 }\n"
+            let (sharing, after) = if i < self.shared_fleets {
+                (
+                    "  accelerator_count = { min = 1, max = 1 }\n  gpu_sharing = { strategy = \"time_slicing\", replicas = 2 }\n",
+                    POINTED,
+                )
             } else {
-                ""
+                ("", &[][..])
             };
             body += &fleet(
                 &format!("fleet{i}"),
                 name,
                 &format!(
                     "  accelerators = [\"L4\"]\n  node_pool_labels = {labels}\n{sharing}{}",
-                    gated(self.classes + i)
+                    depends(self.classes + i, after)
                 ),
             );
         }
@@ -432,7 +445,7 @@ impl Fleetwide {
         for (i, node) in self.nodes[..self.node_sharings].iter().enumerate() {
             body += &format!(
                 "resource \"gpufleet_node_sharing\" \"share{i}\" {{\n  name      = \"share{i}\"\n  node_name = \"{node}\"\n  strategy  = \"time_slicing\"\n  replicas  = 3\n{}}}\n",
-                gated(next)
+                depends(next, POINTED)
             );
             next += 1;
         }

@@ -348,9 +348,14 @@ impl Operator {
 }
 
 /// The test's ClusterPolicy, made as `helm install` of the operator's chart
-/// makes it (a creator other than gpufleet owns its fields).
+/// makes it (a creator other than gpufleet owns its fields), with
+/// `--set devicePlugin.config.name=gpufleet-device-plugin` as the docs say:
+/// the sharing workouts run before and after gpufleet_gpu_sharing's, and
+/// sharing whose keys no device plugin reads is refused.
 async fn create_policy(client: &kube::Client, name: &str) {
-    common::helm::install_cluster_policy(client, &helm_cluster_policy(name, None)).await;
+    let mut policy = helm_cluster_policy(name, None);
+    policy["spec"]["devicePlugin"]["config"] = json!({"name": "gpufleet-device-plugin"});
+    common::helm::install_cluster_policy(client, &policy).await;
 }
 
 /// The ClusterPolicy made again: a workout that failed half-way (on
