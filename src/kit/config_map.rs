@@ -50,15 +50,21 @@ pub struct Placeholder<'a> {
     pub manager: String,
 }
 
+/// Whether field manager `manager` holds (alone or with others) key `key`
+/// of `live`.
+fn holds(live: &ConfigMap, key: &str, manager: &str) -> bool {
+    live.metadata.managed_fields.iter().flatten().any(|m| {
+        m.manager.as_deref() == Some(manager)
+            && m.fields_v1
+                .as_ref()
+                .is_some_and(|f| !f.0["f:data"][format!("f:{key}")].is_null())
+    })
+}
+
 impl Placeholder<'_> {
     /// Whether the placeholder's manager holds its key of `live`.
     fn holds(&self, live: &ConfigMap) -> bool {
-        live.metadata.managed_fields.iter().flatten().any(|m| {
-            m.manager.as_deref() == Some(self.manager.as_str())
-                && m.fields_v1
-                    .as_ref()
-                    .is_some_and(|f| !f.0["f:data"][format!("f:{}", self.key)].is_null())
-        })
+        holds(live, self.key, &self.manager)
     }
 
     /// The apply that puts it in place, as its manager.
@@ -101,6 +107,28 @@ impl Change<ConfigMap> for HandOver<'_> {
         let done =
             self.0.holds(live) && value_of(Some(live), self.0.key).as_deref() == Some(self.0.value);
         (!done).then(|| self.0.edit())
+    }
+}
+
+/// A manager's apply of none of the map's keys: it stops holding the one
+/// it held, which stays while another manager holds it too. (A forced
+/// apply of the value another manager holds makes the two hold it
+/// together.)
+struct LetGo<'a> {
+    key: &'a str,
+    manager: &'a str,
+}
+
+impl Change<ConfigMap> for LetGo<'_> {
+    fn describe(&self) -> String {
+        format!("data.{}, let go of by {}", self.key, self.manager)
+    }
+
+    fn patch(&self, live: &ConfigMap) -> Option<Edit> {
+        holds(live, self.key, self.manager).then(|| Edit::Apply {
+            manager: self.manager.to_string(),
+            fields: json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+        })
     }
 }
 
@@ -151,11 +179,13 @@ impl<'a> OwnedKey<'a> {
         Ok(value_of(live.as_ref(), self.key))
     }
 
-    /// Writes `value` under the key; returns what was there before.
+    /// Writes `value` under the key, taking it over from `placeholder`
+    /// when that held it; returns what was there before.
     pub async fn apply(
         &self,
         kubernetes: &Kubernetes,
         value: &str,
+        placeholder: &Placeholder<'_>,
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
         let maps = self.objects(kubernetes, "apply").await?;
@@ -173,11 +203,19 @@ impl<'a> OwnedKey<'a> {
         map.apply(&object, &self.manager, deadline)
             .await
             .map_err(|gave_up| with_namespace_hint(gave_up, &self.map.namespace))?;
+        if placeholder.key == self.key && before.as_ref().is_some_and(|b| placeholder.holds(b)) {
+            let let_go = LetGo {
+                key: self.key,
+                manager: &placeholder.manager,
+            };
+            map.update(&let_go, deadline).await?;
+        }
         Ok(value_of(before.as_ref(), self.key))
     }
 
     /// The key's value, `None` when the key or the ConfigMap is absent or
-    /// `placeholder` holds the key: no owner's value is there.
+    /// `placeholder` holds the key and this key's manager does not: no
+    /// owner's value is there.
     pub async fn get_owned(
         &self,
         kubernetes: &Kubernetes,
@@ -186,8 +224,10 @@ impl<'a> OwnedKey<'a> {
     ) -> Result<Option<String>, GaveUp> {
         let maps = self.objects(kubernetes, "get").await?;
         let live = maps.named(&self.map.name).get(deadline).await?;
-        let held =
-            placeholder.key == self.key && live.as_ref().is_some_and(|l| placeholder.holds(l));
+        let held = placeholder.key == self.key
+            && live
+                .as_ref()
+                .is_some_and(|l| placeholder.holds(l) && !holds(l, self.key, &self.manager));
         Ok(value_of(live.as_ref(), self.key).filter(|_| !held))
     }
 
@@ -212,8 +252,9 @@ impl<'a> OwnedKey<'a> {
     }
 
     /// Hands the key, which must be `placeholder`'s, over to it: the
-    /// placeholder's value, held by its manager, whoever held the key.
-    /// Nothing when the map does not exist. Returns what the key held.
+    /// placeholder's value, held by its manager, whoever held the key, and
+    /// no longer by this key's manager. Nothing when the map does not
+    /// exist. Returns what the key held.
     pub async fn hand_over(
         &self,
         kubernetes: &Kubernetes,
@@ -221,10 +262,13 @@ impl<'a> OwnedKey<'a> {
         deadline: Deadline,
     ) -> Result<Option<String>, GaveUp> {
         let maps = self.objects(kubernetes, "hand over").await?;
-        let before = maps
-            .named(&self.map.name)
-            .update(&HandOver(placeholder), deadline)
-            .await?;
+        let map = maps.named(&self.map.name);
+        let before = map.update(&HandOver(placeholder), deadline).await?;
+        let let_go = LetGo {
+            key: self.key,
+            manager: &self.manager,
+        };
+        map.update(&let_go, deadline).await?;
         Ok(value_of(before.as_ref(), self.key))
     }
 
@@ -336,6 +380,13 @@ mod tests {
         let held = map(&[("default", "none", "gpufleet-unshared")]);
         assert!(p.holds(&held));
         assert!(HandOver(&p).patch(&held).is_none());
+        // The owner then lets go, so the placeholder holds it alone.
+        let let_go = LetGo {
+            key: "default",
+            manager: "gpufleet-sharing-default",
+        };
+        assert!(let_go.patch(&same).is_some());
+        assert!(let_go.patch(&held).is_none());
     }
 
     #[test]

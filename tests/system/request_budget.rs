@@ -34,7 +34,8 @@
 //! release is a GET and a PATCH with the map's resourceVersion (again after
 //! each conflict), and a GET to see that `default` is still there. The
 //! cluster-wide key's release hands `default` over to the placeholder: a
-//! GET and an APPLY with the resourceVersion. The map stays. The three
+//! GET and an APPLY with the resourceVersion, and a GET to see that its
+//! own manager no longer holds the key. The map stays. The three
 //! DaemonSet GETs are the restart of the device plugin where the key is
 //! read.
 //!
@@ -318,7 +319,7 @@ fn sharing_resources(cli: &Cli) {
             (
                 "configmaps",
                 &[
-                    ("GET", 3 + 2 * 2 + 1 + conflicts),
+                    ("GET", 3 + 2 * 2 + 2 + conflicts),
                     ("PATCH", 2 + conflicts),
                     ("APPLY", 1),
                 ],

@@ -18,9 +18,11 @@
 //! a `default` key: `gpufleet_gpu_sharing`'s, or else one that shares
 //! nothing, held by field manager `gpufleet-unshared-default` (the
 //! placeholder), written beside the first other key and left in place of
-//! `gpufleet_gpu_sharing`'s when that is destroyed. A
-//! `gpufleet_gpu_sharing` takes the key over from it by its forced apply,
-//! and neither its read nor its import counts the placeholder as its
+//! `gpufleet_gpu_sharing`'s when that is destroyed. Each takes the key
+//! from the other by a forced apply and then an apply without it by the
+//! one letting go (a forced apply of the value another manager holds only
+//! shares the key), so one manager holds it: neither the read nor the
+//! import of `gpufleet_gpu_sharing` counts the placeholder as its
 //! configuration. The map is deleted only once nothing reads it.
 
 use std::collections::BTreeMap;
@@ -123,13 +125,15 @@ impl ConfigKey {
         config: &str,
         deadline: Deadline,
     ) -> Result<bool, GaveUp> {
+        let unshared = unshared();
+        let placeholder = placeholder(&unshared);
         let owned = self.owned(cluster);
-        let previous = owned.apply(&cluster.kubernetes, config, deadline).await?;
+        let kubernetes = &cluster.kubernetes;
+        let previous = owned
+            .apply(kubernetes, config, &placeholder, deadline)
+            .await?;
         if self.key != DEFAULT_KEY && device_plugin_may_read(cluster, deadline).await? {
-            let unshared = unshared();
-            owned
-                .fill_in(&cluster.kubernetes, &placeholder(&unshared), deadline)
-                .await?;
+            owned.fill_in(kubernetes, &placeholder, deadline).await?;
         }
         Ok(previous.is_none_or(|p| !same_behaviour(&p, config)))
     }
