@@ -1,6 +1,7 @@
 //! A resource that is exactly one Kubernetes object written by server-side
 //! apply, written once: create refuses to adopt an object someone else made,
-//! read shows only the fields gpufleet owns (everything after an import),
+//! read shows only the fields gpufleet owns (everything after an import
+//! but other tools' bookkeeping),
 //! update re-applies, delete removes, and import takes the object's name,
 //! which is also its identity.
 //! Every operation keeps retrying within its `timeouts`, and an apply that
@@ -18,7 +19,7 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{Cluster, list};
+use super::{Cluster, list, ownership};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{self, Kind, Objects};
 use crate::cluster::names::check_import_name;
@@ -119,7 +120,8 @@ pub trait AppliedObject: Send + Sync + 'static {
     ) -> Result<Self::Object, Diagnostics>;
     /// State from the live object. `prior` says which optional fields are
     /// managed (and how the user spelled equivalent values); `importing`
-    /// takes every live field.
+    /// takes every live field (other tools' bookkeeping annotations are
+    /// already gone, see [`ownership::without_bookkeeping`]).
     fn state_from(
         &self,
         cluster: &Cluster,
@@ -211,6 +213,22 @@ impl<T: AppliedObject> ObjectResource<T> {
         Deadline::of(T::timeouts(model), operation)
     }
 
+    /// State from `live` (see [`AppliedObject::state_from`]); an import
+    /// first leaves out other tools' bookkeeping annotations, for every
+    /// kind alike.
+    fn state_from(
+        &self,
+        cluster: &Cluster,
+        mut live: T::Object,
+        prior: &T::Model,
+        importing: bool,
+    ) -> Result<T::Model, Diagnostics> {
+        if importing {
+            ownership::without_bookkeeping(kube::Resource::meta_mut(&mut live));
+        }
+        self.0.state_from(cluster, live, prior, importing)
+    }
+
     async fn apply(
         &self,
         cluster: &Cluster,
@@ -233,7 +251,7 @@ impl<T: AppliedObject> ObjectResource<T> {
             Err(gave_up) => return Err(gave_up.into()),
         };
         // The object is written: whatever happens now, state must keep it.
-        let mut state = match self.0.state_from(cluster, live, &planned, false) {
+        let mut state = match self.state_from(cluster, live, &planned, false) {
             Ok(state) => state,
             Err(d) => return Err(Failed::after_write(planned, d)),
         };
@@ -270,7 +288,7 @@ impl<T: AppliedObject> ObjectResource<T> {
         let what = Self::what(&planned);
         let (state, note) = match found.map_err(Diagnostics::from) {
             Ok(None) => return diagnostics.into(),
-            Ok(Some(live)) => match self.0.state_from(cluster, live, &planned, false) {
+            Ok(Some(live)) => match self.state_from(cluster, live, &planned, false) {
                 Ok(state) => (
                     state,
                     format!(
@@ -368,7 +386,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
                 continue;
             }
             let skeleton = self.0.imported(&name);
-            let mut state = self.0.state_from(cluster, live, &skeleton, true)?;
+            let mut state = self.state_from(cluster, live, &skeleton, true)?;
             self.0
                 .read_companions(cluster, &mut state, &skeleton, true, deadline)
                 .await?;
@@ -423,9 +441,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .get(deadline)
             .await?;
         let Some(live) = live else { return Ok(None) };
-        let mut state = self
-            .0
-            .state_from(cluster, live, &current, private.importing)?;
+        let mut state = self.state_from(cluster, live, &current, private.importing)?;
         self.0
             .read_companions(cluster, &mut state, &current, private.importing, deadline)
             .await?;

@@ -153,7 +153,8 @@ async fn full_lifecycle_against_the_cluster() {
 /// internal/plugin6/grpc_provider.go): schema, identity schemas, validate
 /// the provider and the list block's `config`, configure, then one
 /// ListResource stream. Five hand-written classes come back exactly once
-/// each, with their identity and state; configuration generated from each
+/// each, with their identity and state (without kubectl's bookkeeping
+/// annotation on one of them); configuration generated from each
 /// state (every configurable attribute, as `-generate-config-out` writes
 /// it) imports by that identity and plans nothing.
 #[tokio::test]
@@ -173,8 +174,16 @@ async fn list_resource_as_terraform_query_calls_it() {
             metadata: kube::api::ObjectMeta {
                 name: Some(name.clone()),
                 labels: Some(labels),
+                // As `kubectl apply` leaves it: with its record of the
+                // manifest, which is kubectl's and never listed.
                 annotations: (i == 3).then(|| {
-                    BTreeMap::from([("example.com/owner".to_string(), "platform".to_string())])
+                    BTreeMap::from([
+                        ("example.com/owner".to_string(), "platform".to_string()),
+                        (
+                            "kubectl.kubernetes.io/last-applied-configuration".to_string(),
+                            format!("{{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{{\"name\":\"{name}\"}},\"value\":4000}}\n"),
+                        ),
+                    ])
                 }),
                 ..Default::default()
             },
@@ -274,6 +283,17 @@ async fn list_resource_as_terraform_query_calls_it() {
     for event in &found {
         let state = decode_msgpack(&event.resource_object.as_ref().unwrap().msgpack, &ty).unwrap();
         assert_eq!(state.attr("name"), &Value::string(&event.display_name));
+        let annotations = if event.display_name == names[3] {
+            Value::Map([("example.com/owner".to_string(), Value::string("platform"))].into())
+        } else {
+            Value::Null
+        };
+        assert_eq!(
+            state.attr("annotations"),
+            &annotations,
+            "{}",
+            event.display_name
+        );
         // What -generate-config-out writes: every attribute a configuration may set.
         let mut config = state.clone();
         for attr in attrs
