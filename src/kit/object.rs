@@ -27,7 +27,7 @@ use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{
-    Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
+    Failed, Identity, IdentityAttr, Listing, Model, PlanChange, Private, Resource, Stored, Warnings,
 };
 use crate::kit::timeouts_attribute;
 use crate::protocol::{Diagnostic, Diagnostics, Value};
@@ -369,30 +369,39 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     }
 
     /// One LIST, each object then taken as an import and its read would
-    /// take it (every live field, companions included).
+    /// take it (every live field, companions included). An object whose
+    /// state cannot be taken (one that does not parse as its kind) is left
+    /// out with a warning naming it.
     async fn list(
         &self,
         cluster: &Cluster,
         config: &Value,
-    ) -> Result<Vec<(String, T::Model)>, Diagnostics> {
+    ) -> Result<Listing<T::Model>, Diagnostics> {
         let objects = self.0.objects(cluster).await?;
         let deadline = Deadline::of(None, Operation::Read);
         let only_unmanaged = config.attr("only_unmanaged") == &Value::Bool(true);
         let listed = objects.list(list::label_selector(config), deadline).await?;
-        let mut found = Vec::new();
+        let mut listing = Listing::from(Vec::new());
         for live in listed {
             let name = kube::Resource::meta(&live).name.clone().unwrap_or_default();
             if !self.0.manageable(&name) || (only_unmanaged && api::applied_by_us(&live)) {
                 continue;
             }
             let skeleton = self.0.imported(&name);
-            let mut state = self.state_from(cluster, live, &skeleton, true)?;
+            let mut state = match self.state_from(cluster, live, &skeleton, true) {
+                Ok(state) => state,
+                Err(why) => {
+                    let what = api::describe(T::KIND, None, &name);
+                    listing.warnings.push(list::left_out(&what, why));
+                    continue;
+                }
+            };
             self.0
                 .read_companions(cluster, &mut state, &skeleton, true, deadline)
                 .await?;
-            found.push((name, state));
+            listing.found.push((name, state));
         }
-        Ok(found)
+        Ok(listing)
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
