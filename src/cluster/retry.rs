@@ -365,6 +365,14 @@ pub trait Readiness {
     fn ready(&self) -> impl Future<Output = bool> + Send;
 }
 
+/// Whether `server` says it is ready within [`READY_CHECK_TIMEOUT`]; not
+/// without an answer.
+async fn ready(server: &impl Readiness) -> bool {
+    tokio::time::timeout(READY_CHECK_TIMEOUT, server.ready())
+        .await
+        .unwrap_or(false)
+}
+
 /// Runs `attempt` until it succeeds or the policy gives up. `reached` says
 /// whether the API server has ever answered this process; `server` is
 /// asked whether it is ready after a denial.
@@ -421,10 +429,7 @@ where
         let pause = backoff.pause(cause, judgement.server_wait);
         if cause == Cause::Forbidden {
             let denied_for = first_denial.get_or_insert_with(Instant::now).elapsed();
-            let loading = tokio::time::timeout(READY_CHECK_TIMEOUT, server.ready())
-                .await
-                .is_ok_and(|ready| !ready);
-            if denied_for + pause > RBAC_LOAD_WINDOW || !loading {
+            if denied_for + pause > RBAC_LOAD_WINDOW || ready(server).await {
                 break End::Final;
             }
         }

@@ -30,7 +30,7 @@ const BOOKKEEPING_ANNOTATIONS: &[&str] = &[
 
 /// Whether annotation `key` is another tool's bookkeeping (see
 /// [`BOOKKEEPING_ANNOTATIONS`]).
-pub fn is_bookkeeping_annotation(key: &str) -> bool {
+fn is_bookkeeping_annotation(key: &str) -> bool {
     let domain = key.split_once('/').map_or("", |(domain, _)| domain);
     BOOKKEEPING_ANNOTATIONS
         .iter()

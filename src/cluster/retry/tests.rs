@@ -218,6 +218,20 @@ async fn a_denial_by_a_ready_server_is_final_at_once_with_its_message() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_server_that_does_not_say_it_is_ready_is_not() {
+    struct Silent;
+    impl Readiness for Silent {
+        async fn ready(&self) -> bool {
+            std::future::pending().await
+        }
+    }
+    let started = Instant::now();
+    assert!(!ready(&Silent).await);
+    assert_eq!(started.elapsed(), READY_CHECK_TIMEOUT);
+    assert!(ready(&Server::ready(true)).await);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_lasting_denial_is_final_within_the_window_with_its_message() {
     // A server that never says it is ready (one whose `/readyz` is not
     // everyone's to read), and even at plan, whose look at the cluster has
