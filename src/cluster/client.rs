@@ -11,7 +11,7 @@ use tokio::sync::OnceCell;
 
 use super::connection::{Connection, Endpoint, ExplainDenial};
 use super::errors::client_error;
-use super::retry::{self, Answers, Call, Deadline, GaveUp};
+use super::retry::{self, Answers, Call, Deadline, GaveUp, Readiness};
 use crate::protocol::{Diagnostic, Diagnostics};
 
 /// Field manager for every write gpufleet makes.
@@ -136,7 +136,15 @@ impl Kubernetes {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, kube::Error>>,
     {
-        retry::call(&self.endpoint(), &self.reached, deadline, call, attempt).await
+        retry::call(
+            &self.endpoint(),
+            &self.reached,
+            self,
+            deadline,
+            call,
+            attempt,
+        )
+        .await
     }
 
     /// Runs `attempt` to find out what an operation whose outcome is unknown
@@ -146,6 +154,20 @@ impl Kubernetes {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, kube::Error>>,
     {
-        retry::check(&self.endpoint(), &self.reached, call, attempt).await
+        retry::check(&self.endpoint(), &self.reached, self, call, attempt).await
+    }
+}
+
+impl Readiness for Kubernetes {
+    /// `GET /readyz`, which every user may read on a cluster with
+    /// Kubernetes' default roles (`system:public-info-viewer`).
+    async fn ready(&self) -> bool {
+        let Ok(client) = self.client().await else {
+            return false;
+        };
+        let request = http::Request::get("/readyz")
+            .body(Vec::new())
+            .expect("a GET of /readyz is a request");
+        client.request_text(request).await.is_ok()
     }
 }

@@ -3,10 +3,12 @@
 //!
 //! Worth retrying: a write conflict (409, a stale resourceVersion), the API
 //! server asking clients to slow down (429) or failing on its side (5xx),
-//! and a connection refused, reset or silent (as while the API server
-//! restarts). Everything else (400, 401, 403, 404, 422, TLS failures, and a
-//! server this process has never connected to) is final at once: waiting
-//! would not change the answer. Pauses grow exponentially with jitter and are at least
+//! a connection refused, reset or silent (as while the API server
+//! restarts), and a denial (403) while the API server is not ready, which
+//! is what one that has just started answers until it has loaded its RBAC
+//! rules (see [`RBAC_LOAD_WINDOW`]). Everything else (400, 401, 404, 422, TLS
+//! failures, and a server this process has never connected to) is final at
+//! once: waiting would not change the answer. Pauses grow exponentially with jitter and are at least
 //! what the server's `Retry-After` asks for; an operation stops retrying at
 //! its deadline (its resource's `timeouts`, or [`DEFAULT_TIMEOUT`]) and as
 //! soon as Terraform asks the provider to stop.
@@ -32,7 +34,7 @@ use tokio::time::Instant;
 use tower::{BoxError, Service};
 
 use super::api::Kind;
-use super::errors::{api_error, api_missing};
+use super::errors::{api_error, api_missing, status};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::protocol::{Diagnostic, Diagnostics, stop};
 
@@ -46,6 +48,25 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a plan may look at the cluster.
 const PLAN_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a call keeps retrying a 403 while the API server is not ready.
+/// kube-apiserver serves requests before its RBAC authorizer has anything
+/// to go by: the authorizer reads roles and bindings from the shared
+/// informers' caches (kubernetes pkg/kubeapiserver/authorizer/config.go),
+/// which start in the post-start hook `generic-apiserver-start-informers`
+/// once the server listens (k8s.io/apiserver pkg/server/config.go); until
+/// their first LIST has filled them, a rule may be missing, the RBAC
+/// authorizer has no opinion (plugin/pkg/auth/authorizer/rbac/rbac.go) and
+/// the request is denied exactly as a real denial is. `/readyz` answers
+/// 200 only once those caches are filled (its `informer-sync` check, same
+/// file), so a denial while it does is real and final at once; before, the
+/// denial is retried. That first LIST reads what etcd holds at start: on
+/// the testbed's loaded two cores the denials end 0.1 to 1 s after the API
+/// server first answers. A denial that outlasts this window is reported
+/// (with the API server's message) even if `/readyz` never answers 200,
+/// as on a cluster that does not let every user read it.
+pub const RBAC_LOAD_WINDOW: Duration = Duration::from_secs(5);
+/// How long the look at `/readyz` after a denial may take.
+const READY_CHECK_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// When an operation stops retrying.
 #[derive(Clone, Copy, Debug)]
@@ -164,6 +185,7 @@ impl<M> From<GaveUp> for crate::framework::Failed<M> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Cause {
     Conflict,
+    Forbidden,
     Throttled,
     ServerError(u16),
     Refused,
@@ -175,6 +197,7 @@ impl std::fmt::Display for Cause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Conflict => write!(f, "conflict (409)"),
+            Self::Forbidden => write!(f, "forbidden (403)"),
             Self::Throttled => write!(f, "throttled (429)"),
             Self::ServerError(code) => write!(f, "server error ({code})"),
             Self::Refused => write!(f, "connection refused"),
@@ -209,6 +232,7 @@ fn judge(error: &kube::Error, reached_before: bool) -> Judgement {
             .filter(|s| *s > 0)
             .map(|s| Duration::from_secs(s.into()));
         let (retry, maybe_applied) = match status.code {
+            403 => (Some(Cause::Forbidden), false),
             409 => (Some(Cause::Conflict), false),
             429 => (Some(Cause::Throttled), false),
             code @ 500..=599 => (Some(Cause::ServerError(code)), true),
@@ -279,10 +303,12 @@ fn connection_failure(error: &kube::Error) -> Option<ConnectionFailure> {
 
 /// Pauses between attempts: exponential, half of each pause random, so
 /// that many clients throttled together do not come back together.
-/// Conflicts clear in milliseconds; a restarting server takes seconds.
+/// Conflicts clear in milliseconds, RBAC rules load in a fraction of a
+/// second; a restarting server takes seconds.
 #[derive(Default)]
 struct Backoff {
     conflicts: u32,
+    denials: u32,
     others: u32,
 }
 
@@ -293,6 +319,11 @@ impl Backoff {
                 Duration::from_millis(10),
                 Duration::from_secs(1),
                 &mut self.conflicts,
+            ),
+            Cause::Forbidden => (
+                Duration::from_millis(100),
+                Duration::from_secs(1),
+                &mut self.denials,
             ),
             _ => (
                 Duration::from_millis(200),
@@ -326,11 +357,29 @@ enum End {
     Stopped,
 }
 
+/// How the policy asks whether the API server is ready (its `/readyz`
+/// answers 200), which tells a real denial from one while its RBAC rules
+/// load.
+pub trait Readiness {
+    /// Whether the API server says it is ready; `false` without an answer.
+    fn ready(&self) -> impl Future<Output = bool> + Send;
+}
+
+/// Whether `server` says it is ready within [`READY_CHECK_TIMEOUT`]; not
+/// without an answer.
+async fn ready(server: &impl Readiness) -> bool {
+    tokio::time::timeout(READY_CHECK_TIMEOUT, server.ready())
+        .await
+        .unwrap_or(false)
+}
+
 /// Runs `attempt` until it succeeds or the policy gives up. `reached` says
-/// whether the API server has ever answered this process.
+/// whether the API server has ever answered this process; `server` is
+/// asked whether it is ready after a denial.
 pub async fn call<T, F, Fut>(
     cluster: &Endpoint,
     reached: &AtomicBool,
+    server: &impl Readiness,
     deadline: Deadline,
     call: &Call,
     mut attempt: F,
@@ -344,6 +393,7 @@ where
     let mut attempts = 0;
     let mut maybe_applied = false;
     let mut last = None;
+    let mut first_denial = None;
     let end = loop {
         attempts += 1;
         let limit = deadline.remaining().min(ATTEMPT_TIMEOUT);
@@ -377,6 +427,12 @@ where
             break End::Final;
         };
         let pause = backoff.pause(cause, judgement.server_wait);
+        if cause == Cause::Forbidden {
+            let denied_for = first_denial.get_or_insert_with(Instant::now).elapsed();
+            if denied_for + pause > RBAC_LOAD_WINDOW || ready(server).await {
+                break End::Final;
+            }
+        }
         if pause >= deadline.remaining() {
             break End::Deadline;
         }
@@ -411,6 +467,7 @@ where
 pub async fn check<T, F, Fut>(
     cluster: &Endpoint,
     reached: &AtomicBool,
+    server: &impl Readiness,
     call: &Call,
     attempt: F,
 ) -> Result<T, GaveUp>
@@ -421,7 +478,7 @@ where
     let unstoppable = tokio_util::sync::CancellationToken::new();
     stop::scope(
         unstoppable,
-        self::call(cluster, reached, Deadline::check(), call, attempt),
+        self::call(cluster, reached, server, Deadline::check(), call, attempt),
     )
     .await
 }
@@ -437,6 +494,7 @@ struct Tries {
 impl Tries {
     fn diagnostics(&self, cluster: &Endpoint, call: &Call, last: Option<&Failure>) -> Diagnostics {
         let endpoint = cluster;
+        let denied = matches!(last, Some(Failure::Api(e)) if status(e) == Some(403));
         let cluster = endpoint.describe();
         let last = match last {
             Some(Failure::Api(error)) => {
@@ -468,6 +526,12 @@ impl Tries {
         let mut note = format!("API call: {}.", call.request);
         if self.attempts > 1 {
             note += &format!(" Tried {} times in {}.", self.attempts, human(self.elapsed));
+        }
+        if denied && self.end == End::Final && self.attempts > 1 {
+            note += &format!(
+                " A denial is retried for up to {} while the API server is not ready (one that has just started denies what its RBAC rules allow until it has loaded them); this one lasted.",
+                human(RBAC_LOAD_WINDOW)
+            );
         }
         if self.end == End::Deadline {
             note += &format!(" Stopped retrying at {}.", self.deadline.describe());

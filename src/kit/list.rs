@@ -6,8 +6,8 @@
 use super::Cluster;
 use crate::cluster::names;
 use crate::framework::schema::{Attr, ObjectSchema};
-use crate::framework::{Private, Resource};
-use crate::protocol::{Diagnostics, Value};
+use crate::framework::{Listing, Private, Resource};
+use crate::protocol::{Diagnostic, Diagnostics, Value};
 
 /// The `list` block's schema: `label_selector`, then `extra` filters.
 pub fn schema(extra: Vec<Attr>) -> ObjectSchema {
@@ -28,6 +28,24 @@ pub fn label_selector(config: &Value) -> Option<&str> {
     config.attr("label_selector").as_str()
 }
 
+/// The warning for `what` (an object, as `api::describe` names it), left
+/// out of a list because its state could not be taken, for the reasons
+/// `why` gives; the other objects are listed.
+pub fn left_out(what: &str, why: Diagnostics) -> Diagnostic {
+    let reasons: Vec<String> = why
+        .0
+        .iter()
+        .map(|d| format!("{}: {}", d.summary, d.detail))
+        .collect();
+    Diagnostic::warning(
+        "Object left out of the list",
+        format!(
+            "{what} is not listed, the other objects are: {}",
+            reasons.join("; ")
+        ),
+    )
+}
+
 /// Each of `names` as an import of it and the read after give it, leaving
 /// out objects gone in between and those `keep` refuses.
 pub async fn by_import<R: Resource<Cluster>>(
@@ -35,7 +53,7 @@ pub async fn by_import<R: Resource<Cluster>>(
     cluster: &Cluster,
     names: impl IntoIterator<Item = String>,
     keep: impl Fn(&R::Model) -> bool,
-) -> Result<Vec<(String, R::Model)>, Diagnostics> {
+) -> Result<Listing<R::Model>, Diagnostics> {
     let mut found = Vec::new();
     for name in names {
         let skeleton = resource.import(&name)?;
@@ -46,5 +64,5 @@ pub async fn by_import<R: Resource<Cluster>>(
             found.push((name, stored.state));
         }
     }
-    Ok(found)
+    Ok(found.into())
 }

@@ -24,7 +24,7 @@ use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{
-    Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
+    Failed, Identity, IdentityAttr, Listing, Model, PlanChange, Private, Resource, Stored, Warnings,
 };
 use crate::kit::timeouts_attribute;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -389,7 +389,7 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
         &self,
         cluster: &Cluster,
         config: &Value,
-    ) -> Result<Vec<(String, Self::Model)>, Diagnostics> {
+    ) -> Result<Listing<Self::Model>, Diagnostics> {
         let nodes = self.0.listed_nodes(cluster, config).await?;
         list::by_import(self, cluster, nodes, |state| {
             state.nodes.as_ref().is_some_and(|n| !n.is_empty())

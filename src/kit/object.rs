@@ -1,6 +1,7 @@
 //! A resource that is exactly one Kubernetes object written by server-side
 //! apply, written once: create refuses to adopt an object someone else made,
-//! read shows only the fields gpufleet owns (everything after an import),
+//! read shows only the fields gpufleet owns (everything after an import
+//! but other tools' bookkeeping),
 //! update re-applies, delete removes, and import takes the object's name,
 //! which is also its identity.
 //! Every operation keeps retrying within its `timeouts`, and an apply that
@@ -18,7 +19,7 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{Cluster, list};
+use super::{Cluster, list, ownership};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::api::{self, Kind, Objects};
 use crate::cluster::names::check_import_name;
@@ -26,7 +27,7 @@ use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::{
-    Failed, Identity, IdentityAttr, Model, PlanChange, Private, Resource, Stored, Warnings,
+    Failed, Identity, IdentityAttr, Listing, Model, PlanChange, Private, Resource, Stored, Warnings,
 };
 use crate::kit::timeouts_attribute;
 use crate::protocol::{Diagnostic, Diagnostics, Value};
@@ -130,7 +131,8 @@ pub trait AppliedObject: Send + Sync + 'static {
     ) -> Result<Self::Object, Diagnostics>;
     /// State from the live object. `prior` says which optional fields are
     /// managed (and how the user spelled equivalent values); `importing`
-    /// takes every live field.
+    /// takes every live field (other tools' bookkeeping annotations are
+    /// already gone, see [`ownership::without_bookkeeping`]).
     fn state_from(
         &self,
         cluster: &Cluster,
@@ -222,6 +224,22 @@ impl<T: AppliedObject> ObjectResource<T> {
         Deadline::of(T::timeouts(model), operation)
     }
 
+    /// State from `live` (see [`AppliedObject::state_from`]); an import
+    /// first leaves out other tools' bookkeeping annotations, for every
+    /// kind alike.
+    fn state_from(
+        &self,
+        cluster: &Cluster,
+        mut live: T::Object,
+        prior: &T::Model,
+        importing: bool,
+    ) -> Result<T::Model, Diagnostics> {
+        if importing {
+            ownership::without_bookkeeping(kube::Resource::meta_mut(&mut live));
+        }
+        self.0.state_from(cluster, live, prior, importing)
+    }
+
     async fn apply(
         &self,
         cluster: &Cluster,
@@ -247,7 +265,7 @@ impl<T: AppliedObject> ObjectResource<T> {
             Err(gave_up) => return Err(gave_up.into()),
         };
         // The object is written: whatever happens now, state must keep it.
-        let mut state = match self.0.state_from(cluster, live, &planned, false) {
+        let mut state = match self.state_from(cluster, live, &planned, false) {
             Ok(state) => state,
             Err(d) => return Err(Failed::after_write(planned, d)),
         };
@@ -284,7 +302,7 @@ impl<T: AppliedObject> ObjectResource<T> {
         let what = Self::what(&planned);
         let (state, note) = match found.map_err(Diagnostics::from) {
             Ok(None) => return diagnostics.into(),
-            Ok(Some(live)) => match self.0.state_from(cluster, live, &planned, false) {
+            Ok(Some(live)) => match self.state_from(cluster, live, &planned, false) {
                 Ok(state) => (
                     state,
                     format!(
@@ -365,30 +383,39 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
     }
 
     /// One LIST, each object then taken as an import and its read would
-    /// take it (every live field, companions included).
+    /// take it (every live field, companions included). An object whose
+    /// state cannot be taken (one that does not parse as its kind) is left
+    /// out with a warning naming it.
     async fn list(
         &self,
         cluster: &Cluster,
         config: &Value,
-    ) -> Result<Vec<(String, T::Model)>, Diagnostics> {
+    ) -> Result<Listing<T::Model>, Diagnostics> {
         let objects = self.0.objects(cluster).await?;
         let deadline = Deadline::of(None, Operation::Read);
         let only_unmanaged = config.attr("only_unmanaged") == &Value::Bool(true);
         let listed = objects.list(list::label_selector(config), deadline).await?;
-        let mut found = Vec::new();
+        let mut listing = Listing::from(Vec::new());
         for live in listed {
             let name = kube::Resource::meta(&live).name.clone().unwrap_or_default();
             if !self.0.manageable(&name) || (only_unmanaged && api::applied_by_us(&live)) {
                 continue;
             }
             let skeleton = self.0.imported(&name);
-            let mut state = self.0.state_from(cluster, live, &skeleton, true)?;
+            let mut state = match self.state_from(cluster, live, &skeleton, true) {
+                Ok(state) => state,
+                Err(why) => {
+                    let what = api::describe(T::KIND, None, &name);
+                    listing.warnings.push(list::left_out(&what, why));
+                    continue;
+                }
+            };
             self.0
                 .read_companions(cluster, &mut state, &skeleton, true, deadline)
                 .await?;
-            found.push((name, state));
+            listing.found.push((name, state));
         }
-        Ok(found)
+        Ok(listing)
     }
 
     fn validate(&self, config: &Value, diagnostics: &mut Diagnostics) {
@@ -437,9 +464,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
             .get(deadline)
             .await?;
         let Some(live) = live else { return Ok(None) };
-        let mut state = self
-            .0
-            .state_from(cluster, live, &current, private.importing)?;
+        let mut state = self.state_from(cluster, live, &current, private.importing)?;
         self.0
             .read_companions(cluster, &mut state, &current, private.importing, deadline)
             .await?;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::process::{Command, Stdio};
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -12,7 +13,7 @@ use kube::api::{
 };
 use serde_json::json;
 
-use crate::{block_on, kube_client, unique_name};
+use crate::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 
 pub fn class(resource: &str, name: &str, value: i64, extra: &str) -> String {
     format!(
@@ -46,6 +47,29 @@ pub fn live_priority_class(name: &str) -> Option<PriorityClass> {
             .await
             .unwrap()
     })
+}
+
+/// `kubectl apply` of a YAML stream, as a user would.
+pub fn kubectl_apply(yaml: &str) {
+    let mut child = Command::new(repo_root().join("target/tools/bin/kubectl"))
+        .args(["--kubeconfig", &kubeconfig(), "apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl (built by testbed/build.sh)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(yaml.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl apply failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// NodePools of an API group (`karpenter.sh`, or a missing one in tests of that case).

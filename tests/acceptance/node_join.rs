@@ -655,3 +655,69 @@ fn tokens_share_the_bootstrap_objects() {
         }
     });
 }
+
+/// What `manage_bootstrap_rbac` created, changed or deleted by someone
+/// else, shows in the next plan, and the apply puts it back.
+#[test]
+fn drift_of_the_bootstrap_objects_shows_and_is_put_back() {
+    let _cluster = SHARED.write().unwrap_or_else(|e| e.into_inner());
+    let (binding, role) = (CREATED[0].1, CREATED[2].1);
+    let subjects = |name: &str| {
+        block_on(async {
+            Api::<ClusterRoleBinding>::all(kube_client().await)
+                .get(name)
+                .await
+                .unwrap()
+                .subjects
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+        })
+    };
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(&body("  manage_bootstrap_rbac = true\n"));
+        ws.apply();
+        ws.assert_plan_empty();
+
+        // Someone binds another group instead of the token's.
+        block_on(async {
+            let patch = json!({"subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:bootstrappers:someone-else"}]});
+            Api::<ClusterRoleBinding>::all(kube_client().await)
+                .patch(binding, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .unwrap();
+        });
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions(RESOURCE, &["update"]);
+        plan.assert_change(RESOURCE, "manage_bootstrap_rbac", json!(false), json!(true));
+        ws.apply();
+        assert_eq!(subjects(binding), [GROUP], "{}: not put back", cli.name);
+
+        // Someone deletes the Role that lets anyone read cluster-info.
+        block_on(async {
+            Api::<Role>::namespaced(kube_client().await, "kube-public")
+                .delete(role, &DeleteParams::default())
+                .await
+                .unwrap();
+        });
+        ws.assert_plan_changes()
+            .assert_actions(RESOURCE, &["update"]);
+        ws.apply();
+        assert!(
+            bootstrap_object("Role", role).is_some(),
+            "{}: not put back",
+            cli.name
+        );
+        ws.assert_plan_empty();
+        ws.destroy();
+        for (kind, name) in CREATED {
+            assert_eq!(
+                bootstrap_object(kind, name),
+                None,
+                "{kind} {name} left behind"
+            );
+        }
+    });
+}

@@ -8,12 +8,9 @@
 //! with an empty plan; and every CRD rule a configuration can break fails
 //! at plan, at its attribute.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-use common::fixtures::{fleet, node_pool_api};
+use common::fixtures::{fleet, kubectl_apply, node_pool_api};
 use common::terraform::{Cli, Workspace, each_cli};
-use common::{block_on, kubeconfig, repo_root, unique_name};
+use common::{block_on, repo_root, unique_name};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -90,29 +87,6 @@ impl Drop for MadeByKubectl {
             }
         });
     }
-}
-
-/// `kubectl apply` of a YAML stream, as a user would.
-fn kubectl_apply(yaml: &str) {
-    let mut child = Command::new(repo_root().join("target/tools/bin/kubectl"))
-        .args(["--kubeconfig", &kubeconfig(), "apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl (built by testbed/build.sh)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(yaml.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "kubectl apply failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn live(name: &str) -> Option<Value> {

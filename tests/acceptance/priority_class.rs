@@ -1,7 +1,7 @@
 //! `gpufleet_priority_class` through the real terraform and tofu CLIs
 //! against the real API server.
 
-use common::fixtures::{Guard, TRAINING, class, fleet, live_priority_class};
+use common::fixtures::{Guard, TRAINING, class, fleet, kubectl_apply, live_priority_class};
 use common::terraform::{
     At, ImportBy, Workspace, assert_invalid, clis, each_cli, each_identity_cli,
 };
@@ -293,6 +293,78 @@ fn import_into_an_empty_state_gives_an_empty_plan() {
 
         original.destroy();
         assert!(live_priority_class(&name).is_none());
+    });
+}
+
+/// kubectl's copy of what it applied
+/// (`kubectl.kubernetes.io/last-applied-configuration`) is kubectl's, never
+/// configuration: a class made by `kubectl apply` imports, by command and
+/// by block, without it and with an empty plan, and kubectl applying to a
+/// class Terraform manages is no drift.
+#[test]
+fn kubectl_bookkeeping_never_enters_state() {
+    const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+    let manifest = |name: &str| {
+        format!(
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {name}\n  labels:\n    team: ml\n  annotations:\n    example.com/owner: platform\nvalue: 42\ndescription: made by kubectl\n"
+        )
+    };
+    let body = |name: &str| {
+        class(
+            "c",
+            name,
+            42,
+            "  description = \"made by kubectl\"\n  labels = { team = \"ml\" }\n  annotations = { \"example.com/owner\" = \"platform\" }\n",
+        )
+    };
+    let has_last_applied = |name: &str| {
+        live_priority_class(name)
+            .and_then(|c| c.metadata.annotations)
+            .is_some_and(|a| a.contains_key(LAST_APPLIED))
+    };
+    let address = "gpufleet_priority_class.c";
+    each_cli(|cli| {
+        let name = unique_name("pc-kubectl");
+        let _guard = Guard::of::<PriorityClass>(&[&name]);
+        kubectl_apply(&manifest(&name));
+        assert!(has_last_applied(&name), "kubectl kept no record");
+        let mut imported = Workspace::new(cli);
+        imported.config(&body(&name));
+        imported.import(address, &name);
+        imported.assert_plan_empty();
+        assert_eq!(
+            imported.resource_values(address)["annotations"],
+            json!({"example.com/owner": "platform"}),
+            "{}",
+            cli.name
+        );
+        imported.assert_import_verifies(&[(address, &name)], ImportBy::Block, &[]);
+        imported.forget();
+
+        // A class Terraform made, then applied by kubectl too: the refresh
+        // finds nothing changed, and the annotation stays kubectl's.
+        let name = unique_name("pc-kubectl-managed");
+        let mut managed = Workspace::new(cli);
+        managed.config(&body(&name));
+        managed.apply();
+        kubectl_apply(&manifest(&name));
+        assert!(has_last_applied(&name), "kubectl kept no record");
+        let run = managed.run(&[
+            "plan",
+            "-refresh-only",
+            "-detailed-exitcode",
+            "-no-color",
+            "-input=false",
+        ]);
+        assert_eq!(
+            run.code, 0,
+            "{}: kubectl's record shows as drift:\n{}\n{}",
+            cli.name, run.stdout, run.stderr
+        );
+        managed.assert_plan_empty();
+        managed.apply();
+        assert!(has_last_applied(&name), "an apply removed kubectl's record");
+        managed.destroy();
     });
 }
 

@@ -153,7 +153,8 @@ async fn full_lifecycle_against_the_cluster() {
 /// internal/plugin6/grpc_provider.go): schema, identity schemas, validate
 /// the provider and the list block's `config`, configure, then one
 /// ListResource stream. Five hand-written classes come back exactly once
-/// each, with their identity and state; configuration generated from each
+/// each, with their identity and state (without kubectl's bookkeeping
+/// annotation on one of them); configuration generated from each
 /// state (every configurable attribute, as `-generate-config-out` writes
 /// it) imports by that identity and plans nothing.
 #[tokio::test]
@@ -173,8 +174,16 @@ async fn list_resource_as_terraform_query_calls_it() {
             metadata: kube::api::ObjectMeta {
                 name: Some(name.clone()),
                 labels: Some(labels),
+                // As `kubectl apply` leaves it: with its record of the
+                // manifest, which is kubectl's and never listed.
                 annotations: (i == 3).then(|| {
-                    BTreeMap::from([("example.com/owner".to_string(), "platform".to_string())])
+                    BTreeMap::from([
+                        ("example.com/owner".to_string(), "platform".to_string()),
+                        (
+                            "kubectl.kubernetes.io/last-applied-configuration".to_string(),
+                            format!("{{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{{\"name\":\"{name}\"}},\"value\":4000}}\n"),
+                        ),
+                    ])
                 }),
                 ..Default::default()
             },
@@ -274,6 +283,17 @@ async fn list_resource_as_terraform_query_calls_it() {
     for event in &found {
         let state = decode_msgpack(&event.resource_object.as_ref().unwrap().msgpack, &ty).unwrap();
         assert_eq!(state.attr("name"), &Value::string(&event.display_name));
+        let annotations = if event.display_name == names[3] {
+            Value::Map([("example.com/owner".to_string(), Value::string("platform"))].into())
+        } else {
+            Value::Null
+        };
+        assert_eq!(
+            state.attr("annotations"),
+            &annotations,
+            "{}",
+            event.display_name
+        );
         // What -generate-config-out writes: every attribute a configuration may set.
         let mut config = state.clone();
         for attr in attrs
@@ -895,6 +915,147 @@ fn list_resources_adopt_a_hand_written_cluster() {
         },
     ));
     assert_eq!(again.len(), pool_names.len());
+}
+
+/// Puts `object` into the test cluster's etcd as the API server stores it
+/// (JSON, under `/registry/<group>/<plural>/<name>`), through etcd's JSON
+/// gateway: an object stored under an older schema of its CRD, which the
+/// API server serves as stored (it validates writes, not reads). `false`
+/// (a skip) when the cluster is not one testbed/cluster.sh runs.
+fn store_in_etcd(key: &str, object: &serde_json::Value) -> bool {
+    use base64::Engine;
+    let dir = std::path::Path::new(&common::kubeconfig())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let Some(port) = std::fs::read_to_string(dir.join("env"))
+        .ok()
+        .and_then(|env| {
+            env.lines()
+                .find_map(|l| l.strip_prefix("etcd_port=").map(str::to_string))
+        })
+    else {
+        common::skipped(
+            "an object stored in etcd",
+            "the test cluster is not one testbed/cluster.sh runs",
+        );
+        return false;
+    };
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let request = serde_json::json!({
+        "key": b64(key.as_bytes()),
+        "value": b64(object.to_string().as_bytes()),
+    });
+    let out = std::process::Command::new("curl")
+        .args(["-sf", "--max-time", "10", "-X", "POST"])
+        .arg(format!("http://127.0.0.1:{port}/v3/kv/put"))
+        .args(["-d", &request.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "etcd put failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+/// One NodePool that does not parse as a fleet does not cost the list the
+/// others. karpenter.sh/v1's CRD (Karpenter v1.15) admits nothing gpufleet's
+/// parse refuses (every type and required field agree), so the NodePool is
+/// one stored before its CRD required `nodeClassRef.group` (early
+/// karpenter.sh/v1 schemas in Karpenter's history named the class by
+/// `apiVersion`, `kind` and `name`): the API server serves it as stored. The fleet
+/// list reports it in a warning naming it, first in the stream as
+/// Terraform shows warnings, and lists the NodePools beside it.
+#[tokio::test]
+async fn a_node_pool_that_does_not_parse_is_a_warning_and_the_rest_are_listed() {
+    let kubeconfig = common::provider_kubeconfig();
+    let run = common::unique_name("unparsed");
+    let selector = format!("{LISTED_BY}={run}");
+    let pools: Vec<serde_json::Value> = hand_written_node_pools(&run).into_iter().take(2).collect();
+    let good: Vec<String> = pools
+        .iter()
+        .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let old = format!("{run}-old-schema");
+    let mut guard = Guard::node_pools(&[]);
+    let api = common::fixtures::node_pool_api().await;
+    for (name, pool) in good.iter().zip(&pools) {
+        guard.add(name);
+        let pool: DynamicObject = serde_json::from_value(pool.clone()).unwrap();
+        api.create(&PostParams::default(), &pool).await.unwrap();
+    }
+    guard.add(&old);
+    let stored = serde_json::json!({
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {
+            "name": old,
+            "uid": "5d1c8a7e-3f4b-4c2a-9e61-0a7b2c9d4e10",
+            "creationTimestamp": "2024-08-01T00:00:00Z",
+            "labels": {LISTED_BY: run},
+        },
+        "spec": {
+            "template": {"spec": {
+                "nodeClassRef": {"kind": "EC2NodeClass", "name": "default"},
+                "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}],
+            }},
+            "disruption": {"consolidateAfter": "0s", "budgets": [{"nodes": "10%"}]},
+        },
+    });
+    if !store_in_etcd(&format!("/registry/karpenter.sh/nodepools/{old}"), &stored) {
+        return;
+    }
+    let started = std::time::Instant::now();
+    while api.get_opt(&old).await.unwrap().is_none() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the API server does not serve {old}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    let plugin = start_plugin().await;
+    let mut tf = Terraform::new(&plugin).await;
+    let schema = tf.provider_schema().await;
+    let list_type = block_type(&schema.list_resource_schemas[FLEET]);
+    assert_eq!(tf.configure(&kubeconfig).await, Vec::<String>::new());
+    let config = object(&list_type, &[("label_selector", Value::string(&selector))]);
+    let events = list_events(
+        &tf.client,
+        pb::list_resource::Request {
+            type_name: FLEET.into(),
+            config: dynamic(&config, &list_type),
+            include_resource_object: true,
+            limit: 100,
+        },
+    )
+    .await;
+    let (warning, listed) = events.split_first().expect("no events");
+    let [diagnostic] = &warning.diagnostic[..] else {
+        panic!("not one warning first: {events:?}")
+    };
+    assert_eq!(
+        diagnostic.severity,
+        pb::diagnostic::Severity::Warning as i32,
+        "{diagnostic:?}"
+    );
+    assert!(warning.display_name.is_empty() && warning.identity.is_none());
+    assert!(
+        diagnostic.detail.contains(&format!("NodePool \"{old}\""))
+            && diagnostic.detail.contains("missing field `group`"),
+        "{diagnostic:?}"
+    );
+    let mut found: Vec<&str> = listed.iter().map(|e| e.display_name.as_str()).collect();
+    found.sort();
+    let mut wanted: Vec<&str> = good.iter().map(String::as_str).collect();
+    wanted.sort();
+    assert_eq!(found, wanted, "the other NodePools are listed");
+    for event in listed {
+        assert!(event.diagnostic.is_empty(), "{:?}", event.diagnostic);
+        assert!(event.resource_object.is_some());
+    }
 }
 
 /// A TCP front for the API server: until [`Front::answer`] it accepts every

@@ -8,7 +8,9 @@
 //! sharing's device-plugin ConfigMap keys, NodeOverlays, node labels and the
 //! GPU Operator ClusterPolicy's device-plugin fields.
 //! After each: no object lost, duplicated or left unmanaged, state equal to
-//! the cluster, a second plan empty, and destroy leaves nothing.
+//! the cluster, a second plan empty, and destroy leaves nothing. Beside
+//! them, an apply of priority classes that meets a restarted API server
+//! still loading its RBAC rules must succeed.
 //!
 //! The short runs (20 resources) are part of `make test`; the 200-resource
 //! runs, and a fault-free apply to compare them with, are `#[ignore]`d and
@@ -53,6 +55,7 @@ const THROTTLE: &str = "gpufleet-fault-throttle";
 const PROVIDER_USER: &str = "gpufleet-provider";
 
 /// The fault cluster and its controls (testbed/cluster.sh).
+#[derive(Clone)]
 struct FaultCluster {
     dir: PathBuf,
     kubeconfig: String,
@@ -148,12 +151,18 @@ impl FaultCluster {
     }
 
     async fn client(&self) -> kube::Client {
-        gpufleet::protocol::tls::install_crypto_provider();
-        let kubeconfig = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-            .await
+        client_of(&self.kubeconfig).await
+    }
+
+    /// Sends `signal` to etcd itself: `cluster.sh kill` waits for the
+    /// cluster's lock, which a `cluster.sh start` waiting on etcd holds.
+    fn signal_etcd(&self, signal: &str) {
+        let pid = std::fs::read_to_string(self.dir.join("etcd.pid")).unwrap();
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), pid.trim()])
+            .status()
             .unwrap();
-        kube::Client::try_from(config).unwrap()
+        assert!(sent.success(), "kill -{signal} etcd");
     }
 
     /// Requests of the throttled run's flow the API server has rejected
@@ -1000,6 +1009,164 @@ fn run(cli: &Cli, total: usize, fault: Option<Fault>, outage: Duration) {
         Some(Fault::KillApiServer | Fault::InterruptDuringOutage)
     ) {
         assert!(retried.total > 0, "{fault:?}: the provider retried nothing");
+    }
+}
+
+async fn client_of(kubeconfig: &str) -> kube::Client {
+    gpufleet::protocol::tls::install_crypto_provider();
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// What the API server answers the provider's user now (the HTTP status of
+/// a LIST it may make), or `None` without an answer.
+async fn answer_to(client: &kube::Client) -> Option<u16> {
+    let classes = Api::<PriorityClass>::all(client.clone());
+    let one = ListParams::default().limit(1);
+    let listed = tokio::time::timeout(Duration::from_millis(500), classes.list(&one));
+    match listed.await {
+        Ok(Ok(_)) => Some(200),
+        Ok(Err(kube::Error::Api(status))) => Some(status.code),
+        _ => None,
+    }
+}
+
+/// etcd paused until dropped, however the test ends.
+struct PausedEtcd<'a>(&'a FaultCluster);
+
+impl Drop for PausedEtcd<'_> {
+    fn drop(&mut self) {
+        self.0.signal_etcd("CONT");
+    }
+}
+
+/// An apply whose writes reach kube-apiserver right after it started
+/// again, as the least-privilege provider user. Until its RBAC informers
+/// have loaded the roles and bindings, the API server denies every request
+/// of that user (403) as if it had no rights; the provider must take such
+/// a denial as passing (`cluster::retry::RBAC_LOAD_WINDOW`). The API server
+/// is killed while the CLI waits at a gate and started again; at its first
+/// answer to the test's own probe as that user, a 403, etcd is paused
+/// (SIGSTOP), which holds the informers' first LIST back as a loaded etcd
+/// would (on this testbed the window is otherwise about 0.1 s), and the
+/// gate opens. etcd goes on once the provider has logged a denied attempt,
+/// and the apply must succeed. Both CLIs, one after the other.
+#[test]
+fn an_apply_right_after_an_api_server_restart() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cluster) = FaultCluster::get() else {
+        return;
+    };
+    cluster.restore();
+    let kubeconfig = cluster.provider_kubeconfig();
+    for cli in clis() {
+        let run = unique_name("rbac-load");
+        let mut ws = Workspace::new(cli);
+        let gate = ws.path().join("gate-open");
+        let log = ws.path().join("provider.log");
+        let mut body = provider_block_for(&kubeconfig, "");
+        body += &format!(
+            "resource \"terraform_data\" \"gate\" {{\n  provisioner \"local-exec\" {{\n    command = \"i=0; while [ ! -e '{}' ]; do i=$((i+1)); [ $i -lt 6000 ] || exit 1; sleep 0.02; done\"\n  }}\n}}\n",
+            gate.display()
+        );
+        let names: Vec<String> = (0..5).map(|i| format!("{run}-{i}")).collect();
+        for (i, name) in names.iter().enumerate() {
+            body += &class(
+                &format!("pc{i}"),
+                name,
+                i as i64,
+                "  depends_on = [terraform_data.gate]\n",
+            );
+        }
+        ws.config_raw(&body);
+        let apply = apply_command(&mut ws, 10, &log).spawn().unwrap();
+
+        let (paused, starting) = block_on(async {
+            let probe = client_of(&kubeconfig).await;
+            for _ in 0..3 {
+                cluster.kill("kube-apiserver", "KILL");
+                let starting = std::thread::spawn({
+                    let cluster = cluster.clone();
+                    move || cluster.start("kube-apiserver")
+                });
+                let started = Instant::now();
+                let first = loop {
+                    if let Some(code) = answer_to(&probe).await {
+                        break code;
+                    }
+                    assert!(
+                        started.elapsed() < Duration::from_secs(60),
+                        "kube-apiserver did not answer within a minute of its start"
+                    );
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                };
+                if first == 403 {
+                    cluster.signal_etcd("STOP");
+                    return (PausedEtcd(&cluster), starting);
+                }
+                // The rules were loaded before the probe's first answer.
+                starting.join().unwrap();
+            }
+            panic!(
+                "three restarts of kube-apiserver answered the provider's user at once: no denial to meet"
+            );
+        });
+        std::fs::write(&gate, "").unwrap();
+        let waiting = Instant::now();
+        let denied = || {
+            retries(&log)
+                .by_cause
+                .get("forbidden (403)")
+                .copied()
+                .unwrap_or(0)
+        };
+        while denied() == 0 && waiting.elapsed() < Duration::from_secs(15) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(paused);
+        starting.join().unwrap();
+        let output = finish(apply, &ws, Duration::from_secs(300));
+        let retried = retries(&log);
+        eprintln!(
+            "fault figures: {}",
+            serde_json::json!({
+                "cli": cli.name,
+                "fault": "apply right after an API server restart",
+                "first_apply_succeeded": output.status.success(),
+                "retries_by_cause": retried.by_cause,
+            })
+        );
+        assert!(
+            output.status.success(),
+            "{}: the apply after the restart failed:\n{}",
+            cli.name,
+            text(&output)
+        );
+        assert!(
+            denied() > 0,
+            "{}: the apply met no denial while RBAC loaded: {retried:?}",
+            cli.name
+        );
+        let live = block_on(async {
+            let classes = Api::<PriorityClass>::all(cluster.client().await);
+            let mut live = Vec::new();
+            for name in &names {
+                live.extend(
+                    classes
+                        .get_opt(name)
+                        .await
+                        .unwrap()
+                        .and_then(|c| c.metadata.name),
+                );
+            }
+            live
+        });
+        assert_eq!(live, names, "{}", cli.name);
+        ws.assert_plan_empty();
+        ws.destroy();
     }
 }
 

@@ -36,5 +36,5 @@ pub use registered::{
     RegisteredDataSource, RegisteredResource, register_data_source, register_resource,
 };
 pub use resource::{
-    DataSource, Failed, PlanChange, ProviderDefinition, Resource, Stored, Warnings,
+    DataSource, Failed, Listing, PlanChange, ProviderDefinition, Resource, Stored, Warnings,
 };

@@ -409,9 +409,9 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
             }
             let r = self.resource(&req.type_name)?;
             let client = self.client()?;
-            r.operations
-                .list(&client, &r.ty, &req.config)
-                .await?
+            let listing = r.operations.list(&client, &r.ty, &req.config).await?;
+            let listed = listing
+                .found
                 .into_iter()
                 .map(|(display_name, state)| {
                     Ok(Listed {
@@ -420,10 +420,11 @@ impl<P: ProviderDefinition> Provider for FrameworkProvider<P> {
                         state,
                     })
                 })
-                .collect()
+                .collect::<Result<_, Diagnostics>>()?;
+            Ok((listed, listing.warnings))
         };
         match listed.await {
-            Ok(listed) => (listed, Diagnostics::default()),
+            Ok(listed) => listed,
             Err(d) => (Vec::new(), d),
         }
     }

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use super::identity::Identity;
 use super::model::{Private, decode, encode, with_placeholders};
 use super::plan::{self, derive_planned};
-use super::resource::{DataSource, Failed, PlanChange, Resource, Stored};
+use super::resource::{DataSource, Failed, Listing, PlanChange, Resource, Stored};
 use super::schema::ObjectSchema;
 use gpufleet_protocol::provider::{PlanRequest, PlanResponse};
 use gpufleet_protocol::{Diagnostics, Type, Value};
@@ -117,7 +117,7 @@ pub(super) trait Operations<C>: Send + Sync {
         client: &C,
         ty: &Type,
         config: &Value,
-    ) -> Result<Vec<(String, Value)>, Diagnostics>;
+    ) -> Result<Listing<Value>, Diagnostics>;
 }
 
 /// What an operation leaves: the state to record (`None` keeps the prior
@@ -304,15 +304,20 @@ impl<C: Send + Sync + 'static, R: Resource<C>> Operations<C> for R {
         client: &C,
         ty: &Type,
         config: &Value,
-    ) -> Result<Vec<(String, Value)>, Diagnostics> {
-        Resource::list(self, client, config)
-            .await?
+    ) -> Result<Listing<Value>, Diagnostics> {
+        let listing = Resource::list(self, client, config).await?;
+        let found = listing
+            .found
             .into_iter()
             .map(|(name, model)| {
                 let (state, _, _) = stored_value(self, ty, &[], Stored::new(model))?;
                 Ok((name, state))
             })
-            .collect()
+            .collect::<Result<_, Diagnostics>>()?;
+        Ok(Listing {
+            found,
+            warnings: listing.warnings,
+        })
     }
 }
 

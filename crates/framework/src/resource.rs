@@ -13,6 +13,24 @@ use gpufleet_protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 /// Diagnostics of an operation that succeeded; only warnings.
 pub type Warnings = Diagnostics;
 
+/// What a `list` found: each object, by how people call it, with its state;
+/// and warnings for the user, such as objects it had to leave out.
+pub struct Listing<M> {
+    /// The objects listed.
+    pub found: Vec<(String, M)>,
+    /// Shown to the user before the objects.
+    pub warnings: Warnings,
+}
+
+impl<M> From<Vec<(String, M)>> for Listing<M> {
+    fn from(found: Vec<(String, M)>) -> Self {
+        Self {
+            found,
+            warnings: Diagnostics::default(),
+        }
+    }
+}
+
 /// A resource's state after an operation, with its private bookkeeping and
 /// any warnings for the user.
 pub struct Stored<M> {
@@ -199,11 +217,13 @@ pub trait Resource<C>: Send + Sync + 'static {
     /// Every object `config` (a value of [`Self::list_schema`]) matches,
     /// with how people call it, each as the state an import of it and the
     /// read after give, so configuration generated from it plans nothing.
+    /// An object that cannot be taken is a warning naming it, not the
+    /// failure of the whole list.
     async fn list(
         &self,
         _client: &C,
         _config: &Value,
-    ) -> Result<Vec<(String, Self::Model)>, Diagnostics> {
+    ) -> Result<Listing<Self::Model>, Diagnostics> {
         Err(Diagnostic::error(
             "Cannot list resources",
             format!("{} cannot be listed.", self.name()),

@@ -29,7 +29,8 @@ fn what_is_worth_another_attempt() {
     assert_eq!(retried(&api(409, 0)), Some(Cause::Conflict));
     assert_eq!(retried(&api(429, 1)), Some(Cause::Throttled));
     assert_eq!(retried(&api(503, 0)), Some(Cause::ServerError(503)));
-    for final_code in [400, 401, 403, 404, 422] {
+    assert_eq!(retried(&api(403, 0)), Some(Cause::Forbidden));
+    for final_code in [400, 401, 404, 422] {
         assert_eq!(retried(&api(final_code, 0)), None, "{final_code}");
     }
     assert_eq!(
@@ -88,7 +89,38 @@ fn pauses_grow_with_jitter_and_honour_the_server() {
     assert!(throttled >= Duration::from_secs(3) && throttled <= Duration::from_millis(3750));
 }
 
+/// An API server that says whether it is ready, and counts the asking.
+struct Server {
+    ready: bool,
+    asked: AtomicU32,
+}
+
+impl Server {
+    fn ready(ready: bool) -> Self {
+        Self {
+            ready,
+            asked: AtomicU32::new(0),
+        }
+    }
+}
+
+impl Readiness for Server {
+    async fn ready(&self) -> bool {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        self.ready
+    }
+}
+
 async fn run(
+    budget: Duration,
+    reached: bool,
+    errors: impl Fn(u32) -> Option<kube::Error>,
+) -> (Result<u32, GaveUp>, u32) {
+    run_against(&Server::ready(true), budget, reached, errors).await
+}
+
+async fn run_against(
+    server: &Server,
     budget: Duration,
     reached: bool,
     errors: impl Fn(u32) -> Option<kube::Error>,
@@ -102,6 +134,7 @@ async fn run(
     let result = call(
         &endpoint,
         &AtomicBool::new(reached),
+        server,
         deadline,
         &call_named(),
         || {
@@ -139,6 +172,104 @@ async fn a_final_error_is_not_repeated() {
         d.detail
     );
     assert!(!d.detail.contains("Tried"), "{}", d.detail);
+}
+
+/// A 403 as kube-apiserver's RBAC authorizer gives it.
+fn denied() -> kube::Error {
+    let message = "priorityclasses.scheduling.k8s.io \"x\" is forbidden: User \"gpufleet-provider\" cannot patch resource \"priorityclasses\" in API group \"scheduling.k8s.io\" at the cluster scope";
+    kube::Error::Api(Box::new(
+        Status::failure(message, "Forbidden").with_code(403),
+    ))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_denial_while_rbac_rules_load_is_retried() {
+    let loading = Server::ready(false);
+    let started = Instant::now();
+    let (result, tries) = run_against(&loading, Duration::from_secs(60), true, |n| {
+        (n < 4).then(denied)
+    })
+    .await;
+    assert_eq!(result.unwrap(), 4);
+    assert_eq!(tries, 5);
+    assert_eq!(loading.asked.load(Ordering::Relaxed), 4);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_denial_by_a_ready_server_is_final_at_once_with_its_message() {
+    let ready = Server::ready(true);
+    let (result, tries) =
+        run_against(&ready, Duration::from_secs(60), true, |_| Some(denied())).await;
+    let gave_up = result.unwrap_err();
+    assert_eq!((tries, ready.asked.load(Ordering::Relaxed)), (1, 1));
+    let d = &gave_up.diagnostics.0[0];
+    assert_eq!(d.summary, "Permission denied by Kubernetes");
+    assert!(
+        d.detail.contains("User \"gpufleet-provider\" cannot patch"),
+        "{}",
+        d.detail
+    );
+    assert!(!d.detail.contains("Tried"), "{}", d.detail);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_does_not_say_it_is_ready_is_not() {
+    struct Silent;
+    impl Readiness for Silent {
+        async fn ready(&self) -> bool {
+            std::future::pending().await
+        }
+    }
+    let started = Instant::now();
+    assert!(!ready(&Silent).await);
+    assert_eq!(started.elapsed(), READY_CHECK_TIMEOUT);
+    assert!(ready(&Server::ready(true)).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lasting_denial_is_final_within_the_window_with_its_message() {
+    // A server that never says it is ready (one whose `/readyz` is not
+    // everyone's to read), and even at plan, whose look at the cluster has
+    // 10 s: the denial is what is reported, not a deadline.
+    let started = Instant::now();
+    let (result, tries) = run_against(
+        &Server::ready(false),
+        PLAN_TIMEOUT,
+        true,
+        |_| Some(denied()),
+    )
+    .await;
+    let gave_up = result.unwrap_err();
+    assert!(
+        started.elapsed() <= RBAC_LOAD_WINDOW,
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() >= RBAC_LOAD_WINDOW / 2,
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(tries > 3, "{tries}");
+    assert!(!gave_up.maybe_applied);
+    let d = &gave_up.diagnostics.0[0];
+    assert_eq!(d.summary, "Permission denied by Kubernetes");
+    assert!(
+        d.detail.contains("User \"gpufleet-provider\" cannot patch"),
+        "{}",
+        d.detail
+    );
+    assert!(
+        d.detail.contains("A denial is retried for up to 5.0s"),
+        "{}",
+        d.detail
+    );
+    assert!(!d.detail.contains("Stopped retrying"), "{}", d.detail);
 }
 
 #[tokio::test(start_paused = true)]

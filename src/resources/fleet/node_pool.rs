@@ -117,16 +117,6 @@ pub(super) fn build(model: &Model, resolved: &Resolved) -> Result<DynamicObject,
     Ok(object)
 }
 
-/// Annotations tools keep on the objects they write, which an import does
-/// not take into state: kubectl's copy of what it last applied, and
-/// Karpenter's own bookkeeping in its `karpenter.sh` domain.
-fn is_bookkeeping_annotation(key: &str) -> bool {
-    key == "kubectl.kubernetes.io/last-applied-configuration"
-        || key
-            .split_once('/')
-            .is_some_and(|(domain, _)| domain.ends_with("karpenter.sh"))
-}
-
 impl Model {
     /// The NodePool spec this state asks for, with `requirements` from the
     /// requirements engine.
@@ -194,12 +184,6 @@ impl Model {
         let template_metadata = spec.template.metadata.clone().unwrap_or_default();
         let (labels, sharing_labels) =
             split_labels(&name, template_metadata.labels, prior, importing);
-        let node_pool_annotations = live.metadata.annotations.map(|annotations| {
-            annotations
-                .into_iter()
-                .filter(|(key, _)| !(importing && is_bookkeeping_annotation(key)))
-                .collect()
-        });
         Ok(Model {
             id: None,
             name,
@@ -225,7 +209,7 @@ impl Model {
             ),
             node_pool_labels: owned_map(live.metadata.labels, &prior.node_pool_labels, importing),
             node_pool_annotations: owned_map(
-                node_pool_annotations,
+                live.metadata.annotations,
                 &prior.node_pool_annotations,
                 importing,
             ),

@@ -10,6 +10,7 @@ use crate::framework::model::encode;
 use crate::framework::plan::set;
 use crate::framework::testkit::Harness;
 use crate::kit::object::ObjectResource;
+use crate::kit::ownership::without_bookkeeping;
 use crate::protocol::provider::PlanResponse;
 
 const NODE_CLASS: fn() -> serde_json::Value =
@@ -129,7 +130,11 @@ fn served(planned: &Value, scheme: LabelScheme) -> serde_json::Value {
 
 /// The state a read of `live` gives, as the framework records it.
 fn read(live: &serde_json::Value, prior: &Value, importing: bool, scheme: LabelScheme) -> Value {
-    let live: DynamicObject = serde_json::from_value(live.clone()).unwrap();
+    let mut live: DynamicObject = serde_json::from_value(live.clone()).unwrap();
+    if importing {
+        // As ObjectResource does before every import.
+        without_bookkeeping(&mut live.metadata);
+    }
     let prior: Model = decode(prior).unwrap();
     let mut state = Fleet
         .state_from(&Cluster::offline(scheme), live, &prior, importing)

@@ -319,6 +319,30 @@ pub(super) async fn write(
     Ok(())
 }
 
+/// Whether everything `state` claims is as it wants it: there, and when
+/// gpufleet created it, with its content and this token's claim (an object
+/// of that name someone else made is theirs, as [`Share::ensure`] leaves
+/// it). A read reports drift otherwise, so the next apply puts it back.
+pub(super) async fn in_place(
+    cluster: &Cluster,
+    state: &Model,
+    deadline: Deadline,
+) -> Result<bool, Diagnostics> {
+    let share = Share::of(state);
+    for piece in pieces(state) {
+        let in_place = match piece {
+            Piece::Binding(o) => share.in_place(cluster, o, deadline).await?,
+            Piece::Role(o) => share.in_place(cluster, o, deadline).await?,
+            Piece::RoleBinding(o) => share.in_place(cluster, o, deadline).await?,
+            Piece::ClusterInfo(o) => share.in_place(cluster, o, deadline).await?,
+        };
+        if !in_place {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Releases everything `prior` claimed (on destroy, after the token is
 /// deleted).
 pub(super) async fn delete(
@@ -369,6 +393,10 @@ trait Shared: Object {
     fn relied_on_without(&self, _token_id: &str) -> bool {
         false
     }
+
+    /// Whether the live object has the content `wanted` gives it (only
+    /// the fields gpufleet writes).
+    fn has_content_of(&self, wanted: &Self) -> bool;
 }
 
 #[async_trait]
@@ -378,6 +406,10 @@ impl Shared for ClusterRoleBinding {
 
     async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp> {
         cluster.kubernetes.objects(Self::KIND).await
+    }
+
+    fn has_content_of(&self, wanted: &Self) -> bool {
+        self.role_ref == wanted.role_ref && self.subjects == wanted.subjects
     }
 }
 
@@ -389,6 +421,10 @@ impl Shared for Role {
     async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp> {
         cluster.kubernetes.namespaced(Self::KIND, PUBLIC).await
     }
+
+    fn has_content_of(&self, wanted: &Self) -> bool {
+        self.rules == wanted.rules
+    }
 }
 
 #[async_trait]
@@ -398,6 +434,10 @@ impl Shared for RoleBinding {
 
     async fn objects(cluster: &Cluster) -> Result<Objects<'_, Self>, GaveUp> {
         cluster.kubernetes.namespaced(Self::KIND, PUBLIC).await
+    }
+
+    fn has_content_of(&self, wanted: &Self) -> bool {
+        self.role_ref == wanted.role_ref && self.subjects == wanted.subjects
     }
 }
 
@@ -418,6 +458,13 @@ impl Shared for ConfigMap {
             .iter()
             .flatten()
             .any(|(k, _)| k.starts_with(JWS_PREFIX) && *k != ours)
+    }
+
+    /// The kubeconfig; the bootstrapsigner's signatures beside it are not
+    /// gpufleet's.
+    fn has_content_of(&self, wanted: &Self) -> bool {
+        let kubeconfig = |map: &Self| map.data.as_ref().and_then(|d| d.get("kubeconfig")).cloned();
+        kubeconfig(self) == kubeconfig(wanted)
     }
 }
 
@@ -489,6 +536,24 @@ impl Share {
             named.update(&claim, deadline).await?;
         }
         Ok(())
+    }
+
+    /// Whether `wanted` is in place (see [`in_place`]).
+    async fn in_place<K: Shared>(
+        &self,
+        cluster: &Cluster,
+        wanted: K,
+        deadline: Deadline,
+    ) -> Result<bool, GaveUp> {
+        let objects = K::objects(cluster).await?;
+        let name = wanted.meta().name.clone().unwrap_or_default();
+        Ok(match objects.named(&name).get(deadline).await? {
+            None => false,
+            Some(live) => {
+                !created_by_us(&live)
+                    || (claims(&live).contains(&self.claim) && live.has_content_of(&wanted))
+            }
+        })
     }
 
     /// Releases the claim on object `name`: dropped while other tokens
@@ -697,6 +762,54 @@ mod tests {
         );
         assert!(!claim.landed(&ours));
         assert!(claim.landed(&with(&[CREATED_BY, "gpufleet/node-join.abcdef"])));
+    }
+
+    /// What a read compares: the fields gpufleet writes, not the
+    /// bootstrapsigner's signatures beside them.
+    #[test]
+    fn drift_is_judged_on_what_gpufleet_writes() {
+        let model = Model {
+            token_id: Some("abcdef".into()),
+            auth_extra_groups: Some(vec!["system:bootstrappers:a".into()]),
+            api_server_endpoint: Some("https://10.0.0.1:6443".into()),
+            cluster_ca_certificate: Some("pem".into()),
+            manage_bootstrap_rbac: Some(true),
+            ..Default::default()
+        };
+        for piece in pieces(&model) {
+            match piece {
+                Piece::Binding(wanted) => {
+                    let mut live = wanted.clone();
+                    live.metadata.annotations = Some(BTreeMap::from([("x".into(), "y".into())]));
+                    assert!(live.has_content_of(&wanted));
+                    live.subjects.as_mut().unwrap()[0].name = "system:bootstrappers:b".into();
+                    assert!(!live.has_content_of(&wanted));
+                }
+                Piece::Role(wanted) => {
+                    let mut live = wanted.clone();
+                    assert!(live.has_content_of(&wanted));
+                    live.rules.as_mut().unwrap()[0].verbs.push("list".into());
+                    assert!(!live.has_content_of(&wanted));
+                }
+                Piece::RoleBinding(wanted) => {
+                    let mut live = wanted.clone();
+                    assert!(live.has_content_of(&wanted));
+                    live.subjects = None;
+                    assert!(!live.has_content_of(&wanted));
+                }
+                Piece::ClusterInfo(wanted) => {
+                    let mut live = wanted.clone();
+                    let data = live.data.as_mut().unwrap();
+                    data.insert("jws-kubeconfig-abcdef".into(), "signature".into());
+                    assert!(live.has_content_of(&wanted));
+                    live.data
+                        .as_mut()
+                        .unwrap()
+                        .insert("kubeconfig".into(), "edited".into());
+                    assert!(!live.has_content_of(&wanted));
+                }
+            }
+        }
     }
 
     #[test]

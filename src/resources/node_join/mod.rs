@@ -258,7 +258,7 @@ impl AppliedObject for BootstrapToken {
                     .describe("A device-plugin configuration key (a `gpufleet_node_sharing` or `gpufleet_gpu_sharing` key): the node registers with the label `nvidia.com/device-plugin.config` set to it."),
                 Attr::bool("manage_bootstrap_rbac")
                     .default(Value::Bool(false))
-                    .describe("Also set up what `kubeadm init` does for node bootstrap, under gpufleet's names: ClusterRoleBindings letting each of `auth_extra_groups` post node CSRs (`system:node-bootstrapper`) and have node client certificates approved (`...:nodeclient`), one letting nodes have their renewals approved (`...:selfnodeclient`, group `system:nodes`), read access for anyone to `kube-public/cluster-info`, and that ConfigMap (the API server and CA) if absent. Objects of those names gpufleet did not create are left alone; those it created are shared by the tokens that ask for them and deleted with the last. Needs the `bind` and `kube-public` rules of docs/rbac.yaml."),
+                    .describe("Also set up what `kubeadm init` does for node bootstrap, under gpufleet's names: ClusterRoleBindings letting each of `auth_extra_groups` post node CSRs (`system:node-bootstrapper`) and have node client certificates approved (`...:nodeclient`), one letting nodes have their renewals approved (`...:selfnodeclient`, group `system:nodes`), read access for anyone to `kube-public/cluster-info`, and that ConfigMap (the API server and CA) if absent. Objects of those names gpufleet did not create are left alone; those it created are shared by the tokens that ask for them and deleted with the last. A read reports `false` while one it created has changed or is gone, so the next apply puts it back. Needs the `bind` and `kube-public` rules of docs/rbac.yaml."),
                 Attr::string_map("node_labels")
                     .derived_from(&["labels", "sharing_config"])
                     .exact()
@@ -377,6 +377,22 @@ impl AppliedObject for BootstrapToken {
         cluster_side::check_authentication(cluster, prior, state, deadline).await?;
         cluster_side::write(cluster, prior, state, deadline).await?;
         Ok(Warnings::default())
+    }
+
+    /// Drift of the bootstrap RBAC objects (one changed, or gone) shows
+    /// as `manage_bootstrap_rbac = false`, which the apply puts back.
+    async fn read_companions(
+        &self,
+        cluster: &Cluster,
+        state: &mut Model,
+        _prior: &Model,
+        _importing: bool,
+        deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        if !cluster_side::in_place(cluster, state, deadline).await? {
+            state.manage_bootstrap_rbac = Some(false);
+        }
+        Ok(())
     }
 
     async fn delete_companions(
