@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::allowed::Allowed;
 use super::constraints::{CONSTRAINTS, Constraint, Constraints, Slot};
+use super::model::Model;
 use super::resolved::Resolved;
 use crate::catalog::LabelScheme;
 use crate::framework::validators::quoted_list;
@@ -78,6 +79,21 @@ impl From<Requirement> for RawRequirement {
             min_values: r.min_values,
         }
     }
+}
+
+/// `node_pool_requirements`: the NodePool's requirements under the fleet's
+/// label scheme; `None` while the scheme is not known, or when the
+/// constraints cannot become requirements (the plan fails then).
+pub(super) fn derive(model: &mut Model) {
+    let scheme = model.label_scheme.as_deref().and_then(LabelScheme::parse);
+    let constraints = &model.constraints;
+    model.node_pool_requirements = scheme
+        .and_then(|scheme| {
+            constraints
+                .requirements(&Resolved::of(constraints, scheme))
+                .ok()
+        })
+        .map(|all| all.into_iter().map(RawRequirement::from).collect());
 }
 
 /// A requirement an attribute generates.

@@ -857,6 +857,7 @@ fn what_a_label_scheme_cannot_express_fails_the_plan() {
 
 mod min_values_and_raw_requirements;
 mod network_and_gpu_count;
+mod node_class_scheme;
 mod round_trip;
 mod static_fleets_and_metadata;
 
