@@ -212,6 +212,9 @@ impl AppliedObject for Fleet {
         sharing::modify_plan(cluster, change, &resolved.models, diagnostics).await;
         if scheme.is_some() {
             diagnostics.extend(constraints.known_problems(&resolved, &unknown));
+            if let Some(warning) = constraints.architecture_mismatch(&resolved) {
+                diagnostics.push(warning);
+            }
         }
     }
 
