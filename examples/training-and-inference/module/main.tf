@@ -15,12 +15,14 @@ locals {
     budgets              = [{ nodes = var.disruption_budget }]
   }
   # The scheme's node labels of the GPU model, which a CPU-only fleet
-  # requires absent, and of the GPUs per node, which workloads may select on.
+  # requires absent, and of the GPUs per node, which workloads may select on:
+  # under the scheme the fleets use (planned from the node class or the
+  # provider when var.label_scheme is null).
   gpu_labels = {
     cfke  = { name = "cfke.io/accelerator-name", count = "cfke.io/accelerator-count" }
     aws   = { name = "karpenter.k8s.aws/instance-gpu-name", count = "karpenter.k8s.aws/instance-gpu-count" }
     azure = { name = "karpenter.azure.com/sku-gpu-name", count = "karpenter.azure.com/sku-gpu-count" }
-  }[coalesce(var.label_scheme, "cfke")]
+  }[gpufleet_fleet.training.label_scheme]
   inference_sharing = var.inference_sharing == null ? { strategy = "none", replicas = null, mig_layout = null } : var.inference_sharing
   # A MIG node advertises MIG devices, not nvidia.com/gpu, so a MIG fleet is
   # capped by its nodes; a shared one counts what it advertises (GPUs x replicas).
