@@ -116,11 +116,7 @@ fn planned_scheme(config: &Value, provider: LabelScheme) -> Option<LabelScheme> 
 /// Plans the label scheme a configuration leaves unset, so that the plan
 /// shows it, and again the attributes derived from it (the framework
 /// derived them before the scheme was known).
-fn plan_label_scheme(
-    fleet: &Fleet,
-    planned: &mut Value,
-    scheme: LabelScheme,
-) -> Result<(), Diagnostics> {
+fn plan_label_scheme(planned: &mut Value, scheme: LabelScheme) -> Result<(), Diagnostics> {
     set(planned, "label_scheme", Value::string(scheme.as_str()));
     let whole = Resource::<Cluster>::schema(&ObjectResource(Fleet));
     let ty = whole.value_type();
@@ -133,7 +129,7 @@ fn plan_label_scheme(
         set(&mut inputs, attr.name, Value::Null);
     }
     let mut model: Model = decode(&with_placeholders(&inputs, &ty))?;
-    fleet.derive(&mut model);
+    Fleet.derive(&mut model);
     derive_planned(&following, planned, Some(&encode(&model, &ty)?));
     Ok(())
 }
@@ -203,7 +199,7 @@ impl AppliedObject for Fleet {
         let scheme = planned_scheme(config, cluster.label_scheme);
         if let Some(scheme) = scheme
             && config.attr("label_scheme").is_null()
-            && let Err(d) = plan_label_scheme(self, change.planned, scheme)
+            && let Err(d) = plan_label_scheme(change.planned, scheme)
         {
             return diagnostics.extend(d);
         }

@@ -272,8 +272,7 @@ impl Constraints {
         }
         let alternatives: Vec<&str> = catalog::all()
             .iter()
-            .filter(|c| c.label_value(scheme).is_some() && fits(c))
-            .filter(|c| models.iter().any(|m| c.same_gpu_as(m)))
+            .filter(|c| fits(c) && models.iter().any(|m| c.same_gpu_as(m)))
             .map(|c| c.name)
             .collect();
         let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
