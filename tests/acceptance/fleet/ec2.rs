@@ -735,7 +735,13 @@ fn a_t4_on_arm64_is_warned_with_the_t4g() {
             "resource \"gpufleet_fleet\" \"arm\" {{\n  name          = \"{name}\"\n  node_class    = {{ group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = \"gpu\" }}\n  accelerators  = [\"{model}\"]\n  architectures = [\"arm64\"]\n}}\n"
         )
     };
-    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The CLIs wrap a diagnostic's lines inside a box drawn with `│`.
+    let flat = |text: &str| {
+        text.replace('│', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     each_cli(|cli| {
         let mut ws = Workspace::new(cli);
         ws.config(&fleet_of("t4-on-arm64", "T4"));
