@@ -74,6 +74,36 @@ impl LabelScheme {
 }
 
 impl LabelScheme {
+    /// The scheme of the nodes a Karpenter node class's group stands for:
+    /// Karpenter's AWS provider reconciles `karpenter.k8s.aws` node classes
+    /// (EC2NodeClass) and labels nodes from EC2's data
+    /// (karpenter-provider-aws, pkg/apis/v1/labels.go); its Azure provider
+    /// reconciles `karpenter.azure.com` (AKSNodeClass) and labels them from
+    /// the VM size (karpenter-provider-azure, pkg/apis/v1beta1/labels.go).
+    /// `None` for any other group, whose provider the catalog does not know.
+    pub fn of_node_class(group: &str) -> Option<Self> {
+        match group {
+            "karpenter.k8s.aws" => Some(Self::Aws),
+            "karpenter.azure.com" => Some(Self::Azure),
+            _ => None,
+        }
+    }
+
+    /// The node labels only this scheme's nodes carry and requirements use:
+    /// the GPU name, count and memory, and the instance family.
+    pub fn own_labels(self) -> Vec<&'static str> {
+        let keys = self.label_keys();
+        [
+            Some(keys.name),
+            Some(keys.count),
+            keys.memory.map(|m| m.key),
+        ]
+        .into_iter()
+        .flatten()
+        .chain([self.instance_family_key()])
+        .collect()
+    }
+
     /// The label naming the GPU's maker, where the scheme's cloud sells GPUs
     /// of other makers than NVIDIA alongside a memory label that would
     /// select them: EC2's g4ad has AMD GPUs (karpenter-provider-aws,

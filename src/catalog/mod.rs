@@ -201,11 +201,13 @@ struct Labels {
 }
 
 /// What EC2 reports for the model: the GPU name (already lower-kebab-cased as Karpenter
-/// labels it) and the memory per GPU in MiB.
+/// labels it) and the memory per GPU in MiB, and the CPU architectures of its instance types.
 #[derive(Debug, PartialEq, Eq)]
 struct AwsGpu {
     name: &'static str,
     memory_mib: u32,
+    /// The `kubernetes.io/arch` values of the EC2 instance types carrying it.
+    architectures: &'static [&'static str],
 }
 
 impl Accelerator {
@@ -247,6 +249,27 @@ impl Accelerator {
             LabelScheme::Aws => self.labels.aws.as_ref().map(|gpu| gpu.name),
             LabelScheme::Azure => self.labels.azure,
         }
+    }
+
+    /// The node architectures (`kubernetes.io/arch` values) of the instance types the
+    /// scheme's cloud sells the model on, where the catalog knows them: EC2's, from its
+    /// instance types (checked against them in tests/acceptance/fleet/ec2.rs).
+    pub fn node_architectures(&self, scheme: LabelScheme) -> Option<&'static [&'static str]> {
+        match scheme {
+            LabelScheme::Aws => self.labels.aws.as_ref().map(|gpu| gpu.architectures),
+            LabelScheme::Cfke | LabelScheme::Azure => None,
+        }
+    }
+
+    /// Whether `other` is the same GPU sold under another name (the T4 and EC2's T4G
+    /// beside Graviton): same architecture, compute capability and memory.
+    pub fn same_gpu_as(&self, other: &Accelerator) -> bool {
+        (self.architecture, self.compute_capability, self.memory_gib)
+            == (
+                other.architecture,
+                other.compute_capability,
+                other.memory_gib,
+            )
     }
 
     /// The memory per GPU in MiB as AWS's `karpenter.k8s.aws/instance-gpu-memory` label

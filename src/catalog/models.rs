@@ -8,9 +8,10 @@
 //! * architecture: the family names GPU Feature Discovery derives from the compute capability;
 //! * MIG profiles: NVIDIA's MIG user guide, checked against the default layouts NVIDIA's
 //!   mig-manager ships (tests/offline/upstream_nvidia.rs);
-//! * AWS label values and MiB figures: the GPU name and memory EC2 reports for each instance
-//!   type, as Karpenter's AWS provider labels nodes with them (name lower-cased, spaces turned
-//!   into dashes), checked against EC2's instance types (tests/acceptance/fleet/ec2.rs);
+//! * AWS label values, MiB figures and architectures: the GPU name and memory EC2 reports for
+//!   each instance type, as Karpenter's AWS provider labels nodes with them (name lower-cased,
+//!   spaces turned into dashes), and the CPU architecture of those types (Graviton's g5g
+//!   alone is arm64), checked against EC2's instance types (tests/acceptance/fleet/ec2.rs);
 //! * Azure label values: the accelerator token of the VM size name (an upper-case letter and
 //!   digits), which Karpenter's Azure provider copies into `sku-gpu-name`. Sizes whose name
 //!   carries no such token (`NC6s_v3`, `ND40rs_v2`, `ND96asr_v4`) or one that does not parse
@@ -37,8 +38,20 @@ const fn labels(cfke: &'static str, aws: Option<AwsGpu>, azure: Option<&'static 
     }
 }
 
-const fn aws(name: &'static str, memory_mib: u32) -> Option<AwsGpu> {
-    Some(AwsGpu { name, memory_mib })
+/// EC2 instance types of x86 CPUs (Intel's or AMD's), and of Graviton's.
+const AMD64: &[&str] = &["amd64"];
+const ARM64: &[&str] = &["arm64"];
+
+const fn aws(
+    name: &'static str,
+    memory_mib: u32,
+    architectures: &'static [&'static str],
+) -> Option<AwsGpu> {
+    Some(AwsGpu {
+        name,
+        memory_mib,
+        architectures,
+    })
 }
 
 /// A100 40GB (also A800 40GB).
@@ -162,7 +175,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (7, 0),
         memory_gib: 16,
         mig_profiles: &[],
-        labels: labels("V100", aws("v100", 16_384), None),
+        labels: labels("V100", aws("v100", 16_384, AMD64), None),
     },
     Accelerator {
         name: "V100-32GB",
@@ -171,7 +184,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (7, 0),
         memory_gib: 32,
         mig_profiles: &[],
-        labels: labels("V100", aws("v100", 32_768), None),
+        labels: labels("V100", aws("v100", 32_768, AMD64), None),
     },
     // Turing. EC2 reports 16384 MiB for the T4 of g4dn (moto's copy of DescribeInstanceTypes).
     Accelerator {
@@ -181,7 +194,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (7, 5),
         memory_gib: 16,
         mig_profiles: &[],
-        labels: labels("T4", aws("t4", 16_384), Some("T4")),
+        labels: labels("T4", aws("t4", 16_384, AMD64), Some("T4")),
     },
     // The T4 of EC2's Graviton g5g instances, which EC2 names `T4g` (16384 MiB) and AWS's
     // G5g page calls "NVIDIA T4G Tensor Core GPUs": the same Turing chip (compute
@@ -193,7 +206,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (7, 5),
         memory_gib: 16,
         mig_profiles: &[],
-        labels: labels("T4G", aws("t4g", 16_384), None),
+        labels: labels("T4G", aws("t4g", 16_384, ARM64), None),
     },
     // Ampere.
     Accelerator {
@@ -204,7 +217,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         memory_gib: 40,
         mig_profiles: MIG_A100_40GB,
         // Azure's 40 GB size (ND96asr_v4) carries no accelerator token, hence no label.
-        labels: labels("A100", aws("a100", 40_960), None),
+        labels: labels("A100", aws("a100", 40_960, AMD64), None),
     },
     Accelerator {
         name: "A100-80GB",
@@ -218,7 +231,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (8, 0),
         memory_gib: 80,
         mig_profiles: MIG_80GB,
-        labels: labels("A100", aws("a100", 81_920), Some("A100")),
+        labels: labels("A100", aws("a100", 81_920, AMD64), Some("A100")),
     },
     Accelerator {
         name: "A30",
@@ -246,7 +259,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (8, 6),
         memory_gib: 24,
         mig_profiles: &[],
-        labels: labels("A10G", aws("a10g", 22_888), None),
+        labels: labels("A10G", aws("a10g", 22_888, AMD64), None),
     },
     Accelerator {
         name: "A40",
@@ -265,7 +278,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (8, 9),
         memory_gib: 24,
         mig_profiles: &[],
-        labels: labels("L4", aws("l4", 22_888), None),
+        labels: labels("L4", aws("l4", 22_888, AMD64), None),
     },
     Accelerator {
         name: "L40",
@@ -283,7 +296,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (8, 9),
         memory_gib: 48,
         mig_profiles: &[],
-        labels: labels("L40S", aws("l40s", 45_776), None),
+        labels: labels("L40S", aws("l40s", 45_776, AMD64), None),
     },
     // Hopper. The H100 NVL (94 GB) and H100 96GB parts have other MIG profiles and are not
     // covered; note that Azure labels its H100 NVL sizes (NC..ads_H100_v5) `H100` too.
@@ -301,7 +314,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (9, 0),
         memory_gib: 80,
         mig_profiles: MIG_80GB,
-        labels: labels("H100", aws("h100", 81_920), Some("H100")),
+        labels: labels("H100", aws("h100", 81_920, AMD64), Some("H100")),
     },
     Accelerator {
         name: "H200",
@@ -310,7 +323,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (9, 0),
         memory_gib: 141,
         mig_profiles: MIG_H200,
-        labels: labels("H200", aws("h200", 144_384), Some("H200")),
+        labels: labels("H200", aws("h200", 144_384, AMD64), Some("H200")),
     },
     // The 96 GB H20; a later 141 GB variant is not covered.
     Accelerator {
@@ -342,7 +355,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (10, 0),
         memory_gib: 180,
         mig_profiles: MIG_B200,
-        labels: labels("B200", aws("b200", 183_359), None),
+        labels: labels("B200", aws("b200", 183_359, AMD64), None),
     },
     // EC2 p6e-gb200 is sold only as UltraServer capacity and is absent from Karpenter's
     // instance-type list, so no AWS label value is claimed.
@@ -362,7 +375,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (10, 3),
         memory_gib: 288,
         mig_profiles: MIG_B300,
-        labels: labels("B300", aws("b300", 275_040), None),
+        labels: labels("B300", aws("b300", 275_040, AMD64), None),
     },
     // EC2 p6e-gb300 and Azure ND GB300 v6 are in the same position as their GB200
     // counterparts.
@@ -388,7 +401,11 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (12, 0),
         memory_gib: 96,
         mig_profiles: MIG_RTX_PRO_6000,
-        labels: labels("RTX-PRO-6000", aws("rtx-pro-server-6000", 98_304), None),
+        labels: labels(
+            "RTX-PRO-6000",
+            aws("rtx-pro-server-6000", 98_304, AMD64),
+            None,
+        ),
     },
     // RTX PRO 4500 Blackwell Server Edition: 32 GB GDDR7 (NVIDIA's datasheet), compute
     // capability 12.0 (CUDA GPUs list). The MIG user guide lists it with two instances from
@@ -405,7 +422,7 @@ pub(super) const ACCELERATORS: &[Accelerator] = &[
         compute_capability: (12, 0),
         memory_gib: 32,
         mig_profiles: &[],
-        labels: labels("RTX-PRO-4500", aws("rtx-pro-4500", 32_768), None),
+        labels: labels("RTX-PRO-4500", aws("rtx-pro-4500", 32_768, AMD64), None),
     },
 ];
 

@@ -86,7 +86,7 @@ impl ProviderDefinition for Gpufleet {
                 Attr::string("label_scheme")
                     .optional()
                     .validate(one_of(LabelScheme::NAMES))
-                    .describe("Node labels GPU constraints map to; `cfke` when unset."),
+                    .describe("Node labels GPU constraints map to, for fleets that set no `label_scheme` and whose node class does not decide it (an EC2NodeClass means `aws`, an AKSNodeClass `azure`); `cfke` when unset."),
                 Attr::string("gpu_operator_namespace")
                     .optional()
                     .validate(dns1123_label())

@@ -10,7 +10,9 @@ resource "gpufleet_fleet" "partitioned" {
   accelerators = [for a in data.gpufleet_accelerators.mig_80.accelerators : a.name]
   # Tells the A100 80GB from the 40GB one, which share a model label.
   accelerator_memory_min_gib = 80
-  node_class                 = { group = "karpenter.k8s.aws", kind = "EC2NodeClass", name = "gpu" }
+  # Under the provider's default cfke label scheme, which names every one of
+  # them (EC2's labels name only the models EC2 sells).
+  node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
 }
 
 output "mig_profiles" {

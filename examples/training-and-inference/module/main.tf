@@ -15,12 +15,14 @@ locals {
     budgets              = [{ nodes = var.disruption_budget }]
   }
   # The scheme's node labels of the GPU model, which a CPU-only fleet
-  # requires absent, and of the GPUs per node, which workloads may select on.
+  # requires absent, and of the GPUs per node, which workloads may select on:
+  # under the scheme the fleets use (planned from the node class or the
+  # provider when var.label_scheme is null).
   gpu_labels = {
     cfke  = { name = "cfke.io/accelerator-name", count = "cfke.io/accelerator-count" }
     aws   = { name = "karpenter.k8s.aws/instance-gpu-name", count = "karpenter.k8s.aws/instance-gpu-count" }
     azure = { name = "karpenter.azure.com/sku-gpu-name", count = "karpenter.azure.com/sku-gpu-count" }
-  }[coalesce(var.label_scheme, "cfke")]
+  }[gpufleet_fleet.training.label_scheme]
   # The MIG strategy the cluster-wide sharing sets, referenced so that the
   # fleet's plan uses it and Terraform applies the cluster-wide sharing
   # (which points the GPU Operator at the fleet's key) first.

@@ -4,7 +4,7 @@ variable "node_class" {
 }
 
 variable "label_scheme" {
-  description = "Node labels GPU constraints are written in (cfke, aws or azure); the provider's when null."
+  description = "Node labels GPU constraints are written in (cfke, aws or azure); when null, the node class's (an EC2NodeClass means aws), else the provider's."
   type        = string
   default     = null
 }

@@ -69,8 +69,8 @@ run "defaults_are_the_seed" {
     error_message = "Karpenter only removes empty nodes, after 5 minutes"
   }
   assert {
-    condition     = jsonencode(gpufleet_fleet.general[0].requirements) == jsonencode([{ key = "cfke.io/accelerator-name", min_values = null, operator = "DoesNotExist", values = null }])
-    error_message = "the general fleet must exclude every GPU instance type"
+    condition     = jsonencode(gpufleet_fleet.general[0].requirements) == jsonencode([{ key = "karpenter.k8s.aws/instance-gpu-name", min_values = null, operator = "DoesNotExist", values = null }])
+    error_message = "the general fleet must exclude every GPU instance type, by the EC2NodeClass's GPU label"
   }
   assert {
     condition     = length(gpufleet_node_taint.training_server) == 0 && length(output.training_servers) == 0
@@ -154,10 +154,29 @@ run "aws_general_fleet_excludes_aws_gpu_label" {
   }
 }
 
+run "ec2_node_class_means_aws" {
+  command = plan
+  module {
+    source = "./module"
+  }
+
+  assert {
+    condition = (
+      gpufleet_fleet.training.label_scheme == "aws"
+      && output.training.gpu_count_label == "karpenter.k8s.aws/instance-gpu-count"
+      && output.training.interconnect_resources == tomap({ "vpc.amazonaws.com/efa" = "32" })
+    )
+    error_message = "an EC2NodeClass's fleets use EC2's labels, and 8xH100 training pods request p5's 32 EFA interfaces"
+  }
+}
+
 run "cfke_names_no_interconnect" {
   command = plan
   module {
     source = "./module"
+  }
+  variables {
+    node_class = { group = "karpenter.kwok.sh", kind = "KWOKNodeClass", name = "default" }
   }
 
   assert {

@@ -356,6 +356,24 @@ pub(super) fn fields() -> Vec<&'static str> {
         .collect()
 }
 
+/// What the NodePool's requirements follow from: the constraint attributes
+/// ([`fields`]), `min_values`, `requirements` and the label scheme.
+pub(super) const REQUIREMENT_INPUTS: &[&str] = &[
+    "accelerators",
+    "accelerator_count",
+    "accelerator_memory_min_gib",
+    "accelerator_memory_max_gib",
+    "capacity_types",
+    "instance_families",
+    "providers",
+    "zones",
+    "architectures",
+    "network_bandwidth_min_gbps",
+    "min_values",
+    "requirements",
+    "label_scheme",
+];
+
 /// The schema of the constraint attributes and of `min_values`.
 pub(super) fn attributes() -> Vec<Attr> {
     let mut seen = BTreeSet::new();

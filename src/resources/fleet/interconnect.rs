@@ -15,7 +15,7 @@ pub(super) fn attributes() -> Vec<Attr> {
         Attr::string_map("interconnect_resources")
             .derived_from(&["label_scheme", "accelerators", "accelerator_count"])
             .exact()
-            .describe("Extra resources a training pod requests per node to use the nodes' interconnect, with the quantity one node has: `{ \"vpc.amazonaws.com/efa\" = \"32\" }` for 8×H100 (p5.48xlarge) under `label_scheme = \"aws\"`. Karpenter's AWS provider attaches EFA interfaces only to nodes whose pods request `vpc.amazonaws.com/efa`, and a pod requesting it gets only instance types that have that many. Null unless the fleet's own `label_scheme` is `aws`, `accelerator_count` fixes the GPUs per node and every EC2 instance type with that many of the fleet's models has the same number of EFA interfaces."),
+            .describe("Extra resources a training pod requests per node to use the nodes' interconnect, with the quantity one node has: `{ \"vpc.amazonaws.com/efa\" = \"32\" }` for 8×H100 (p5.48xlarge) under `label_scheme = \"aws\"`. Karpenter's AWS provider attaches EFA interfaces only to nodes whose pods request `vpc.amazonaws.com/efa`, and a pod requesting it gets only instance types that have that many. Null unless the fleet's `label_scheme` (set, or planned from the node class or the provider) is `aws`, `accelerator_count` fixes the GPUs per node and every EC2 instance type with that many of the fleet's models has the same number of EFA interfaces."),
     ]
 }
 

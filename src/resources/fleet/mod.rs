@@ -44,14 +44,16 @@ use node_pool::NODE_POOL;
 use resolved::Models;
 pub use resolved::Resolved;
 
+use crate::catalog::LabelScheme;
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::retry::{Deadline, GaveUp};
-use crate::framework::model::decode;
+use crate::framework::model::{decode, encode, with_placeholders};
+use crate::framework::plan::{derive_planned, set};
 use crate::framework::schema::ObjectSchema;
 use crate::framework::timeouts::Timeouts;
-use crate::framework::{PlanChange, Warnings};
+use crate::framework::{PlanChange, Resource, Warnings};
 use crate::kit::Cluster;
-use crate::kit::object::AppliedObject;
+use crate::kit::object::{AppliedObject, ObjectResource};
 use crate::kit::permissions::{APPLIED_OBJECT_VERBS, LISTED_OBJECT_VERBS, Permission};
 use crate::protocol::{AttributePath, Diagnostics, Value};
 
@@ -99,6 +101,39 @@ fn known_constraints(config: &Value) -> (Value, Vec<&'static Constraint>) {
     (known, unknown)
 }
 
+/// The label scheme of a configuration ([`resolved::effective_scheme`]),
+/// once what decides it is known.
+fn planned_scheme(config: &Value, provider: LabelScheme) -> Option<LabelScheme> {
+    match config.attr("label_scheme") {
+        Value::Null => {
+            let group = config.attr("node_class").attr("group").as_str()?;
+            Some(resolved::effective_scheme(None, group, provider))
+        }
+        setting => setting.as_str().and_then(LabelScheme::parse),
+    }
+}
+
+/// Plans the label scheme a configuration leaves unset, so that the plan
+/// shows it, and again the attributes derived from it (the framework
+/// derived them before the scheme was known).
+fn plan_label_scheme(planned: &mut Value, scheme: LabelScheme) -> Result<(), Diagnostics> {
+    set(planned, "label_scheme", Value::string(scheme.as_str()));
+    let whole = Resource::<Cluster>::schema(&ObjectResource(Fleet));
+    let ty = whole.value_type();
+    let mut following = whole;
+    following
+        .attrs
+        .retain(|a| a.derived_from.contains(&"label_scheme"));
+    let mut inputs = planned.clone();
+    for attr in &following.attrs {
+        set(&mut inputs, attr.name, Value::Null);
+    }
+    let mut model: Model = decode(&with_placeholders(&inputs, &ty))?;
+    Fleet.derive(&mut model);
+    derive_planned(&following, planned, Some(&encode(&model, &ty)?));
+    Ok(())
+}
+
 #[async_trait]
 impl AppliedObject for Fleet {
     type Model = Model;
@@ -132,6 +167,7 @@ impl AppliedObject for Fleet {
         let models = Models::of(&model.constraints);
         sharing::derive(model, &models);
         interconnect::derive(model, &models);
+        requirements::derive(model);
     }
 
     /// What the label scheme cannot express, and raw requirements that
@@ -160,14 +196,21 @@ impl AppliedObject for Fleet {
             Ok(constraints) => constraints,
             Err(d) => return diagnostics.extend(d),
         };
-        // Resolved once for both checks; its scheme counts only once
-        // `label_scheme` is known.
-        let label_scheme = config.attr("label_scheme");
-        let resolved =
-            Resolved::with_setting(&constraints, label_scheme.as_str(), cluster.label_scheme);
+        let scheme = planned_scheme(config, cluster.label_scheme);
+        if let Some(scheme) = scheme
+            && config.attr("label_scheme").is_null()
+            && let Err(d) = plan_label_scheme(change.planned, scheme)
+        {
+            return diagnostics.extend(d);
+        }
+        // Resolved once for every check; its scheme counts only once known.
+        let resolved = Resolved::of(&constraints, scheme.unwrap_or(cluster.label_scheme));
         sharing::modify_plan(cluster, change, &resolved.models, diagnostics).await;
-        if label_scheme.is_wholly_known() {
+        if scheme.is_some() {
             diagnostics.extend(constraints.known_problems(&resolved, &unknown));
+            if let Some(warning) = constraints.architecture_mismatch(&resolved) {
+                diagnostics.push(warning);
+            }
         }
     }
 
@@ -182,11 +225,12 @@ impl AppliedObject for Fleet {
         &model.name
     }
 
-    /// The catalog names of the planned fleet, under the provider's scheme.
+    /// The catalog names of the planned fleet, under its label scheme.
     fn resolve(&self, cluster: &Cluster, planned: &Model) -> Resolved {
         Resolved::with_setting(
             &planned.constraints,
             planned.label_scheme.as_deref(),
+            &planned.node_class.group,
             cluster.label_scheme,
         )
     }

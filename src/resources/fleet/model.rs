@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::constraints::Constraints;
+use super::requirements::RawRequirement;
 use super::sharing::SharingState;
 use crate::framework::timeouts::Timeouts;
 
@@ -39,7 +40,10 @@ pub struct Model {
     pub(super) node_pool_labels: Option<BTreeMap<String, String>>,
     /// The NodePool's own `metadata.annotations`.
     pub(super) node_pool_annotations: Option<BTreeMap<String, String>>,
+    /// Planned from the node class or the provider when not configured.
     pub(super) label_scheme: Option<String>,
+    /// The NodePool's requirements, as the label scheme spells them.
+    pub(super) node_pool_requirements: Option<Vec<RawRequirement>>,
     pub(super) node_selector: Option<BTreeMap<String, String>>,
     pub(super) tolerations: Option<Vec<Toleration>>,
     /// Resources a training pod requests for the interconnect, per node.

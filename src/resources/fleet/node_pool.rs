@@ -154,7 +154,7 @@ impl Model {
     /// State from a live NodePool; `prior` says which optional fields are
     /// ours. Disruption and `expireAfter` are always sent, so always ours.
     /// Its constraints are read under the fleet's label scheme (after an
-    /// import, the one its requirements use), else `provider`'s.
+    /// import, the one its requirements use, see [`used_label_scheme`]).
     pub(super) fn from_live(
         live: DynamicObject,
         prior: &Model,
@@ -169,14 +169,17 @@ impl Model {
                     format!("NodePool {name:?} does not look like a karpenter.sh/v1 NodePool: {e}"),
                 ))
             })?;
-        let label_scheme = if importing {
-            imported_label_scheme(&spec, provider)
-        } else {
-            prior.label_scheme.clone()
-        };
+        // A state written before the label scheme was planned has none: the
+        // NodePool's requirements tell which one they were written under.
+        let scheme = prior
+            .label_scheme
+            .as_deref()
+            .filter(|_| !importing)
+            .and_then(LabelScheme::parse)
+            .unwrap_or_else(|| used_label_scheme(&spec, provider));
         let constraints = Constraints::from_requirements(
             &spec.template.spec.requirements,
-            effective_scheme(label_scheme.as_deref(), provider),
+            scheme,
             &prior.constraints,
             importing,
         );
@@ -213,7 +216,8 @@ impl Model {
                 &prior.node_pool_annotations,
                 importing,
             ),
-            label_scheme,
+            label_scheme: Some(scheme.as_str().to_string()),
+            node_pool_requirements: None,
             node_selector: None,
             tolerations: None,
             interconnect_resources: None,
@@ -286,10 +290,12 @@ fn limits_from_spec(
     owned_map(live, &prior.cloned(), importing)
 }
 
-/// After an import: the label scheme whose own labels (GPU, instance
-/// family, provider) the NodePool's requirements use, when that is not the
-/// provider's.
-fn imported_label_scheme(spec: &NodePoolSpec, provider: LabelScheme) -> Option<String> {
+/// The label scheme a NodePool's requirements are written under: the one
+/// its node class's cloud (else the provider) gives, unless they use
+/// another scheme's own labels (GPU, instance family, provider) and not
+/// its.
+fn used_label_scheme(spec: &NodePoolSpec, provider: LabelScheme) -> LabelScheme {
+    let derived = effective_scheme(None, &spec.template.spec.node_class_ref.group, provider);
     let uses = |scheme: LabelScheme| {
         spec.template
             .spec
@@ -297,11 +303,11 @@ fn imported_label_scheme(spec: &NodePoolSpec, provider: LabelScheme) -> Option<S
             .iter()
             .any(|r| Constraint::is_scheme_label(&r.key, scheme))
     };
-    if uses(provider) {
-        return None;
+    if uses(derived) {
+        return derived;
     }
     LabelScheme::ALL
         .into_iter()
         .find(|&scheme| uses(scheme))
-        .map(|scheme| scheme.as_str().to_string())
+        .unwrap_or(derived)
 }

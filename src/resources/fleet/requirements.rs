@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::allowed::Allowed;
 use super::constraints::{CONSTRAINTS, Constraint, Constraints, Slot};
+use super::model::Model;
 use super::resolved::Resolved;
-use crate::catalog::LabelScheme;
+use crate::catalog::{self, Accelerator, LabelScheme};
 use crate::framework::validators::quoted_list;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics};
 
@@ -78,6 +79,21 @@ impl From<Requirement> for RawRequirement {
             min_values: r.min_values,
         }
     }
+}
+
+/// `node_pool_requirements`: the NodePool's requirements under the fleet's
+/// label scheme; `None` while the scheme is not known, or when the
+/// constraints cannot become requirements (the plan fails then).
+pub(super) fn derive(model: &mut Model) {
+    let scheme = model.label_scheme.as_deref().and_then(LabelScheme::parse);
+    let constraints = &model.constraints;
+    model.node_pool_requirements = scheme
+        .and_then(|scheme| {
+            constraints
+                .requirements(&Resolved::of(constraints, scheme))
+                .ok()
+        })
+        .map(|all| all.into_iter().map(RawRequirement::from).collect());
 }
 
 /// A requirement an attribute generates.
@@ -223,6 +239,61 @@ impl Constraints {
                 .filter(|p| !p.blame.iter().any(involved))
                 .map(|p| p.diagnostic)
                 .collect(),
+        )
+    }
+
+    /// A warning when `architectures` excludes every instance type the
+    /// label scheme's cloud sells the fleet's models on (EC2 sells the T4
+    /// on amd64 only): the NodePool is valid, but Karpenter can never
+    /// launch a node for it. Names the same GPUs sold on the allowed
+    /// architectures (the T4G on arm64), if any.
+    pub(super) fn architecture_mismatch(&self, resolved: &Resolved) -> Option<Diagnostic> {
+        let allowed = self.architectures.as_ref()?;
+        let (scheme, models) = (resolved.scheme, &resolved.models.known);
+        if models.is_empty() || resolved.models.unknown.is_some() {
+            return None;
+        }
+        let fits = |model: &Accelerator| {
+            model
+                .node_architectures(scheme)
+                .is_some_and(|sold| allowed.iter().any(|a| sold.contains(&a.as_str())))
+        };
+        let mut sold_on = Vec::new();
+        for model in models {
+            let architectures = model.node_architectures(scheme)?;
+            if fits(model) {
+                return None;
+            }
+            sold_on.push(format!(
+                "`{}` only on {}",
+                model.name,
+                architectures.join(" and ")
+            ));
+        }
+        let alternatives: Vec<&str> = catalog::all()
+            .iter()
+            .filter(|c| fits(c) && models.iter().any(|m| c.same_gpu_as(m)))
+            .map(|c| c.name)
+            .collect();
+        let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+        let fix = match alternatives.as_slice() {
+            [] => "Allow those architectures, or choose models sold on these.".to_string(),
+            names => format!(
+                "On {}, the same GPU is sold as {}: name that in `accelerators`.",
+                allowed.join(" and "),
+                quoted_list(names)
+            ),
+        };
+        Some(
+            Diagnostic::warning(
+                "No instance type has these GPUs on these architectures",
+                format!(
+                    "With the {scheme} label scheme, its cloud sells {}, and `architectures` allows {}: Karpenter can never launch a node for this fleet. {fix}",
+                    sold_on.join(", "),
+                    quoted_list(&allowed),
+                ),
+            )
+            .at(AttributePath::attr("architectures")),
         )
     }
 

@@ -93,20 +93,32 @@ impl Resolved {
         }
     }
 
-    /// `constraints` under the fleet's `label_scheme` setting, else the
-    /// provider's.
+    /// `constraints` under the label scheme [`effective_scheme`] gives.
     pub(super) fn with_setting(
         constraints: &Constraints,
         setting: Option<&str>,
+        node_class_group: &str,
         provider: LabelScheme,
     ) -> Self {
-        Self::of(constraints, effective_scheme(setting, provider))
+        Self::of(
+            constraints,
+            effective_scheme(setting, node_class_group, provider),
+        )
     }
 }
 
-/// The label scheme a fleet uses: its own setting, else the provider's.
-pub(super) fn effective_scheme(setting: Option<&str>, provider: LabelScheme) -> LabelScheme {
-    setting.and_then(LabelScheme::parse).unwrap_or(provider)
+/// The label scheme a fleet uses: its own `label_scheme`, else the one of
+/// its node class's cloud (an EC2NodeClass's nodes carry EC2's labels
+/// whatever the provider block says), else the provider's.
+pub(super) fn effective_scheme(
+    setting: Option<&str>,
+    node_class_group: &str,
+    provider: LabelScheme,
+) -> LabelScheme {
+    setting
+        .and_then(LabelScheme::parse)
+        .or_else(|| LabelScheme::of_node_class(node_class_group))
+        .unwrap_or(provider)
 }
 
 /// The GPU name label values selecting exactly `models` (with the memory

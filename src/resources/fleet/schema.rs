@@ -2,7 +2,7 @@
 //! defaults (Karpenter's own, so they never show as diffs) and plan
 //! behaviour.
 
-use super::constraints::{self, MAX_MIN_VALUES};
+use super::constraints::{self, MAX_MIN_VALUES, REQUIREMENT_INPUTS};
 use super::upgrade;
 use super::validation::{
     is_budget_duration, is_budget_nodes, is_cron_schedule, is_karpenter_duration,
@@ -167,8 +167,23 @@ pub(super) fn schema() -> ObjectSchema {
                 .describe("Annotations on the NodePool object itself, e.g. `{ \"kubernetes.io/description\" = \"...\" }`. Others' annotations on it are left alone."),
             Attr::string("label_scheme")
                 .optional()
+                .computed()
                 .validate(one_of(LabelScheme::NAMES))
-                .describe("Node labels GPU constraints map to: `cfke`, `aws` or `azure`; the provider's `label_scheme` when unset."),
+                .describe("Node labels GPU constraints map to: `cfke`, `aws` or `azure`. When unset, the node class's cloud decides (`aws` for `karpenter.k8s.aws`, Karpenter's EC2NodeClass; `azure` for `karpenter.azure.com`, its AKSNodeClass), else the provider's `label_scheme`; the plan shows the one used. A scheme other than the node class's is refused: its nodes never carry that scheme's labels."),
+            Attr::nested(
+                "node_pool_requirements",
+                Nesting::List,
+                ["key", "operator"]
+                    .map(|name| Attr::string(name).computed())
+                    .into_iter()
+                    .chain([
+                        Attr::string_list("values").computed(),
+                        Attr::number("min_values").computed(),
+                    ])
+                    .collect(),
+            )
+            .derived_from(REQUIREMENT_INPUTS)
+            .describe("The node requirements the NodePool gets, in order: those the attributes above generate on the label scheme's labels, those they imply, then `requirements`. Karpenter launches only instance types whose labels meet them all."),
             Attr::string_map("node_selector")
                 .derived_from(&["name"])
                 .describe("Node selector for workloads: `{ \"karpenter.sh/nodepool\" = name }`."),

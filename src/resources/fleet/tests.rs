@@ -862,6 +862,7 @@ fn what_a_label_scheme_cannot_express_fails_the_plan() {
 
 mod min_values_and_raw_requirements;
 mod network_and_gpu_count;
+mod node_class_scheme;
 mod round_trip;
 mod static_fleets_and_metadata;
 
@@ -958,4 +959,63 @@ fn an_inference_fleet_that_allows_spot_is_warned() {
     let raw = json!({"requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]});
     assert!(warnings(with(inference(), raw)).is_empty());
     assert!(warnings(training()).is_empty(), "training may use spot");
+}
+
+#[test]
+fn models_never_sold_on_the_allowed_architectures_are_warned_with_the_one_that_is() {
+    let warnings = |config: serde_json::Value, scheme| -> Vec<(String, String)> {
+        let plan = plan_for(&Value::Null, &value(config), scheme);
+        assert!(!plan.diagnostics.has_errors(), "{:?}", plan.diagnostics);
+        plan.diagnostics
+            .0
+            .iter()
+            .filter(|d| d.summary == "No instance type has these GPUs on these architectures")
+            .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
+            .collect()
+    };
+    let t4 = |accelerators: serde_json::Value, architectures: serde_json::Value| {
+        with(
+            inference(),
+            json!({"accelerators": accelerators, "architectures": architectures, "label_scheme": "aws"}),
+        )
+    };
+    // EC2's T4 is on x86 only; its arm64 T4 is the T4G of Graviton's g5g.
+    let found = warnings(t4(json!(["T4"]), json!(["arm64"])), LabelScheme::Cfke);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (path, detail) = &found[0];
+    assert_eq!(path, "architectures");
+    assert!(detail.contains("`T4` only on amd64"), "{detail}");
+    assert!(
+        detail.contains("the same GPU is sold as \"T4G\""),
+        "{detail}"
+    );
+    // And the other way round.
+    let found = warnings(t4(json!(["T4G"]), json!(["amd64"])), LabelScheme::Cfke);
+    assert!(found[0].1.contains("sold as \"T4\""), "{found:?}");
+    // A model without a counterpart: no alternative named.
+    let found = warnings(t4(json!(["H100"]), json!(["arm64"])), LabelScheme::Cfke);
+    assert!(
+        found[0].1.contains("`H100` only on amd64") && !found[0].1.contains("sold as"),
+        "{found:?}"
+    );
+    // Something launches: one model fits, or an architecture does.
+    for config in [
+        t4(json!(["T4", "T4G"]), json!(["arm64"])),
+        t4(json!(["T4"]), json!(["amd64", "arm64"])),
+        with(
+            inference(),
+            json!({"accelerators": ["T4"], "architectures": ["arm64"]}),
+        ),
+    ] {
+        assert!(
+            warnings(config.clone(), LabelScheme::Cfke).is_empty(),
+            "{config}"
+        );
+    }
+    // The scheme a node class decides counts the same.
+    let ec2 = with(
+        t4(json!(["T4"]), json!(["arm64"])),
+        json!({"label_scheme": null, "node_class": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"}}),
+    );
+    assert_eq!(warnings(ec2, LabelScheme::Cfke).len(), 1);
 }

@@ -8,6 +8,8 @@
 
 use super::constraints::{CAPACITY_TYPE_LABEL, CONSTRAINTS};
 use super::node_pool::{GPU_RESOURCE, GPUS_LIMIT, NODES_LIMIT};
+use crate::catalog::LabelScheme;
+use crate::framework::validators::quoted_list;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 use crate::resources::taint;
 
@@ -52,6 +54,39 @@ pub(super) fn validate(config: &Value, diagnostics: &mut Diagnostics) {
     check_limits(config, diagnostics);
     check_static(config, diagnostics);
     check_sizes(config, diagnostics);
+    check_label_scheme(config, diagnostics);
+}
+
+/// A `label_scheme` other than the one of the node class's cloud: the
+/// NodePool would require labels that no node of that class carries, so
+/// Karpenter would never launch one.
+fn check_label_scheme(config: &Value, diagnostics: &mut Diagnostics) {
+    let node_class = config.attr("node_class");
+    let (Some(setting), Some(group)) = (
+        config.attr("label_scheme").as_str(),
+        node_class.attr("group").as_str(),
+    ) else {
+        return;
+    };
+    let (Some(set), Some(nodes)) = (
+        LabelScheme::parse(setting),
+        LabelScheme::of_node_class(group),
+    ) else {
+        return;
+    };
+    if set == nodes {
+        return;
+    }
+    let kind = node_class.attr("kind").as_str().unwrap_or("node class");
+    diagnostics.error_at(
+        AttributePath::attr("label_scheme"),
+        "Label scheme contradicts the node class",
+        format!(
+            "label_scheme = \"{set}\" puts the GPU and instance family constraints on {}, which no node of a {group} {kind} carries: Karpenter labels those nodes with the {nodes} scheme's {}. It would never launch a node for this fleet. Remove `label_scheme` (the node class gives \"{nodes}\"), or set it to \"{nodes}\".",
+            quoted_list(&set.own_labels()),
+            quoted_list(&nodes.own_labels()),
+        ),
+    );
 }
 
 /// The unit letters of a duration such as `1h30m` (digits then one of

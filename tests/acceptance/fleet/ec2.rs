@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::fixtures::{Guard, fleet, node_pool_api};
-use common::terraform::{Workspace, clis};
+use common::terraform::{At, Workspace, assert_invalid, clis, each_cli};
 use common::{block_on, repo_root, skipped, unique_name};
 use gpufleet::catalog::{self, LabelScheme};
 use serde_json::Value;
@@ -567,9 +567,11 @@ fn catalog_efa_interfaces_agree_with_ec2s_data() {
 
 /// The catalog's EC2 columns are EC2's own figures: every instance type of
 /// a model's EC2 families in the generated data carries the catalog's
-/// `instance-gpu-name` value and its `instance-gpu-memory` MiB figure.
+/// `instance-gpu-name` value and its `instance-gpu-memory` MiB figure, and
+/// the CPU architectures of those types are the catalog's (on which the
+/// fleet's warning for architectures that exclude its models relies).
 #[test]
-fn catalog_names_and_memory_are_ec2s() {
+fn catalog_names_memory_and_architectures_are_ec2s() {
     let Some(types) = generated_types("the catalog's EC2 figures against EC2's instance types")
     else {
         return;
@@ -579,6 +581,7 @@ fn catalog_names_and_memory_are_ec2s() {
     for model in sold_on_ec2() {
         let accelerator = catalog::lookup(model).unwrap();
         let families = families_of(model, false);
+        let mut architectures = BTreeSet::new();
         for instance_type in types
             .iter()
             .filter(|t| families.contains(family(t["name"].as_str().unwrap())))
@@ -599,7 +602,17 @@ fn catalog_names_and_memory_are_ec2s() {
                 accelerator.memory_mib().to_string(),
                 "{context}"
             );
+            architectures.insert(instance_type["architecture"].as_str().unwrap());
             compared.insert(model);
+        }
+        if !architectures.is_empty() {
+            let catalog: BTreeSet<&str> = accelerator
+                .node_architectures(LabelScheme::Aws)
+                .unwrap()
+                .iter()
+                .copied()
+                .collect();
+            assert_eq!(architectures, catalog, "{model}'s architectures");
         }
     }
     let not_in_data: BTreeSet<&str> = NOT_IN_DATA.iter().map(|(m, _)| *m).collect();
@@ -608,4 +621,164 @@ fn catalog_names_and_memory_are_ec2s() {
         .filter(|m| !compared.contains(m))
         .collect();
     assert_eq!(uncompared, not_in_data, "models with no type to compare");
+}
+
+/// The README's first fleet, `gpufleet_fleet.training` (an EC2NodeClass,
+/// no `label_scheme`), named `name`.
+fn readme_fleet(name: &str) -> String {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let start = readme
+        .find("resource \"gpufleet_fleet\" \"training\"")
+        .expect("the README's training fleet");
+    let block = &readme[start..start + readme[start..].find("\n}\n").unwrap() + 3];
+    assert!(
+        block.contains("EC2NodeClass") && !block.contains("label_scheme"),
+        "the README's fleet is an EC2NodeClass's, with no label_scheme:\n{block}"
+    );
+    block
+        .lines()
+        .map(|line| {
+            if line.trim_start().starts_with("name ") {
+                format!("  name = \"{name}\"")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// The README's fleet plans with the label scheme of its EC2NodeClass,
+/// `aws`, though the provider's default is `cfke`; the plan shows the
+/// NodePool's requirements, which select EC2's 8×H100 types, and the
+/// applied NodePool has exactly those.
+#[test]
+fn the_readme_fleet_gets_ec2s_labels_from_its_node_class() {
+    let Some(types) = generated_types("the README's fleet against EC2's instance types") else {
+        return;
+    };
+    each_cli(|cli| {
+        let name = unique_name("readme");
+        let _guard = Guard::node_pools(&[&name]);
+        let mut ws = Workspace::new(cli);
+        ws.config(&readme_fleet(&name));
+        let plan = ws.plan();
+        let address = "gpufleet_fleet.training";
+        assert_eq!(
+            plan.after(address, "label_scheme"),
+            Some(&Value::from("aws")),
+            "{}: {}",
+            cli.name,
+            plan.text
+        );
+        let planned = plan
+            .after(address, "node_pool_requirements")
+            .cloned()
+            .unwrap_or_else(|| panic!("{}: no requirements planned:\n{}", cli.name, plan.text));
+        let chosen = selected(&types, &planned);
+        assert!(
+            !chosen.is_empty(),
+            "{}: {planned} selects no EC2 type",
+            cli.name
+        );
+        assert!(
+            chosen.iter().all(|t| family(t) == "p5"),
+            "{}: {planned} selects {chosen:?}",
+            cli.name
+        );
+        ws.apply();
+        let live = block_on(async { node_pool_api().await.get(&name).await.unwrap() });
+        let applied: Vec<Value> = live.data["spec"]["template"]["spec"]["requirements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "key": r["key"], "operator": r["operator"],
+                    "values": r["values"], "min_values": r.get("minValues"),
+                })
+            })
+            .collect();
+        assert_eq!(Value::from(applied), planned, "{}", cli.name);
+        ws.assert_plan_empty();
+        ws.destroy();
+    });
+}
+
+/// A label scheme set against the node class's is refused at
+/// `label_scheme`, naming the labels no EC2 node carries.
+#[test]
+fn a_scheme_contradicting_the_node_class_fails_at_label_scheme() {
+    let body =
+        readme_fleet("readme-cfke").replace("  limits", "  label_scheme      = \"cfke\"\n  limits");
+    each_cli(|cli| {
+        assert_invalid(
+            cli,
+            &body,
+            "\"cfke.io/accelerator-name\"",
+            At::Line("label_scheme      = \"cfke\""),
+        );
+    });
+}
+
+/// `accelerators = ["T4"]` with `architectures = ["arm64"]` selects no EC2
+/// type (EC2's T4 is g4dn's, on x86; Graviton's g5g has the T4G): the plan
+/// warns, naming the T4G, whose fleet selects g5g.
+#[test]
+fn a_t4_on_arm64_is_warned_with_the_t4g() {
+    let Some(types) = generated_types("the T4 on arm64 against EC2's instance types") else {
+        return;
+    };
+    let fleet_of = |name: &str, model: &str| {
+        format!(
+            "resource \"gpufleet_fleet\" \"arm\" {{\n  name          = \"{name}\"\n  node_class    = {{ group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = \"gpu\" }}\n  accelerators  = [\"{model}\"]\n  architectures = [\"arm64\"]\n}}\n"
+        )
+    };
+    // The CLIs wrap a diagnostic's lines inside a box drawn with `│`.
+    let flat = |text: &str| {
+        text.replace('│', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config(&fleet_of("t4-on-arm64", "T4"));
+        let plan = ws.plan();
+        let text = flat(&plan.text);
+        assert!(
+            text.contains("Warning: No instance type has these GPUs on these architectures")
+                && text.contains("the same GPU is sold as \"T4G\""),
+            "{}: {}",
+            cli.name,
+            plan.text
+        );
+        let requirements = plan
+            .after("gpufleet_fleet.arm", "node_pool_requirements")
+            .unwrap();
+        assert!(
+            selected(&types, requirements).is_empty(),
+            "{}: {requirements}",
+            cli.name
+        );
+
+        ws.config(&fleet_of("t4g-on-arm64", "T4G"));
+        let plan = ws.plan();
+        assert!(
+            !flat(&plan.text).contains("No instance type has these GPUs"),
+            "{}: {}",
+            cli.name,
+            plan.text
+        );
+        let requirements = plan
+            .after("gpufleet_fleet.arm", "node_pool_requirements")
+            .unwrap();
+        let chosen = selected(&types, requirements);
+        assert!(
+            !chosen.is_empty() && chosen.iter().all(|t| family(t) == "g5g"),
+            "{}: {requirements} selects {chosen:?}",
+            cli.name
+        );
+    });
 }

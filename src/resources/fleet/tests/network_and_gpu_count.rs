@@ -144,8 +144,21 @@ fn a_fleet_pinned_to_one_ec2_shape_says_its_efa_interfaces() {
         interconnect(&h100x8, LabelScheme::Cfke).to_json(),
         json!({"vpc.amazonaws.com/efa": "32"})
     );
+    // The scheme a fleet gets from its node class or the provider counts
+    // the same.
+    let ec2 = json!({"node_class": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"}});
+    for (config, scheme) in [
+        (with(training(), ec2), LabelScheme::Cfke),
+        (training(), LabelScheme::Aws),
+    ] {
+        assert_eq!(
+            interconnect(&config, scheme).to_json(),
+            json!({"vpc.amazonaws.com/efa": "32"}),
+            "{config}"
+        );
+    }
     // Not pinned: a range of GPU counts, a count whose EC2 types differ
-    // (one L4), another scheme, or only the provider's.
+    // (one L4), or another scheme.
     for (config, scheme) in [
         (
             with(
@@ -165,7 +178,6 @@ fn a_fleet_pinned_to_one_ec2_shape_says_its_efa_interfaces() {
             with(h100x8, json!({"label_scheme": "cfke"})),
             LabelScheme::Aws,
         ),
-        (training(), LabelScheme::Aws),
     ] {
         assert!(interconnect(&config, scheme).is_null(), "{config}");
     }

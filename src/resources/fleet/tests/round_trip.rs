@@ -39,12 +39,23 @@ fn live_node_pool(
     object
 }
 
+/// A template of an EC2NodeClass's nodes.
 fn template(requirements: serde_json::Value) -> serde_json::Value {
+    template_of(("karpenter.k8s.aws", "EC2NodeClass"), requirements)
+}
+
+/// A template of nodes of the node class `(group, kind)`: its cloud's labels
+/// are the ones requirements can use.
+fn template_of((group, kind): (&str, &str), requirements: serde_json::Value) -> serde_json::Value {
     json!({"spec": {
-        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+        "nodeClassRef": {"group": group, "kind": kind, "name": "default"},
         "requirements": requirements,
     }})
 }
+
+/// Node classes whose cloud the catalog does not know (kwok's), and Azure's.
+const KWOK: (&str, &str) = ("karpenter.kwok.sh", "KWOKNodeClass");
+const AKS: (&str, &str) = ("karpenter.azure.com", "AKSNodeClass");
 
 /// Real-world NodePools and awkward ones, as other tools write them.
 fn corpus() -> Vec<(&'static str, serde_json::Value)> {
@@ -59,12 +70,15 @@ fn corpus() -> Vec<(&'static str, serde_json::Value)> {
     gpu_aws["spec"]["taints"] = json!([{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]);
     gpu_aws["spec"]["expireAfter"] = json!("336h");
     gpu_aws["spec"]["terminationGracePeriod"] = json!("24h");
-    let mut cfke_inference = template(json!([
-        {"key": "cfke.io/accelerator-name", "operator": "In", "values": ["L4", "L40S"], "minValues": 2},
-        {"key": "cfke.io/accelerator-count", "operator": "Lte", "values": ["1"]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]},
-        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-central-1a", "eu-central-1b"]},
-    ]));
+    let mut cfke_inference = template_of(
+        KWOK,
+        json!([
+            {"key": "cfke.io/accelerator-name", "operator": "In", "values": ["L4", "L40S"], "minValues": 2},
+            {"key": "cfke.io/accelerator-count", "operator": "Lte", "values": ["1"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]},
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-central-1a", "eu-central-1b"]},
+        ]),
+    );
     cfke_inference["metadata"] = json!({"labels": {"workload": "inference"}, "annotations": {"example.com/team": "serving"}});
     cfke_inference["spec"]["startupTaints"] =
         json!([{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]);
@@ -75,24 +89,30 @@ fn corpus() -> Vec<(&'static str, serde_json::Value)> {
         {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["2"]},
         {"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": 10},
     ]));
-    let azure = template(json!([
-        {"key": "karpenter.azure.com/sku-gpu-name", "operator": "In", "values": ["A100"]},
-        {"key": "karpenter.azure.com/sku-family", "operator": "In", "values": ["NCADS_A100_v4"]},
-        {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Gte", "values": ["1"], "minValues": 1},
-        {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Lte", "values": ["4"], "minValues": 1},
-    ]));
+    let azure = template_of(
+        AKS,
+        json!([
+            {"key": "karpenter.azure.com/sku-gpu-name", "operator": "In", "values": ["A100"]},
+            {"key": "karpenter.azure.com/sku-family", "operator": "In", "values": ["NCADS_A100_v4"]},
+            {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Gte", "values": ["1"], "minValues": 1},
+            {"key": "karpenter.azure.com/sku-gpu-count", "operator": "Lte", "values": ["4"], "minValues": 1},
+        ]),
+    );
     // Things no attribute can hold, or that contradict one another.
-    let awkward = template(json!([
-        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]},
-        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]},
-        {"key": "cfke.io/accelerator-count", "operator": "Gte", "values": ["8"]},
-        {"key": "cfke.io/accelerator-count", "operator": "Lte", "values": ["4"]},
-        {"key": "cfke.io/accelerator-name", "operator": "In", "values": ["X999"]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["preemptible"]},
-        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "amd64"], "minValues": 2},
-        {"key": "cfke.io/accelerator-memory", "operator": "Gte", "values": ["0"]},
-        {"key": "cfke.io/instance-family", "operator": "NotIn", "values": ["cpx"]},
-    ]));
+    let awkward = template_of(
+        KWOK,
+        json!([
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]},
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]},
+            {"key": "cfke.io/accelerator-count", "operator": "Gte", "values": ["8"]},
+            {"key": "cfke.io/accelerator-count", "operator": "Lte", "values": ["4"]},
+            {"key": "cfke.io/accelerator-name", "operator": "In", "values": ["X999"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["preemptible"]},
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "amd64"], "minValues": 2},
+            {"key": "cfke.io/accelerator-memory", "operator": "Gte", "values": ["0"]},
+            {"key": "cfke.io/instance-family", "operator": "NotIn", "values": ["cpx"]},
+        ]),
+    );
     // Bounds on one key with different minValues, and a memory bound that
     // is no nominal size.
     let uneven = template(json!([
@@ -297,15 +317,26 @@ fn what_the_scheme_expresses_comes_back_as_attributes() {
         gpu.attr("node_pool_annotations").to_json(),
         json!({"kubernetes.io/description": "H100 training"})
     );
-    // Under the provider's own scheme the same labels need no label_scheme.
-    assert!(
-        import(&find("gpu-aws"), LabelScheme::Aws)
-            .attr("label_scheme")
-            .is_null()
-    );
+    // The state always says the scheme: here the node class's, whatever the
+    // provider's is.
+    for provider in LabelScheme::ALL {
+        let gpu = import(&find("gpu-aws"), provider);
+        assert_eq!(gpu.attr("label_scheme"), &Value::string("aws"));
+    }
 
+    // Without any scheme's own labels, the node class's scheme; the
+    // provider's where the node class does not tell.
     let cpu = import(&find("cpu"), LabelScheme::Cfke);
-    assert!(cpu.attr("label_scheme").is_null());
+    assert_eq!(cpu.attr("label_scheme"), &Value::string("aws"));
+    let empty = import(&find("empty"), LabelScheme::Cfke);
+    assert_eq!(empty.attr("label_scheme"), &Value::string("aws"));
+    let mut unknown_cloud = find("empty");
+    unknown_cloud["spec"]["template"]["spec"]["nodeClassRef"] =
+        template_of(KWOK, json!([]))["spec"]["nodeClassRef"].clone();
+    assert_eq!(
+        import(&unknown_cloud, LabelScheme::Azure).attr("label_scheme"),
+        &Value::string("azure")
+    );
     assert_eq!(
         cpu.attr("architectures").to_json(),
         json!(["amd64", "arm64"])
