@@ -212,27 +212,13 @@ impl NodeScoped for NodeSharing {
         };
         let name = config.attr("name").as_str().unwrap_or_default();
         let subject = subject(name, &settings);
-        let shares = settings.replicates();
         let unset = config.attr("mig_strategy").is_null();
-        let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
-            Some(caveats::look(cluster, Deadline::at_plan()).await)
-        } else {
-            None
-        };
-        if let Some(seen) = seen.as_ref().filter(|_| shares) {
-            let key = format!("node-{name}");
-            if let Some(warning) = caveats::not_read(cluster, seen, &subject, &key) {
-                diagnostics.push(warning);
-            }
-        }
-        if unset {
-            let prior = change.prior.attr("mig_strategy").as_str();
-            let (planned, found) = match &seen {
-                Some(seen) => caveats::plan_unset(seen, &subject, prior),
-                None => (Value::Null, Diagnostics::default()),
-            };
-            diagnostics.extend(found);
-            crate::framework::plan::set(change.planned, "mig_strategy", planned);
+        let prior = change.prior.attr("mig_strategy").as_str();
+        let key = format!("node-{name}");
+        let planned = caveats::plan(cluster, &subject, &key, unset, prior).await;
+        diagnostics.extend(planned.diagnostics);
+        if let Some(strategy) = planned.mig_strategy {
+            crate::framework::plan::set(change.planned, "mig_strategy", strategy);
         }
     }
 
@@ -322,16 +308,9 @@ impl NodeScoped for NodeSharing {
         deadline: Deadline,
     ) -> Result<Companions, GaveUp> {
         let subject = subject(&state.own.name, &state.own.settings);
-        let shares = state.own.settings.replicates();
-        if shares || subject.checked_against_mig_strategy() {
-            let seen = caveats::look(cluster, deadline).await;
-            let strategy = caveats::check_at_apply(&seen, &subject)?;
-            if shares {
-                let key = state.own.key().key;
-                caveats::check_read_at_apply(cluster, &seen, &subject, &key)?;
-            }
-            state.own.settings.mig_strategy = strategy.map(|s| s.as_str().to_string());
-        }
+        let key = state.own.key().key;
+        state.own.settings.mig_strategy =
+            caveats::check_before_write(cluster, &subject, &key, deadline).await?;
         let text = state.own.config_text();
         let changed = state.own.key().write(cluster, &text, deadline).await?;
         state.own.device_plugin_config = Some(text);

@@ -372,3 +372,66 @@ impl Drop for OperatorNamespace {
         });
     }
 }
+
+/// A pod requesting one `resource` on fleet `fleet`, tolerating its
+/// `taint_key=fleet` taint, in a namespace named after the fleet (which the
+/// caller removes): Karpenter launches a node for it and the scheduler binds
+/// it once the node advertises the resource. The node and its allocatable
+/// resources.
+pub async fn one_pod_on_fleet(
+    client: &kube::Client,
+    fleet: &str,
+    taint_key: &str,
+    resource: &str,
+) -> (String, BTreeMap<String, String>) {
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": fleet}})).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "one"}, "spec": {
+        "nodeSelector": {"karpenter.sh/nodepool": fleet},
+        "tolerations": [{"key": taint_key, "operator": "Equal", "value": fleet, "effect": "NoSchedule"}],
+        "containers": [{"name": "c", "image": "registry.example/c:1",
+            "resources": {"limits": {resource: "1"}}}],
+    }}))
+    .unwrap();
+    let pods = Api::<Pod>::namespaced(client.clone(), fleet);
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let what = format!("the node of a pod requesting {resource} on fleet {fleet}");
+    let node = crate::scenario::lookups::wait_for(client, &what, 120, async || {
+        pods.get("one").await.unwrap().spec?.node_name
+    })
+    .await;
+    let allocatable = Api::<Node>::all(client.clone())
+        .get(&node)
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.allocatable)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(r, q)| (r, q.0))
+        .collect();
+    (node, allocatable)
+}
+
+/// Waits until Karpenter has removed the nodes of fleet `fleet`.
+pub async fn fleet_nodes_gone(client: &kube::Client, fleet: &str) {
+    use k8s_openapi::api::core::v1::Node;
+    let nodes = Api::<Node>::all(client.clone());
+    let of_pool = ListParams::default().labels(&format!("karpenter.sh/nodepool={fleet}"));
+    let what = format!("the nodes of fleet {fleet} to go");
+    crate::scenario::lookups::wait_for(client, &what, 120, async || {
+        nodes
+            .list(&of_pool)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+}

@@ -9,7 +9,10 @@
 //! `gpu_resource`. Each test holds the cluster's one ClusterPolicy
 //! (`common::exclusive`).
 
-use common::fixtures::{Guard, HelmClusterPolicy, cluster_policies, fleet, node_pool_api};
+use common::fixtures::{
+    Guard, HelmClusterPolicy, cluster_policies, fleet, fleet_nodes_gone, node_pool_api,
+    one_pod_on_fleet,
+};
 use common::scenario::lookups::wait_for;
 use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
@@ -25,6 +28,8 @@ fn flat(text: &str) -> String {
 /// The cluster-wide sharing that sets `mixed`, which the fleets reference.
 const MIXED: &str = "resource \"gpufleet_gpu_sharing\" \"cluster\" {\n  strategy     = \"none\"\n  mig_strategy = \"mixed\"\n}\n";
 const REFERENCE: &str = "mig_strategy = gpufleet_gpu_sharing.cluster.mig_strategy, ";
+/// The taint of the H100 fleet, which only the test's pod tolerates.
+const TAINT: &str = "gpufleet.test/mig";
 
 /// An 8×H100 fleet partitioned `all-1g.10gb` (`extra` goes into its
 /// `gpu_sharing`), tainted so that only the test's pod lands there.
@@ -33,7 +38,7 @@ fn h100_fleet(name: &str, extra: &str) -> String {
         "h100",
         name,
         &format!(
-            "  accelerators      = [\"H100\"]\n  accelerator_count = {{ min = 8, max = 8 }}\n  gpu_sharing       = {{ {extra}strategy = \"mig\", mig_layout = \"all-1g.10gb\" }}\n  taints            = [{{ key = \"gpufleet.test/mig\", value = \"{name}\", effect = \"NoSchedule\" }}]\n"
+            "  accelerators      = [\"H100\"]\n  accelerator_count = {{ min = 8, max = 8 }}\n  gpu_sharing       = {{ {extra}strategy = \"mig\", mig_layout = \"all-1g.10gb\" }}\n  taints            = [{{ key = \"{TAINT}\", value = \"{name}\", effect = \"NoSchedule\" }}]\n"
         ),
     )
 }
@@ -55,36 +60,12 @@ fn a100_fleet_and_node_sharing(extra: &str) -> String {
     )
 }
 
-/// A pod requesting one `resource` on fleet `name` is bound by the
-/// scheduler to a node Karpenter launched; the node's allocatable of
-/// `resource` and of `nvidia.com/gpu`.
+/// A pod requesting one `resource` on fleet `name`, bound by the scheduler
+/// to a node Karpenter launched: the node's allocatable of `resource` and
+/// of `nvidia.com/gpu`.
 async fn schedule_one(client: &kube::Client, name: &str, resource: &str) -> (String, String) {
-    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .unwrap();
-    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "inference"}, "spec": {
-        "nodeSelector": {"karpenter.sh/nodepool": name},
-        "tolerations": [{"key": "gpufleet.test/mig", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
-        "containers": [{"name": "c", "image": "registry.example/c:1",
-            "resources": {"limits": {resource: "1"}}}],
-    }}))
-    .unwrap();
-    let pods = Api::<Pod>::namespaced(client.clone(), name);
-    pods.create(&PostParams::default(), &pod).await.unwrap();
-    let node = wait_for(client, "the MIG pod's node", 120, async || {
-        pods.get("inference").await.unwrap().spec?.node_name
-    })
-    .await;
-    let allocatable = Api::<Node>::all(client.clone())
-        .get(&node)
-        .await
-        .unwrap()
-        .status
-        .and_then(|s| s.allocatable)
-        .unwrap_or_default();
-    let of = |r: &str| allocatable.get(r).map(|q| q.0.clone()).unwrap_or_default();
+    let (_, allocatable) = one_pod_on_fleet(client, name, TAINT, resource).await;
+    let of = |r: &str| allocatable.get(r).cloned().unwrap_or_default();
     let found = (of(resource), of("nvidia.com/gpu"));
     Api::<Namespace>::all(client.clone())
         .delete(name, &DeleteParams::default())
@@ -93,20 +74,13 @@ async fn schedule_one(client: &kube::Client, name: &str, resource: &str) -> (Str
     found
 }
 
-/// Waits until fleet `name` has no node left.
-async fn nodes_gone(client: &kube::Client, name: &str) {
-    let nodes = Api::<Node>::all(client.clone());
-    let of_pool = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
-    wait_for(client, "the fleet's node to go with it", 120, async || {
-        nodes
-            .list(&of_pool)
-            .await
-            .unwrap()
-            .items
-            .is_empty()
-            .then_some(())
-    })
-    .await;
+/// That fleet `name` has no NodePool: nothing was written.
+fn assert_no_node_pool(cli: &Cli, name: &str) {
+    assert!(
+        block_on(async { node_pool_api().await.get_opt(name).await.unwrap() }).is_none(),
+        "{}: the NodePool was written",
+        cli.name
+    );
 }
 
 /// The ClusterPolicy's spec as Helm left it, for the comparison after
@@ -169,7 +143,7 @@ fn mixed_applies_in_one_go() {
             "{}: not as Helm left it",
             cli.name
         );
-        block_on(async { nodes_gone(&kube_client().await, &name).await });
+        block_on(async { fleet_nodes_gone(&kube_client().await, &name).await });
     });
 }
 
@@ -209,11 +183,7 @@ fn single_as_helm_installs_it() {
             "{}: {refused}",
             cli.name
         );
-        assert!(
-            block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none(),
-            "{}: a plan that failed wrote the NodePool",
-            cli.name
-        );
+        assert_no_node_pool(cli, &name);
 
         ws.config(&(h100_fleet(&name, "") + &a100_fleet_and_node_sharing("")));
         ws.apply();
@@ -239,7 +209,7 @@ fn single_as_helm_installs_it() {
         });
         ws.destroy();
         assert_eq!(spec_of(&helm), helm_spec, "{}", cli.name);
-        block_on(async { nodes_gone(&kube_client().await, &name).await });
+        block_on(async { fleet_nodes_gone(&kube_client().await, &name).await });
 
         // A strategy set in configuration that the cluster does not run (no
         // gpufleet_gpu_sharing sets it): the apply fails with nothing
@@ -253,11 +223,7 @@ fn single_as_helm_installs_it() {
             "{}: {out}",
             cli.name
         );
-        assert!(
-            block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none(),
-            "{}: the NodePool was written",
-            cli.name
-        );
+        assert_no_node_pool(cli, &name);
         ws.destroy();
 
         // Under `none` NVIDIA's plugin advertises the GPUs whole and none of
@@ -349,11 +315,7 @@ fn mps_under_mixed_is_refused() {
             "{}: {out}",
             cli.name
         );
-        assert!(
-            block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none(),
-            "{}: the NodePool was written",
-            cli.name
-        );
+        assert_no_node_pool(cli, &name);
         assert!(!has_key(&format!("fleet-{name}")), "{}", cli.name);
         ws.destroy();
     });
@@ -454,7 +416,7 @@ fn sharing_nothing_reads_is_never_silent() {
             "{}: {out}",
             cli.name
         );
-        assert!(block_on(async { node_pool_api().await.get_opt(&name).await.unwrap() }).is_none());
+        assert_no_node_pool(cli, &name);
         let shared = "resource \"gpufleet_gpu_sharing\" \"cluster\" {\n  strategy = \"none\"\n}\n";
         ws.config(
             &(shared.to_string() + &sliced("  depends_on   = [gpufleet_gpu_sharing.cluster]\n")),

@@ -12,7 +12,10 @@
 
 use std::collections::BTreeMap;
 
-use common::fixtures::{Guard, HelmClusterPolicy, cluster_policies, fleet, helm_cluster_policy};
+use common::fixtures::{
+    Guard, HelmClusterPolicy, cluster_policies, fleet, fleet_nodes_gone, helm_cluster_policy,
+    one_pod_on_fleet,
+};
 use common::scenario::lookups::wait_for;
 use common::terraform::{Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
@@ -95,60 +98,17 @@ fn fleets(shared: &str, whole: &str) -> (String, String) {
 
 /// A pod asking for one `nvidia.com/gpu` on fleet `whole` (in a namespace
 /// of that name, which the caller removes): Karpenter launches the node,
-/// the scheduler binds the pod once the node advertises its GPU. Returns
-/// the node.
-async fn whole_gpu_pod_is_scheduled(cli: &str, whole: &str) -> String {
+/// the scheduler binds the pod once the node advertises its GPU.
+async fn whole_gpu_pod_is_scheduled(cli: &str, whole: &str) {
     let client = kube_client().await;
-    let namespace: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": whole}})).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .unwrap();
-    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "train"}, "spec": {
-        "nodeSelector": {"karpenter.sh/nodepool": whole},
-        "tolerations": [{"key": TAINT, "operator": "Equal", "value": whole, "effect": "NoSchedule"}],
-        "containers": [{"name": "c", "image": "registry.example/c:1",
-            "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
-    }}))
-    .unwrap();
-    let pods = Api::<Pod>::namespaced(client.clone(), whole);
-    pods.create(&PostParams::default(), &pod).await.unwrap();
-    let node = wait_for(&client, "the whole-GPU pod's node", 120, async || {
-        pods.get("train").await.unwrap().spec?.node_name
-    })
-    .await;
-    let allocatable = Api::<Node>::all(client.clone())
-        .get(&node)
-        .await
-        .unwrap()
-        .status
-        .and_then(|s| s.allocatable)
-        .unwrap_or_default();
+    let (node, allocatable) = one_pod_on_fleet(&client, whole, TAINT, "nvidia.com/gpu").await;
     assert_eq!(
-        allocatable.get("nvidia.com/gpu").map(|q| q.0.as_str()),
+        allocatable.get("nvidia.com/gpu").map(String::as_str),
         Some("1"),
         "{cli}: {node}"
     );
-    node
 }
 
-/// Waits until Karpenter has removed the nodes of fleet `name`.
-async fn nodes_gone(name: &str) {
-    let client = kube_client().await;
-    let nodes = Api::<Node>::all(client.clone());
-    let of_pool = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
-    wait_for(&client, "the fleet's node to go with it", 120, async || {
-        nodes
-            .list(&of_pool)
-            .await
-            .unwrap()
-            .items
-            .is_empty()
-            .then_some(())
-    })
-    .await;
-}
 
 /// No GPU Operator: the standalone chart may read the ConfigMap. The
 /// placeholder `default` is written beside the first fleet key and stays
@@ -230,7 +190,7 @@ fn standalone_plugin_keeps_its_default_after_the_last_sharing_fleet() {
         });
         ws.destroy();
         assert_placeholder(cli.name, &shared_key, false);
-        block_on(nodes_gone(&whole));
+        block_on(async { fleet_nodes_gone(&kube_client().await, &whole).await });
     });
 }
 
@@ -290,7 +250,7 @@ fn operator_pointed_at_the_config_map_keeps_it() {
         ws.apply();
         assert_eq!(live_keys(), None, "{}: nothing reads it", cli.name);
         ws.destroy();
-        block_on(nodes_gone(&whole));
+        block_on(async { fleet_nodes_gone(&kube_client().await, &whole).await });
         drop(helm);
     });
 }

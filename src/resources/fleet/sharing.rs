@@ -405,37 +405,19 @@ pub(super) async fn modify_plan(
         settings: &parsed,
         models: &models.known,
     };
-    let shares = parsed.replicates();
     let unset = settings.attr("mig_strategy").is_null();
-    let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
-        Some(caveats::look(cluster, Deadline::at_plan()).await)
-    } else {
-        None
-    };
-    if let Some(seen) = seen.as_ref().filter(|_| shares)
-        && let Some(warning) = caveats::not_read(cluster, seen, &subject, &key(name).key)
-    {
-        diagnostics.push(warning);
-    }
-    if unset {
-        let prior = change
-            .prior
-            .attr("gpu_sharing")
-            .attr("mig_strategy")
-            .as_str();
-        let (planned, found) = match &seen {
-            Some(seen) => caveats::plan_unset(seen, &subject, prior),
-            None => (Value::Null, Diagnostics::default()),
-        };
-        diagnostics.extend(found);
-        if let Some(slot) = change
+    let prior = change.prior.attr("gpu_sharing").attr("mig_strategy").as_str();
+    let planned = caveats::plan(cluster, &subject, &key(name).key, unset, prior).await;
+    diagnostics.extend(planned.diagnostics);
+    if let Some(strategy) = planned.mig_strategy
+        && let Some(slot) = change
             .planned
             .attr_mut("gpu_sharing")
             .and_then(|s| s.attr_mut("mig_strategy"))
-        {
-            *slot = planned;
-        }
+    {
+        *slot = strategy;
     }
+    let seen = planned.seen;
     // The strategy planned, or else the one the cluster runs now, which
     // apply takes when nothing changes it before.
     let planned = change.planned.attr("gpu_sharing").attr("mig_strategy");
@@ -587,17 +569,9 @@ pub(super) async fn prepare(
         settings,
         models: &models.known,
     };
-    let shares = settings.replicates();
-    if !shares && !subject.checked_against_mig_strategy() {
-        return Ok(());
-    }
-    let seen = caveats::look(cluster, deadline).await;
-    let strategy = caveats::check_at_apply(&seen, &subject)?;
-    if shares {
-        caveats::check_read_at_apply(cluster, &seen, &subject, &key(&state.name).key)?;
-    }
+    let strategy = caveats::check_before_write(cluster, &subject, &key(&state.name).key, deadline).await?;
     if let Some(settings) = state.sharing.gpu_sharing.as_mut() {
-        settings.mig_strategy = strategy.map(|s| s.as_str().to_string());
+        settings.mig_strategy = strategy;
     }
     derive(state, models);
     Ok(())

@@ -226,11 +226,82 @@ impl Subject<'_> {
     }
 }
 
+/// What a plan of a fleet's or node sharing's settings learns of the
+/// cluster.
+pub struct Planned {
+    /// The GPU Operator's ClusterPolicy, read when it matters.
+    pub seen: Option<PolicySeen>,
+    /// The `mig_strategy` to plan where the configuration leaves it unset.
+    pub mig_strategy: Option<Value>,
+    /// Sharing no device plugin reads, and what [`plan_unset`] says.
+    pub diagnostics: Diagnostics,
+}
+
+/// Plans `subject`, whose configuration key is `key` and whose
+/// `mig_strategy` is `unset` in configuration (`prior` in state), against
+/// the cluster as it is: read briefly, only when the sharing must be read
+/// by the device plugin or the MIG strategy decides something.
+pub async fn plan(
+    cluster: &Cluster,
+    subject: &Subject<'_>,
+    key: &str,
+    unset: bool,
+    prior: Option<&str>,
+) -> Planned {
+    let shares = subject.settings.replicates();
+    let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
+        Some(look(cluster, Deadline::at_plan()).await)
+    } else {
+        None
+    };
+    let mut diagnostics = Diagnostics::default();
+    if let Some(seen) = seen.as_ref().filter(|_| shares)
+        && let Some(warning) = not_read(cluster, seen, subject, key)
+    {
+        diagnostics.push(warning);
+    }
+    let mig_strategy = unset.then(|| match &seen {
+        Some(seen) => {
+            let (planned, found) = plan_unset(seen, subject, prior);
+            diagnostics.extend(found);
+            planned
+        }
+        None => Value::Null,
+    });
+    Planned {
+        seen,
+        mig_strategy,
+        diagnostics,
+    }
+}
+
+/// Before a fleet or node sharing whose configuration key is `key` writes
+/// anything: the checks of its plan against the cluster now. The
+/// `mig_strategy` to keep in state (decided here when the plan could not
+/// know it), or why nothing may be written.
+pub async fn check_before_write(
+    cluster: &Cluster,
+    subject: &Subject<'_>,
+    key: &str,
+    deadline: Deadline,
+) -> Result<Option<String>, Diagnostics> {
+    let shares = subject.settings.replicates();
+    if !shares && !subject.checked_against_mig_strategy() {
+        return Ok(subject.settings.mig_strategy.clone());
+    }
+    let seen = look(cluster, deadline).await;
+    let strategy = check_at_apply(&seen, subject)?;
+    if shares {
+        check_read_at_apply(cluster, &seen, subject, key)?;
+    }
+    Ok(strategy.map(|s| s.as_str().to_string()))
+}
+
 /// The planned `mig_strategy` of a fleet or node sharing whose
 /// configuration leaves it unset, and the plan's diagnostics: what the
 /// cluster runs (`prior` kept when it cannot be read), NVIDIA's refusals
 /// under it, and MIG devices that `none` leaves unadvertised.
-pub fn plan_unset(
+fn plan_unset(
     seen: &PolicySeen,
     subject: &Subject<'_>,
     prior: Option<&str>,
@@ -335,7 +406,7 @@ fn fix(seen: &PolicySeen) -> &'static str {
 /// settings' `mig_strategy`, unset when the plan could not know it) and
 /// against NVIDIA's refusals. The strategy to keep in state, or why
 /// nothing may be written.
-pub fn check_at_apply(
+fn check_at_apply(
     seen: &PolicySeen,
     subject: &Subject<'_>,
 ) -> Result<Option<MigStrategy>, Diagnostics> {
@@ -412,7 +483,7 @@ fn source(seen: &PolicySeen) -> String {
 /// Operator does not point its device plugin at gpufleet's ConfigMap: the
 /// key would never be read, and NodeOverlays would promise capacity the
 /// nodes never advertise.
-pub fn not_read(
+fn not_read(
     cluster: &Cluster,
     seen: &PolicySeen,
     subject: &Subject<'_>,
@@ -442,7 +513,7 @@ pub fn not_read(
 
 /// The apply-time side of [`not_read`]: an error before anything is
 /// written.
-pub fn check_read_at_apply(
+fn check_read_at_apply(
     cluster: &Cluster,
     seen: &PolicySeen,
     subject: &Subject<'_>,
