@@ -13,12 +13,11 @@ use common::fixtures::{
     Guard, HelmClusterPolicy, cluster_policies, fleet, fleet_nodes_gone, node_pool_api,
     one_pod_on_fleet,
 };
-use common::scenario::lookups::wait_for;
 use common::terraform::{Cli, Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Api;
-use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams};
 use serde_json::json;
 
 fn flat(text: &str) -> String {

@@ -16,12 +16,11 @@ use common::fixtures::{
     Guard, HelmClusterPolicy, cluster_policies, fleet, fleet_nodes_gone, helm_cluster_policy,
     one_pod_on_fleet,
 };
-use common::scenario::lookups::wait_for;
 use common::terraform::{Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Api;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 const NAMESPACE: &str = "gpu-operator";
@@ -108,7 +107,6 @@ async fn whole_gpu_pod_is_scheduled(cli: &str, whole: &str) {
         "{cli}: {node}"
     );
 }
-
 
 /// No GPU Operator: the standalone chart may read the ConfigMap. The
 /// placeholder `default` is written beside the first fleet key and stays

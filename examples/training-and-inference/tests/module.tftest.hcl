@@ -325,15 +325,39 @@ run "mig_on_h100_nodes" {
     inference_gpu_models    = ["H100"]
     inference_gpus_per_node = 8
     inference_sharing       = { strategy = "mig", mig_layout = "all-1g.10gb" }
+    mig_strategy            = "mixed"
   }
 
   assert {
     condition = (
       gpufleet_fleet.inference.gpu_sharing.mig_layout == "all-1g.10gb"
+      && gpufleet_fleet.inference.gpu_sharing.mig_strategy == "mixed"
       && output.inference.gpu_resource == "nvidia.com/mig-1g.10gb"
       && output.inference.gpus_per_node_advertised == 56
       && gpufleet_fleet.inference.limits == tomap({ nodes = "2" })
     )
-    error_message = "all-1g.10gb on 8-GPU H100 nodes advertises 56 nvidia.com/mig-1g.10gb per node; 16 GPUs are 2 nodes"
+    error_message = "all-1g.10gb on 8-GPU H100 nodes advertises 56 nvidia.com/mig-1g.10gb per node under the mixed strategy the cluster-wide sharing sets; 16 GPUs are 2 nodes"
+  }
+}
+
+run "mig_under_the_single_strategy" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    inference_gpu_models    = ["H100"]
+    inference_gpus_per_node = 8
+    inference_sharing       = { strategy = "mig", mig_layout = "all-1g.10gb" }
+    mig_strategy            = "single"
+  }
+
+  assert {
+    condition = (
+      gpufleet_gpu_sharing.cluster.mig_strategy == "single"
+      && output.inference.gpu_resource == "nvidia.com/gpu"
+      && output.inference.gpus_per_node_advertised == 56
+    )
+    error_message = "under the single strategy (the GPU Operator's Helm default) each of the 56 MIG devices of an all-1g.10gb H100 node is an nvidia.com/gpu"
   }
 }

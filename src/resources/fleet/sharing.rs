@@ -406,7 +406,11 @@ pub(super) async fn modify_plan(
         models: &models.known,
     };
     let unset = settings.attr("mig_strategy").is_null();
-    let prior = change.prior.attr("gpu_sharing").attr("mig_strategy").as_str();
+    let prior = change
+        .prior
+        .attr("gpu_sharing")
+        .attr("mig_strategy")
+        .as_str();
     let planned = caveats::plan(cluster, &subject, &key(name).key, unset, prior).await;
     diagnostics.extend(planned.diagnostics);
     if let Some(strategy) = planned.mig_strategy
@@ -569,7 +573,8 @@ pub(super) async fn prepare(
         settings,
         models: &models.known,
     };
-    let strategy = caveats::check_before_write(cluster, &subject, &key(&state.name).key, deadline).await?;
+    let strategy =
+        caveats::check_before_write(cluster, &subject, &key(&state.name).key, deadline).await?;
     if let Some(settings) = state.sharing.gpu_sharing.as_mut() {
         settings.mig_strategy = strategy;
     }
