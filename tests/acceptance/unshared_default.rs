@@ -12,15 +12,11 @@
 
 use std::collections::BTreeMap;
 
-use common::fixtures::{
-    Guard, HelmClusterPolicy, cluster_policies, fleet, fleet_nodes_gone, helm_cluster_policy,
-    one_pod_on_fleet,
-};
+use common::fixtures::{Guard, HelmClusterPolicy, fleet, fleet_nodes_gone, one_pod_on_fleet};
 use common::terraform::{Workspace, each_cli};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Api;
-use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 const NAMESPACE: &str = "gpu-operator";
@@ -204,18 +200,10 @@ fn operator_pointed_at_the_config_map_keeps_it() {
         let helm = HelmClusterPolicy::install(None);
         // A `helm upgrade` with `devicePlugin.config` in its values.
         let helm_values = |name: &str, default: &str| {
-            let mut object = helm_cluster_policy(&helm.0, None);
-            object["spec"]["devicePlugin"]["config"] = json!({"name": name, "default": default});
-            block_on(async {
-                cluster_policies(&kube_client().await)
-                    .patch(
-                        &helm.0,
-                        &PatchParams::apply("helm").force(),
-                        &Patch::Apply(object),
-                    )
-                    .await
-                    .unwrap();
-            });
+            helm.edit(
+                "helm",
+                json!({"devicePlugin": {"config": {"name": name, "default": default}}}),
+            );
         };
         helm_values(CONFIG_MAP, "default");
         let (shared, whole) = (unique_name("unshared-s"), unique_name("unshared-w"));
@@ -240,10 +228,12 @@ fn operator_pointed_at_the_config_map_keeps_it() {
                 .unwrap();
         });
 
-        // Helm's own values again: the operator no longer reads our map.
-        helm_values("", "");
+        // Helm's own values again once a sharing fleet is there (one whose
+        // sharing nothing reads could not be written): the operator no
+        // longer reads our map, and the last key's release takes it away.
         ws.config(&(shared_fleet + &whole_fleet));
         ws.apply();
+        helm_values("", "");
         ws.config(&whole_fleet);
         ws.apply();
         assert_eq!(live_keys(), None, "{}: nothing reads it", cli.name);

@@ -34,7 +34,7 @@ use k8s_openapi::api::rbac::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 /// The namespace a Role of `scope` goes in; `None` for the ClusterRole.
@@ -348,14 +348,37 @@ impl Operator {
 }
 
 /// The test's ClusterPolicy, made as `helm install` of the operator's chart
-/// makes it (a creator other than gpufleet owns its fields), with
-/// `--set devicePlugin.config.name=gpufleet-device-plugin` as the docs say:
-/// the sharing workouts run before and after gpufleet_gpu_sharing's, and
-/// sharing whose keys no device plugin reads is refused.
+/// makes it (a creator other than gpufleet owns its fields).
 async fn create_policy(client: &kube::Client, name: &str) {
-    let mut policy = helm_cluster_policy(name, None);
-    policy["spec"]["devicePlugin"]["config"] = json!({"name": "gpufleet-device-plugin"});
-    common::helm::install_cluster_policy(client, &policy).await;
+    common::helm::install_cluster_policy(client, &helm_cluster_policy(name, None)).await;
+}
+
+/// Points the test's ClusterPolicy (the first by name, as gpufleet takes
+/// it) at gpufleet's ConfigMap, as `--set devicePlugin.config.name=...`
+/// would, or at none: a fleet's or node sharing's sharing that no device
+/// plugin reads is refused, while gpufleet_gpu_sharing, which points it
+/// itself, deletes the ConfigMap on destroy only once nothing reads it.
+async fn point_policy_at_config_map(reads: bool) {
+    let policies = cluster_policies(&kube_client().await);
+    let name = policies
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .min()
+        .unwrap();
+    let config = if reads {
+        json!({"name": "gpufleet-device-plugin"})
+    } else {
+        serde_json::Value::Null
+    };
+    let patch = json!({"spec": {"devicePlugin": {"config": config}}});
+    policies
+        .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
 }
 
 /// The ClusterPolicy made again: a workout that failed half-way (on
@@ -572,6 +595,9 @@ async fn workouts_as(
     .unwrap();
     errors(&provider.configure(config, "test").await)?;
     for workout in workouts(tag, &node.name, &node.pool) {
+        let shares = workout.create["gpu_sharing"].is_object()
+            || workout.type_name == "gpufleet_node_sharing";
+        point_policy_at_config_map(shares).await;
         lifecycle(&provider, &workout).await?;
     }
     Ok(())

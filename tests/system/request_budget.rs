@@ -249,14 +249,18 @@ fn sharing_resources(cli: &Cli) {
     let what = |command: &str| format!("{} {command}", cli.name);
     // Each of the three writes its key after reading what it held, and
     // restarts the device plugin where its key is read: it reads the
-    // GPU Operator's three DaemonSets (none in this namespace).
+    // GPU Operator's three DaemonSets (none in this namespace). The
+    // ClusterPolicies are listed by each key write (whether a device
+    // plugin reads the map), by gpufleet_gpu_sharing to point one at it,
+    // and by the fleet and the node sharing at plan and again before they
+    // write (whether their sharing is read, and under which MIG strategy).
     let create = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (create)"),
         &create,
         &[
             ("configmaps", &[("GET", 3 + 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 2)]),
+            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("APPLY", 1)]),
@@ -269,6 +273,7 @@ fn sharing_resources(cli: &Cli) {
         &refresh,
         &[
             ("configmaps", &[("GET", 3)]),
+            ("clusterpolicies", &[("LIST", 2)]),
             ("nodepools", &[("GET", 1)]),
             ("nodeoverlays", &[("GET", 1)]),
             ("nodes", &[("GET", 1)]),
@@ -282,7 +287,7 @@ fn sharing_resources(cli: &Cli) {
         &update,
         &[
             ("configmaps", &[("GET", 3 + 3 + 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 2)]),
+            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("GET", 1), ("APPLY", 1)]),
@@ -324,7 +329,9 @@ fn sharing_resources(cli: &Cli) {
                     ("APPLY", 1),
                 ],
             ),
-            ("clusterpolicies", &[("LIST", 3)]),
+            // The key releases', and the refresh's plan of the fleet and
+            // the node sharing that destroy makes first.
+            ("clusterpolicies", &[("LIST", 3 + 2)]),
             ("daemonsets", &[("GET", 3)]),
             ("nodepools", &[("GET", 1), ("DELETE", 1)]),
             ("nodeoverlays", &[("GET", 1), ("DELETE", 1)]),

@@ -213,7 +213,12 @@ fn fractional_gpus_on_ec2() {
 /// would fit, and a pod that needs an L4 there gets nothing.
 #[test]
 fn gpu_requirements_select_instance_types() {
-    let _no_policy = common::exclusive::no_cluster_policy();
+    // The GPU Operator as Helm installs it: a device plugin that reads no
+    // ConfigMap advertises every GPU whole (a standalone one pointed at
+    // gpufleet's, as the docs say, would wait for a ConfigMap no
+    // configuration here writes).
+    let _only_policy = common::exclusive::own_cluster_policy();
+    let _helm = common::fixtures::HelmClusterPolicy::install(None);
     each_cli(|cli| {
         block_on(async {
             let client = kube_client().await;

@@ -88,8 +88,7 @@ impl PolicyFacts {
 /// need the cluster) or at apply.
 pub async fn look(cluster: &Cluster, deadline: Deadline) -> PolicySeen {
     match cluster_policy::find(cluster, deadline).await {
-        Ok(None) => PolicySeen::NoOperator,
-        Ok(Some(policy)) => PolicySeen::Policy(PolicyFacts::of(cluster, &policy)),
+        Ok(found) => seen(cluster, found),
         Err(gave_up) => PolicySeen::Unreachable(
             gave_up
                 .diagnostics
@@ -98,6 +97,14 @@ pub async fn look(cluster: &Cluster, deadline: Deadline) -> PolicySeen {
                 .map(|d| d.detail.clone())
                 .unwrap_or_default(),
         ),
+    }
+}
+
+/// The GPU Operator's ClusterPolicy `found`, as a check sees it.
+fn seen(cluster: &Cluster, found: Option<DynamicObject>) -> PolicySeen {
+    match found {
+        None => PolicySeen::NoOperator,
+        Some(policy) => PolicySeen::Policy(PolicyFacts::of(cluster, &policy)),
     }
 }
 
@@ -289,7 +296,9 @@ pub async fn check_before_write(
     if !shares && !subject.checked_against_mig_strategy() {
         return Ok(subject.settings.mig_strategy.clone());
     }
-    let seen = look(cluster, deadline).await;
+    // Read as any write's read: what keeps it from the cluster (a missing
+    // permission, say) is said as such.
+    let seen = seen(cluster, cluster_policy::find(cluster, deadline).await?);
     let strategy = check_at_apply(&seen, subject)?;
     if shares {
         check_read_at_apply(cluster, &seen, subject, key)?;
