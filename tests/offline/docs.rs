@@ -45,6 +45,26 @@ fn committed_docs_are_what_make_docs_generates() {
     );
 }
 
+/// The provider's index page names every resource and data source it
+/// documents, so a user starting there finds them all.
+#[test]
+fn the_index_names_every_resource_and_data_source() {
+    let docs = repo_root().join("docs");
+    let index = std::fs::read_to_string(docs.join("index.md")).unwrap();
+    for kind in ["resources", "data-sources"] {
+        for page in std::fs::read_dir(docs.join(kind)).unwrap() {
+            let page = page.unwrap().path();
+            let name = page.file_stem().unwrap().to_string_lossy();
+            let type_name = format!("`gpufleet_{name}`");
+            assert!(
+                index.contains(&type_name),
+                "docs/index.md does not name {type_name} ({})",
+                page.display()
+            );
+        }
+    }
+}
+
 /// docs/benchmarks.md names the commit it was measured at (`git describe
 /// --always --dirty`, which `make bench-publish` refuses to publish with
 /// `-dirty`): a clean commit of this branch's history, so anyone can check
