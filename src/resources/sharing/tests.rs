@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::catalog::Part;
 use crate::catalog::{lookup, part_named};
 use crate::framework::schema::ObjectSchema;
 use crate::protocol::codec::from_json;
