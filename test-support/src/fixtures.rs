@@ -193,6 +193,18 @@ pub fn helm_cluster_policy(name: &str, mig_strategy: Option<&str>) -> serde_json
     object
 }
 
+/// The names of the ClusterPolicies on the cluster.
+pub async fn cluster_policy_names(client: &kube::Client) -> Vec<String> {
+    cluster_policies(client)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|policy| policy.metadata.name)
+        .collect()
+}
+
 /// A unique name for a test's own ClusterPolicy that sorts before the
 /// chart's `cluster-policy` and any other name but a digit's: gpufleet and
 /// the simulated device plugin take the first by name for the operator's.
@@ -225,14 +237,7 @@ impl HelmClusterPolicy {
         let first = block_on(async {
             let client = kube_client().await;
             crate::helm::install_cluster_policy(&client, &object).await;
-            cluster_policies(&client)
-                .list(&ListParams::default())
-                .await
-                .unwrap()
-                .items
-                .into_iter()
-                .filter_map(|policy| policy.metadata.name)
-                .min()
+            cluster_policy_names(&client).await.into_iter().min()
         });
         let policy = Self(name, object);
         assert_eq!(

@@ -73,6 +73,17 @@ async fn schedule_one(client: &kube::Client, name: &str, resource: &str) -> (Str
     found
 }
 
+/// What the H100 fleet's state says its nodes advertise: `gpu_resource`,
+/// `gpus_per_node_advertised` and the MIG strategy that decides them.
+fn advertised(ws: &Workspace) -> (serde_json::Value, serde_json::Value, serde_json::Value) {
+    let values = ws.resource_values("gpufleet_fleet.h100");
+    (
+        values["gpu_resource"].clone(),
+        values["gpus_per_node_advertised"].clone(),
+        values["gpu_sharing"]["mig_strategy"].clone(),
+    )
+}
+
 /// That fleet `name` has no NodePool: nothing was written.
 fn assert_no_node_pool(cli: &Cli, name: &str) {
     assert!(
@@ -111,18 +122,9 @@ fn mixed_applies_in_one_go() {
         );
         ws.apply();
         assert_eq!(helm.live().data["spec"]["mig"]["strategy"], "mixed");
-        let values = ws.resource_values("gpufleet_fleet.h100");
         assert_eq!(
-            (
-                &values["gpu_resource"],
-                &values["gpus_per_node_advertised"],
-                &values["gpu_sharing"]["mig_strategy"]
-            ),
-            (
-                &json!("nvidia.com/mig-1g.10gb"),
-                &json!(56),
-                &json!("mixed")
-            ),
+            advertised(&ws),
+            (json!("nvidia.com/mig-1g.10gb"), json!(56), json!("mixed")),
             "{}",
             cli.name
         );
@@ -186,14 +188,9 @@ fn single_as_helm_installs_it() {
 
         ws.config(&(h100_fleet(&name, "") + &a100_fleet_and_node_sharing("")));
         ws.apply();
-        let values = ws.resource_values("gpufleet_fleet.h100");
         assert_eq!(
-            (
-                &values["gpu_resource"],
-                &values["gpus_per_node_advertised"],
-                &values["gpu_sharing"]["mig_strategy"]
-            ),
-            (&json!("nvidia.com/gpu"), &json!(56), &json!("single")),
+            advertised(&ws),
+            (json!("nvidia.com/gpu"), json!(56), json!("single")),
             "{}",
             cli.name
         );
@@ -237,10 +234,9 @@ fn single_as_helm_installs_it() {
             cli.name
         );
         ws.apply();
-        let values = ws.resource_values("gpufleet_fleet.h100");
         assert_eq!(
-            (&values["gpu_resource"], &values["gpus_per_node_advertised"]),
-            (&json!("nvidia.com/gpu"), &json!(8)),
+            advertised(&ws),
+            (json!("nvidia.com/gpu"), json!(8), json!("none")),
             "{}",
             cli.name
         );

@@ -11,9 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fixtures::{
-    HelmClusterPolicy, OperatorNamespace, cluster_policies, fleet, node_overlays, node_pool_api,
-};
+use common::fixtures::{HelmClusterPolicy, OperatorNamespace, fleet, node_overlays, node_pool_api};
 use common::terraform::{Cli, ImportBy, Workspace, each_cli, each_identity_cli};
 use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -369,16 +367,7 @@ fn cluster_policy_fields_set_and_released() {
 
 /// The names of the ClusterPolicies on the cluster.
 fn cluster_policy_names() -> Vec<String> {
-    block_on(async {
-        cluster_policies(&kube_client().await)
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .into_iter()
-            .filter_map(|policy| policy.metadata.name)
-            .collect()
-    })
+    block_on(async { common::fixtures::cluster_policy_names(&kube_client().await).await })
 }
 
 /// Plain Node objects (no kubelet), deleted when the test ends.

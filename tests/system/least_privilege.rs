@@ -34,7 +34,7 @@ use k8s_openapi::api::rbac::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 /// The namespace a Role of `scope` goes in; `None` for the ClusterRole.
@@ -359,14 +359,11 @@ async fn create_policy(client: &kube::Client, name: &str) {
 /// plugin reads is refused, while gpufleet_gpu_sharing, which points it
 /// itself, deletes the ConfigMap on destroy only once nothing reads it.
 async fn point_policy_at_config_map(reads: bool) {
-    let policies = cluster_policies(&kube_client().await);
-    let name = policies
-        .list(&ListParams::default())
+    let client = kube_client().await;
+    let policies = cluster_policies(&client);
+    let name = common::fixtures::cluster_policy_names(&client)
         .await
-        .unwrap()
-        .items
         .into_iter()
-        .filter_map(|p| p.metadata.name)
         .min()
         .unwrap();
     let config = if reads {

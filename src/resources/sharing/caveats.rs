@@ -263,9 +263,15 @@ pub async fn plan(
     };
     let mut diagnostics = Diagnostics::default();
     if let Some(seen) = seen.as_ref().filter(|_| shares)
-        && let Some(warning) = not_read(cluster, seen, subject, key)
+        && let Some(detail) = not_read(
+            cluster,
+            seen,
+            subject,
+            key,
+            "the apply fails before writing anything rather than tell Karpenter otherwise",
+        )
     {
-        diagnostics.push(warning);
+        diagnostics.push(Diagnostic::warning(NOT_READ, detail).at(subject.at("strategy")));
     }
     let mig_strategy = unset.then(|| match &seen {
         Some(seen) => {
@@ -300,8 +306,11 @@ pub async fn check_before_write(
     // permission, say) is said as such.
     let seen = seen(cluster, cluster_policy::find(cluster, deadline).await?);
     let strategy = check_at_apply(&seen, subject)?;
-    if shares {
-        check_read_at_apply(cluster, &seen, subject, key)?;
+    if shares && let Some(detail) = not_read(cluster, &seen, subject, key, "so nothing was written")
+    {
+        return Err(Diagnostic::error(NOT_READ, detail)
+            .at(subject.at("strategy"))
+            .into());
     }
     Ok(strategy.map(|s| s.as_str().to_string()))
 }
@@ -488,64 +497,38 @@ fn source(seen: &PolicySeen) -> String {
     }
 }
 
-/// The plan-time warning for sharing declared on a cluster whose GPU
-/// Operator does not point its device plugin at gpufleet's ConfigMap: the
-/// key would never be read, and NodeOverlays would promise capacity the
-/// nodes never advertise.
+/// Sharing declared on a cluster whose GPU Operator does not point its
+/// device plugin at gpufleet's ConfigMap: the key would never be read, and
+/// NodeOverlays would promise capacity the nodes never advertise. `None`
+/// when it is read (or no operator says otherwise); else what is wrong,
+/// with `then`, what the apply does about it.
 fn not_read(
     cluster: &Cluster,
     seen: &PolicySeen,
     subject: &Subject<'_>,
     key: &str,
-) -> Option<Diagnostic> {
+    then: &str,
+) -> Option<String> {
     let PolicySeen::Policy(facts) = seen else {
         return None;
     };
     if facts.reads_ours {
         return None;
     }
-    Some(Diagnostic::warning(
-        "Sharing not read by the device plugin",
-        format!(
-            "{} writes its GPU sharing to key `{key}` of {}, but ClusterPolicy {:?} points the device plugin at {}, so the key is never read: its nodes would advertise whole GPUs, and the apply fails before writing anything rather than tell Karpenter otherwise. To fix it, declare a gpufleet_gpu_sharing (`manage_cluster_policy = true`, the default) and make this resource depend on it (`depends_on`, or a reference), or point the GPU Operator at the ConfigMap yourself (Helm: `--set devicePlugin.config.name={},devicePlugin.config.default={DEFAULT_KEY}`).",
-            subject.what,
-            cluster.device_plugin_config,
-            facts.name,
-            facts
-                .config_map
-                .as_deref()
-                .map_or("no ConfigMap".to_string(), |m| format!("ConfigMap {m:?}")),
-            cluster.device_plugin_config.name
-        ),
-    ).at(subject.at("strategy")))
+    Some(format!(
+        "{} writes its GPU sharing to key `{key}` of {}, but ClusterPolicy {:?} points the device plugin at {}, so the key is never read: its nodes would advertise whole GPUs, and {then}. To fix it, declare a gpufleet_gpu_sharing (`manage_cluster_policy = true`, the default) and make this resource depend on it (`depends_on`, or a reference), or point the GPU Operator at the ConfigMap yourself (Helm: `--set devicePlugin.config.name={},devicePlugin.config.default={DEFAULT_KEY}`).",
+        subject.what,
+        cluster.device_plugin_config,
+        facts.name,
+        facts
+            .config_map
+            .as_deref()
+            .map_or("no ConfigMap".to_string(), |m| format!("ConfigMap {m:?}")),
+        cluster.device_plugin_config.name
+    ))
 }
 
-/// The apply-time side of [`not_read`]: an error before anything is
-/// written.
-fn check_read_at_apply(
-    cluster: &Cluster,
-    seen: &PolicySeen,
-    subject: &Subject<'_>,
-    key: &str,
-) -> Result<(), Diagnostics> {
-    if let PolicySeen::Unreachable(why) = seen {
-        return Err(
-            Diagnostic::error("Cannot read the GPU Operator's ClusterPolicy", why.clone()).into(),
-        );
-    }
-    match not_read(cluster, seen, subject, key) {
-        Some(warning) => Err(Diagnostic::error(
-            "Sharing not read by the device plugin",
-            warning.detail.replace(
-                "the apply fails before writing anything rather than tell Karpenter otherwise",
-                "so nothing was written",
-            ),
-        )
-        .at(subject.at("strategy"))
-        .into()),
-        None => Ok(()),
-    }
-}
+const NOT_READ: &str = "Sharing not read by the device plugin";
 
 #[cfg(test)]
 mod tests {
