@@ -1134,6 +1134,9 @@ fn restart_test(cli: &Cli) {
 /// left alone otherwise, and when `restart_device_plugin` is false.
 #[test]
 fn device_plugin_restarted_exactly_when_its_config_changed() {
+    // Its sharing is read by the device plugin only without another
+    // test's ClusterPolicy (which would read no gpufleet ConfigMap).
+    let _no_policy = common::exclusive::no_cluster_policy();
     each_cli(restart_test);
 }
 
