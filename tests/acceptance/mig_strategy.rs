@@ -203,6 +203,19 @@ fn single_as_helm_installs_it() {
             let found = schedule_one(&client, &name, "nvidia.com/gpu").await;
             assert_eq!(found.0, "56", "{}", cli.name);
         });
+        // A `helm upgrade` to `mixed` shows in the next plan: the fleet's
+        // nodes then advertise MIG devices, and its NodeOverlay must say so.
+        helm.helm_upgrade("mixed");
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions("gpufleet_fleet.h100", &["update"]);
+        assert_eq!(
+            plan.after("gpufleet_fleet.h100", "gpu_resource"),
+            Some(&json!("nvidia.com/mig-1g.10gb")),
+            "{}: {}",
+            cli.name,
+            plan.text
+        );
+        helm.helm_upgrade("single");
         ws.destroy();
         assert_eq!(spec_of(&helm), helm_spec, "{}", cli.name);
         block_on(async { fleet_nodes_gone(&kube_client().await, &name).await });
