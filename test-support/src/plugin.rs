@@ -161,6 +161,19 @@ pub fn first_step(d: &pb::Diagnostic) -> Option<String> {
     }
 }
 
+/// Every attribute name of a diagnostic's path, in order.
+pub fn attribute_names(d: &pb::Diagnostic) -> Vec<String> {
+    use pb::attribute_path::step::Selector;
+    d.attribute
+        .iter()
+        .flat_map(|path| &path.steps)
+        .filter_map(|step| match step.selector.as_ref()? {
+            Selector::AttributeName(a) => Some(a.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Terraform's view of the provider: schemas decoded into types.
 pub struct Terraform {
     pub client: ProviderClient<Channel>,

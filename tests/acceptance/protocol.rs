@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use common::fixtures::{Guard, INFERENCE, class, fleet};
 use common::plugin::{
-    PRIORITY_CLASS, Terraform, block_type, connect, dynamic, errors, first_step, identity_type,
-    identity_value, object, start_plugin,
+    PRIORITY_CLASS, Terraform, attribute_names, block_type, connect, dynamic, errors,
+    identity_type, identity_value, object, start_plugin,
 };
 use common::terraform::Workspace;
 use gpufleet::framework::FrameworkProvider;
@@ -765,7 +765,8 @@ fn list_resources_adopt_a_hand_written_cluster() {
                 .into_inner();
             assert!(errors(&validated.diagnostics).is_empty(), "{type_name}");
             // A selector the API server would refuse fails at validation,
-            // at its attribute.
+            // at its attribute inside the `list` block's `config`, from
+            // which Terraform 1.14+ finds the line.
             let ty = block_type(&schema.list_resource_schemas[type_name]);
             let bad = object(&ty, &[("label_selector", Value::string("team in (ml"))]);
             let refused = client
@@ -780,7 +781,7 @@ fn list_resources_adopt_a_hand_written_cluster() {
             let [error] = &refused.diagnostics[..] else {
                 panic!("{type_name}: {:?}", refused.diagnostics)
             };
-            assert_eq!(first_step(error).as_deref(), Some("label_selector"));
+            assert_eq!(attribute_names(error), ["config", "label_selector"]);
             assert!(error.detail.contains("does not end with `)`"), "{error:?}");
         }
         let configured = client

@@ -93,6 +93,26 @@ fn encode_identity(
     }
 }
 
+/// A list resource's diagnostics on the wire. The provider sees only the
+/// `list` block's inner `config`, but Terraform looks each path up from the
+/// `list` block itself (hashicorp/terraform, internal/plugin6/grpc_provider.go
+/// sends `config` alone; internal/terraform/node_resource_validate.go and
+/// node_resource_plan_instance_query.go resolve with `InConfigBody` of the
+/// `list` block), so a path must start at `config` to reach its line.
+fn in_list_block(diagnostics: &Diagnostics) -> Vec<pb::Diagnostic> {
+    use pb::attribute_path::{Step, step::Selector};
+    let mut wire = diagnostics.to_proto();
+    for d in &mut wire {
+        if let Some(path) = &mut d.attribute {
+            let config = Step {
+                selector: Some(Selector::AttributeName("config".into())),
+            };
+            path.steps.insert(0, config);
+        }
+    }
+    wire
+}
+
 fn unknown_type(kind: &str, name: &str) -> Diagnostics {
     Diagnostic::error(
         format!("Unknown {kind} type"),
@@ -628,7 +648,7 @@ impl pb::provider_server::Provider for ProviderService {
             Err(d) => d,
         };
         Ok(Response::new(pb::validate_list_resource_config::Response {
-            diagnostics: diagnostics.to_proto(),
+            diagnostics: in_list_block(&diagnostics),
         }))
     }
 
@@ -649,7 +669,7 @@ impl pb::provider_server::Provider for ProviderService {
             .and_then(|config| Ok((config, self.resource_type(&req.type_name)?)));
         let failed = |d: Diagnostics| -> Result<Response<Self::ListResourceStream>, Status> {
             let event = pb::list_resource::Event {
-                diagnostic: d.to_proto(),
+                diagnostic: in_list_block(&d),
                 ..Default::default()
             };
             Ok(Response::new(Box::pin(futures::stream::iter([Ok(event)]))))
@@ -693,7 +713,7 @@ impl pb::provider_server::Provider for ProviderService {
             events.insert(
                 0,
                 Ok(pb::list_resource::Event {
-                    diagnostic: diagnostics.to_proto(),
+                    diagnostic: in_list_block(&diagnostics),
                     ..Default::default()
                 }),
             );
