@@ -104,11 +104,25 @@ pub fn mounts_ours(cluster: &Cluster, policy: &DynamicObject) -> bool {
     value_at(&policy.data["spec"], CONFIG_NAME) == &json!(cluster.device_plugin_config.name)
 }
 
-/// The ClusterPolicy the GPU Operator runs from: the first by name (the
-/// operator uses one); `None` when the operator is not installed.
+/// The ClusterPolicy the GPU Operator runs from; `None` when the operator
+/// is not installed.
 pub async fn find(cluster: &Cluster, deadline: Deadline) -> Result<Option<DynamicObject>, GaveUp> {
     let policies = list(cluster, deadline).await?;
-    Ok(policies.into_iter().flatten().min_by_key(|p| p.name_any()))
+    Ok(running(policies.into_iter().flatten()))
+}
+
+/// The operator runs from the first ClusterPolicy it reconciles and marks
+/// every other one `status.state: ignored` (NVIDIA gpu-operator,
+/// controllers/clusterpolicy_controller.go, Reconcile): one with another
+/// state, else one it has not seen yet, else an ignored one; the first by
+/// name among equals.
+fn running(policies: impl IntoIterator<Item = DynamicObject>) -> Option<DynamicObject> {
+    let rank = |p: &DynamicObject| match p.data["status"]["state"].as_str() {
+        Some("ignored") => 2,
+        None => 1,
+        Some(_) => 0,
+    };
+    policies.into_iter().min_by_key(|p| (rank(p), p.name_any()))
 }
 
 fn value_at<'v>(spec: &'v Json, field: &[impl AsRef<str>]) -> &'v Json {
@@ -369,6 +383,27 @@ mod tests {
 
     fn entry(manager: &str, fields: Json) -> Json {
         json!({"manager": manager, "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": fields})
+    }
+
+    #[test]
+    fn the_policy_the_operator_ignores_is_never_the_one_found() {
+        let named = |name: &str, state: Option<&str>| {
+            let mut p = policy(json!({}), json!([]));
+            p.metadata.name = Some(name.into());
+            if let Some(state) = state {
+                p.data["status"] = json!({ "state": state });
+            }
+            p
+        };
+        let found = |policies: Vec<DynamicObject>| running(policies).map(|p| p.name_any());
+        let first = || named("a-policy", Some("ignored"));
+        let second = || named("z-policy", Some("ready"));
+        assert_eq!(found(vec![first(), second()]).as_deref(), Some("z-policy"));
+        let unseen = || named("b-policy", None);
+        assert_eq!(found(vec![unseen(), second()]).as_deref(), Some("z-policy"));
+        assert_eq!(found(vec![first(), unseen()]).as_deref(), Some("b-policy"));
+        assert_eq!(found(vec![first()]).as_deref(), Some("a-policy"));
+        assert_eq!(found(vec![]), None);
     }
 
     #[test]
