@@ -13,6 +13,7 @@ mod layout;
 mod pci_ids;
 mod protocol;
 mod release;
+mod supported_versions;
 mod upstream_nvidia;
 mod version;
 
