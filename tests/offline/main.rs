@@ -11,6 +11,7 @@ mod examples;
 mod fuzz_corpus;
 mod layout;
 mod pci_ids;
+mod promises;
 mod protocol;
 mod release;
 mod supported_versions;
