@@ -5,7 +5,7 @@
 #   make test-fast   unit tests and the offline tier: no cluster, no Go build, no lint
 #   make test-long   the long runs: fuzzing, the reproducible release
 
-.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-fast test-long fuzz unit lint bench bench-publish docs rbac release clean
+.PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-fast test-long fuzz unit lint bench bench-publish docs rbac versions release clean
 
 all: build
 
@@ -78,6 +78,12 @@ docs:
 # until it is regenerated. A running cluster rebinds it with `cluster.sh roles`.
 rbac:
 	cargo test --lib --quiet provider::tests::write_docs_rbac_yaml -- --ignored --exact
+
+# The table of supported versions in README.md and templates/index.md.tmpl,
+# from supported-versions.txt (then `make docs` for docs/index.md); the
+# offline test supported_versions:: fails until both show it.
+versions:
+	cargo test --test offline --quiet supported_versions::write_the_table_of_supported_versions -- --ignored --exact
 
 # Registry release files for this machine's platform in target/release/dist/
 # (scripts/release.sh TRIPLE for another; GPUFLEET_SIGNING_KEY to sign).

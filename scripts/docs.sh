@@ -92,7 +92,7 @@ if [ $mode = check ]; then
   # Only what tfplugindocs renders: docs/ also holds pages of our own
   # (benchmarks.md from make bench).
   status=0
-  for page in index.md resources data-sources; do
+  for page in index.md guides resources data-sources; do
     diff -ruN "docs/$page" "target/docs-check/$page" >>"$work/diff" || status=1
   done
   if [ $status -ne 0 ]; then

@@ -1,7 +1,7 @@
 //! `gpufleet_fleet` through the real terraform and tofu CLIs against the
 //! real API server, whose Karpenter CRDs validate the NodePools.
 
-use common::fixtures::{INFERENCE, TRAINING, fleet, node_pool_api};
+use common::fixtures::{Guard, INFERENCE, TRAINING, fleet, kubectl_apply, node_pool_api};
 use common::terraform::{At, ImportBy, Workspace, assert_invalid, assert_plan_invalid, each_cli};
 use common::{block_on, unique_name};
 use kube::api::{Patch, PatchParams};
@@ -519,5 +519,28 @@ fn a_missing_node_pool_api_is_named() {
             "{}",
             diagnostic.detail
         );
+    });
+}
+
+/// Creating a fleet whose NodePool exists already (applied with kubectl)
+/// fails with a hint to import it, and leaves the NodePool as it was.
+#[test]
+fn creating_a_fleet_whose_node_pool_exists_fails_with_a_hint_to_import_it() {
+    each_cli(|cli| {
+        let name = unique_name("fleet-exists");
+        let _guard = Guard::node_pools(&[&name]);
+        kubectl_apply(&format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}}\n      requirements: []\n"
+        ));
+        let before = live(&name);
+        let mut ws = Workspace::new(cli);
+        ws.config(&fleet("f", &name, TRAINING));
+        let error = ws.apply_fails();
+        assert!(
+            error.contains("already exists") && error.contains("import it"),
+            "{}: {error}",
+            cli.name
+        );
+        assert_eq!(live(&name), before, "{}", cli.name);
     });
 }

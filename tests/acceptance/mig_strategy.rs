@@ -387,9 +387,10 @@ fn destroy_after_a_half_failed_apply() {
 }
 
 /// Sharing on a cluster whose GPU Operator reads no gpufleet ConfigMap
-/// (Helm's ClusterPolicy) is never silent: the plan warns and names the fix,
-/// the apply refuses before writing anything; with a gpufleet_gpu_sharing
-/// it depends on, one apply works.
+/// (Helm's ClusterPolicy) is never silent, for a fleet and for a node
+/// sharing alike: the plan warns and names the fix, the apply refuses
+/// before writing anything; with a gpufleet_gpu_sharing they depend on,
+/// one apply works.
 #[test]
 fn sharing_nothing_reads_is_never_silent() {
     let _only_policy = common::exclusive::own_cluster_policy();
@@ -406,11 +407,23 @@ fn sharing_nothing_reads_is_never_silent() {
                 ),
             )
         };
+        let servers_name = unique_name("sliced-servers");
+        let servers = |extra: &str| {
+            format!(
+                "resource \"gpufleet_node_sharing\" \"servers\" {{\n{extra}  name          = \"{servers_name}\"\n  node_selector = {{ \"gpufleet.test/server\" = \"{servers_name}\" }}\n  strategy      = \"time_slicing\"\n  replicas      = 4\n}}\n"
+            )
+        };
         let mut ws = Workspace::new(cli);
-        ws.config(&sliced(""));
+        ws.config(&(sliced("") + &servers("")));
         let plan = flat(&ws.plan().text);
+        // One warning each; Terraform folds warnings of one summary into
+        // the first, OpenTofu shows both.
+        let warning = "Warning: Sharing not read by the device plugin";
+        let warned_twice = plan.matches(warning).count() == 2
+            || plan.matches(warning).count() == 1
+                && plan.contains("(and one more similar warning elsewhere)");
         assert!(
-            plan.contains("Warning: Sharing not read by the device plugin")
+            warned_twice
                 && plan.contains("points the device plugin at no ConfigMap")
                 && plan.contains("declare a gpufleet_gpu_sharing")
                 && plan.contains("--set devicePlugin.config.name=gpufleet-device-plugin,devicePlugin.config.default=default"),
@@ -419,16 +432,18 @@ fn sharing_nothing_reads_is_never_silent() {
         );
         let out = flat(&ws.apply_fails());
         assert!(
-            out.contains("Error: Sharing not read by the device plugin")
+            out.matches("Error: Sharing not read by the device plugin")
+                .count()
+                == 2
                 && out.contains("so nothing was written"),
             "{}: {out}",
             cli.name
         );
         assert_no_node_pool(cli, &name);
+        assert!(!has_key(&format!("node-{servers_name}")), "{}", cli.name);
         let shared = "resource \"gpufleet_gpu_sharing\" \"cluster\" {\n  strategy = \"none\"\n}\n";
-        ws.config(
-            &(shared.to_string() + &sliced("  depends_on   = [gpufleet_gpu_sharing.cluster]\n")),
-        );
+        let after_shared = "  depends_on   = [gpufleet_gpu_sharing.cluster]\n";
+        ws.config(&(shared.to_string() + &sliced(after_shared) + &servers(after_shared)));
         ws.apply();
         ws.destroy();
     });

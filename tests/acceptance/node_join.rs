@@ -443,7 +443,16 @@ fn a_server_joins_tainted_through_the_kubelet_tls_bootstrap() {
             Some("h100-mps")
         );
         scheduling_respects_the_taints(&node);
+        // A bootstrap token has no use count: a second server joins with the
+        // same material while it is valid, tainted alike.
+        let second = unique_name("joined");
+        assert_eq!(
+            taints_text(&join(&material, &second, &mut csrs)),
+            taints_text(&first),
+            "{second}"
+        );
         delete_node_and_csrs(&node, &csrs);
+        delete_node_and_csrs(&second, &[]);
 
         // Drift: an edited Secret shows, and so does a deleted one.
         patch_secret(

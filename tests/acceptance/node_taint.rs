@@ -377,6 +377,16 @@ fn selector_follows_matching_nodes() {
                 }
             );
         }
+
+        // A selector that matches no node at all is no error either.
+        let mut empty = Workspace::new(cli);
+        empty.config(&on_pool(
+            &unique_name("empty-pool"),
+            &[("team", "ml", "NoSchedule")],
+        ));
+        empty.apply();
+        assert!(managed_nodes(&empty).is_empty(), "{}", cli.name);
+        empty.destroy();
     });
 }
 

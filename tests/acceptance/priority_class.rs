@@ -646,3 +646,25 @@ fn a_value_known_only_at_apply_time_is_still_checked() {
         ws.config("");
     });
 }
+
+/// Creating a class that exists already (applied with kubectl) fails with
+/// a hint to import it, and leaves the class as it was.
+#[test]
+fn creating_a_class_that_exists_fails_with_a_hint_to_import_it() {
+    each_cli(|cli| {
+        let name = unique_name("pc-exists");
+        let _guard = Guard::of::<PriorityClass>(&[&name]);
+        kubectl_apply(&format!(
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {name}\nvalue: 7\n"
+        ));
+        let mut ws = Workspace::new(cli);
+        ws.config(&class("c", &name, 1000, ""));
+        let error = ws.apply_fails();
+        assert!(
+            error.contains("already exists") && error.contains("import it"),
+            "{}: {error}",
+            cli.name
+        );
+        assert_eq!(live_priority_class(&name).unwrap().value, 7, "{}", cli.name);
+    });
+}

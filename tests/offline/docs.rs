@@ -113,3 +113,30 @@ fn published_benchmarks_name_a_clean_commit_of_this_history() {
         String::from_utf8_lossy(&ancestor.stderr)
     );
 }
+
+/// The index and the README link every guide under docs/guides, so a user
+/// starting at either finds the getting-started pages.
+#[test]
+fn the_index_and_the_readme_link_every_guide() {
+    let docs = repo_root().join("docs");
+    let index = std::fs::read_to_string(docs.join("index.md")).unwrap();
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let guides: Vec<String> = std::fs::read_dir(docs.join("guides"))
+        .unwrap()
+        .map(|page| page.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        guides.iter().any(|g| g == "getting-started-eks.md"),
+        "{guides:?}"
+    );
+    for guide in guides {
+        assert!(
+            index.contains(&format!("(guides/{guide})")),
+            "docs/index.md does not link guides/{guide}"
+        );
+        assert!(
+            readme.contains(&format!("(docs/guides/{guide})")),
+            "README.md does not link docs/guides/{guide}"
+        );
+    }
+}

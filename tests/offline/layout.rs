@@ -1,4 +1,4 @@
-//! What the README's Design section says of the tree: every path it names
+//! What CONTRIBUTING.md's Design section says of the tree: every path it names
 //! exists, and the layers it calls free of Kubernetes are crates whose
 //! dependencies cannot reach it.
 
@@ -9,12 +9,12 @@ use common::repo_root;
 
 /// The paths that open the lines of the Design section's tree.
 fn design_paths() -> Vec<String> {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo_root().join("CONTRIBUTING.md")).unwrap();
     let design = readme
         .split("## Design")
         .nth(1)
         .and_then(|rest| rest.split("```").nth(1))
-        .expect("README.md has a Design section with a tree");
+        .expect("CONTRIBUTING.md has a Design section with a tree");
     design
         .lines()
         .filter(|line| !line.starts_with(' ') && !line.is_empty())
@@ -43,7 +43,7 @@ fn every_path_of_the_design_section_exists() {
         .collect();
     assert!(
         missing.is_empty(),
-        "README.md names {missing:?}, not in the tree"
+        "CONTRIBUTING.md names {missing:?}, not in the tree"
     );
 }
 

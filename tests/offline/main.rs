@@ -11,8 +11,10 @@ mod examples;
 mod fuzz_corpus;
 mod layout;
 mod pci_ids;
+mod promises;
 mod protocol;
 mod release;
+mod supported_versions;
 mod upstream_nvidia;
 mod version;
 

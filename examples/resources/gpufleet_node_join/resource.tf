@@ -1,21 +1,31 @@
-# A join token for the data-center H100 servers: they register tainted for
-# training and labelled with their GPU-sharing configuration, so nothing else
-# lands on them between joining and the next apply.
+# The device-plugin configuration of the data-center H100 servers: key
+# node-h100 of the ConfigMap, MPS with four clients per GPU.
+resource "gpufleet_node_sharing" "h100" {
+  name          = "h100"
+  node_selector = { "example.com/pool" = "h100" }
+  strategy      = "mps"
+  replicas      = 4
+}
+
+# A join token for those servers: they register tainted for training and
+# labelled with their pool and their GPU-sharing configuration, so nothing
+# else lands on them between joining and the next apply.
 resource "gpufleet_node_join" "h100" {
   ttl                        = "24h"
   rotate_when_expires_within = "2h"
   taints = [
-    { key = "nvidia.com/gpu", value = "training", effect = "NoSchedule" },
+    { key = "workload", value = "training", effect = "NoSchedule" },
   ]
-  labels         = { "example.com/pool" = "h100" }
-  sharing_config = "h100-mps"
+  labels = { "example.com/pool" = "h100" }
+  # The key gpufleet_node_sharing.h100 writes: node-NAME.
+  sharing_config = "node-${gpufleet_node_sharing.h100.name}"
 
   # What kubeadm init would have set up for node bootstrap: the group's
   # bindings and the cluster-info ConfigMap.
   manage_bootstrap_rbac = true
 }
 
-# Give these to the server (they carry the token: keep them secret).
+# Give these to each server (they carry the token: keep them secret).
 output "kubeadm_join_command" {
   value     = gpufleet_node_join.h100.kubeadm_join_command
   sensitive = true

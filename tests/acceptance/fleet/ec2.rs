@@ -782,3 +782,46 @@ fn a_t4_on_arm64_is_warned_with_the_t4g() {
         );
     });
 }
+
+/// The EKS getting-started configuration (examples/getting-started/eks,
+/// docs/guides/getting-started-eks.md), planned whole on the cluster: each
+/// of its fleets is written in EC2's labels, from its EC2NodeClass, and
+/// its requirements select the instance types the guide names, as
+/// Karpenter evaluates them against EC2's own data.
+#[test]
+fn the_eks_getting_started_fleets_select_ec2_instance_types() {
+    let Some(types) =
+        generated_types("the EKS getting-started fleets against EC2's instance types")
+    else {
+        return;
+    };
+    let fleets = [
+        ("gpufleet_fleet.training", &["p5"][..]),
+        ("gpufleet_fleet.inference_l4", &["g6", "gr6"][..]),
+        ("gpufleet_fleet.inference_mig", &["p5"][..]),
+    ];
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        ws.config_from("examples/getting-started/eks")
+            .env("KUBECONFIG", &common::provider_kubeconfig());
+        let plan = ws.plan();
+        for (address, families) in fleets {
+            assert_eq!(
+                plan.after(address, "label_scheme"),
+                Some(&Value::from("aws")),
+                "{}: {address}: {}",
+                cli.name,
+                plan.text
+            );
+            let requirements = plan
+                .after(address, "node_pool_requirements")
+                .unwrap_or_else(|| panic!("{}: {address} plans no requirements", cli.name));
+            let chosen = selected(&types, requirements);
+            assert!(
+                !chosen.is_empty() && chosen.iter().all(|t| families.contains(&family(t))),
+                "{}: {address}: {requirements} selects {chosen:?}, not only {families:?}",
+                cli.name
+            );
+        }
+    });
+}
