@@ -8,11 +8,15 @@
 //! - [`node_scoped`]: a resource that writes to existing nodes, written once
 //!   for every such resource.
 //! - [`config_map`]: one owner's key of a ConfigMap several owners share.
+//! - [`admission`]: a namespace fence (a ValidatingAdmissionPolicy and its
+//!   binding) refusing workloads that would use a resource outside the
+//!   namespaces it allows.
 //! - [`ownership`]: which live fields state shows (only those gpufleet owns).
 //! - [`list`]: the filters and listing `terraform query` uses.
 //! - [`permissions`]: the API permissions resources need, the RBAC roles
 //!   made from them, and the rule a denied request lacks.
 
+pub mod admission;
 pub mod config_map;
 pub mod list;
 pub mod node_scoped;

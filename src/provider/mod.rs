@@ -192,9 +192,11 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
             "gpufleet_priority_class",
             resources::priority_class::PERMISSIONS,
         ),
+        ("gpufleet_priority_class", NAMESPACE_FENCE),
         ("gpufleet_fleet", resources::fleet::PERMISSIONS),
         ("gpufleet_fleet", SHARING_KEY),
         ("gpufleet_fleet", CLUSTER_POLICY),
+        ("gpufleet_fleet", NAMESPACE_FENCE),
         ("gpufleet_node_taint", resources::node_taint::PERMISSIONS),
         ("gpufleet_gpu_sharing", CLUSTER_POLICY),
         ("gpufleet_gpu_sharing", SHARING_KEY),
@@ -225,6 +227,8 @@ fn missing_rule(message: &str) -> Option<String> {
 /// What the sharing resources need to write their device-plugin
 /// configuration key and restart the pods that read it.
 const SHARING_KEY: &[Permission] = resources::sharing::writes::PERMISSIONS;
+/// The admission policy and binding of `allowed_namespaces`.
+const NAMESPACE_FENCE: &[Permission] = crate::kit::admission::PERMISSIONS;
 /// The GPU Operator's ClusterPolicy, for the sharing resources that read or set it.
 const CLUSTER_POLICY: &[Permission] = resources::sharing::cluster_policy::PERMISSIONS;
 

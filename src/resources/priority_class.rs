@@ -1,5 +1,8 @@
 //! `gpufleet_priority_class`: a scheduling.k8s.io/v1 PriorityClass, e.g.
-//! inference (high, preempts) above training (low, `Never`).
+//! inference (high, preempts) above training (low, `Never`). With
+//! `allowed_namespaces`, the API server refuses pods naming the class in
+//! other namespaces (see [`crate::kit::admission`]), so the high inference
+//! class cannot preempt training from anywhere else.
 
 use std::collections::BTreeMap;
 
@@ -10,11 +13,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::api::{Kind, Objects};
 use crate::cluster::names::{annotation_keys, dns1123_subdomain, labels};
-use crate::cluster::retry::GaveUp;
+use crate::cluster::retry::{Deadline, GaveUp};
+use crate::fence_description;
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::Timeouts;
 use crate::framework::validators::{integer_between, one_of};
+use crate::framework::{PlanChange, Warnings};
 use crate::kit::Cluster;
+use crate::kit::admission::{self, Fence, Guarded, cel_strings};
 use crate::kit::object::AppliedObject;
 use crate::kit::ownership::{owned, owned_map};
 use crate::kit::permissions::{LISTED_OBJECT_VERBS, Permission};
@@ -47,6 +53,29 @@ pub struct Model {
     labels: Option<BTreeMap<String, String>>,
     annotations: Option<BTreeMap<String, String>>,
     timeouts: Option<Timeouts>,
+    /// `allowed_namespaces` and the admission policy it writes.
+    #[serde(flatten)]
+    fence: Fence,
+}
+
+fn policy_name(name: &str) -> String {
+    admission::policy_name("class", name)
+}
+
+/// The class's namespace fence: a pod uses the class when it names it.
+fn guarded(name: &str, fence: Fence) -> Guarded {
+    Guarded {
+        resource_type: "gpufleet_priority_class",
+        what: format!("Priority class {name:?}"),
+        policy_name: policy_name(name),
+        variables: Vec::new(),
+        uses: format!(
+            "variables.podSpec.?priorityClassName.orValue('') in {}",
+            cel_strings([name])
+        ),
+        how: "names it in priorityClassName".to_string(),
+        fence,
+    }
 }
 
 #[async_trait]
@@ -89,7 +118,13 @@ impl AppliedObject for PriorityClass {
                 Attr::string("description").optional().describe("What the class is for."),
                 Attr::string_map("labels").optional().validate(labels()).describe("Labels of the PriorityClass; other writers' labels are left alone."),
                 Attr::string_map("annotations").optional().validate(annotation_keys()).describe("Annotations of the PriorityClass; other writers' annotations are left alone."),
-            ],
+            ]
+            .into_iter()
+            .chain(admission::attributes(fence_description!(
+                "priority class",
+                "names it in `priorityClassName`"
+            )))
+            .collect(),
         )
     }
 
@@ -109,10 +144,81 @@ impl AppliedObject for PriorityClass {
                 format!("{name:?}: the `system-` prefix is reserved for Kubernetes' own priority classes."),
             );
         }
+        let policy = config.attr("name").as_str().map(policy_name);
+        admission::validate(config, policy, diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
         model.id = Some(model.name.clone());
+        model.fence.derive(policy_name(&model.name));
+    }
+
+    /// Whether the API server enforces the fence.
+    async fn modify_plan(
+        &self,
+        cluster: &Cluster,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let config = change.config;
+        let fenced = ["allowed_namespaces", "allowed_namespace_selector"]
+            .iter()
+            .any(|a| !config.attr(a).is_null());
+        if let Some(name) = config.attr("name").as_str().filter(|_| fenced) {
+            let what = format!("priority class {name:?}");
+            diagnostics.extend(admission::plan(cluster, &what, &policy_name(name)).await);
+        }
+    }
+
+    /// The API server must enforce the fence before the class is written.
+    async fn prepare_write(
+        &self,
+        cluster: &Cluster,
+        _: &(),
+        planned: &mut Model,
+        deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        let wanted = guarded(&planned.name, planned.fence.clone());
+        admission::prepare(cluster, &wanted, deadline).await
+    }
+
+    async fn write_companions(
+        &self,
+        cluster: &Cluster,
+        _: &(),
+        prior: Option<&Model>,
+        state: &mut Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        let prior_fenced = prior.is_some_and(|p| p.fence.fenced());
+        let wanted = guarded(&state.name, state.fence.clone());
+        admission::write(cluster, &wanted, prior_fenced, &mut state.fence, deadline).await?;
+        Ok(Warnings::default())
+    }
+
+    async fn read_companions(
+        &self,
+        cluster: &Cluster,
+        state: &mut Model,
+        _prior: &Model,
+        importing: bool,
+        deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        let name = state.name.clone();
+        let fenced = |settings| guarded(&name, settings);
+        admission::read(cluster, fenced, &mut state.fence, importing, deadline).await
+    }
+
+    async fn delete_companions(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+        deadline: Deadline,
+    ) -> Result<Warnings, Diagnostics> {
+        if prior.fence.fenced() || prior.fence.admission_policy.is_some() {
+            admission::delete(cluster, &policy_name(&prior.name), deadline).await?;
+        }
+        Ok(Warnings::default())
     }
 
     async fn objects<'c>(
@@ -176,6 +282,7 @@ impl AppliedObject for PriorityClass {
             labels: owned_map(object.metadata.labels, &prior.labels, importing),
             annotations: owned_map(object.metadata.annotations, &prior.annotations, importing),
             timeouts: prior.timeouts.clone(),
+            fence: Fence::settings_of(&prior.fence),
         })
     }
 
@@ -284,6 +391,7 @@ mod tests {
             labels: Some([("team".to_string(), "ml".to_string())].into()),
             annotations: None,
             timeouts: None,
+            fence: Fence::default(),
         }
     }
 

@@ -18,10 +18,13 @@
 //! - `upgrade`: state written by older schema versions.
 //! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
 //!   NodeOverlays written beside the NodePool.
+//! - `admission`: `allowed_namespaces`: the ValidatingAdmissionPolicy and
+//!   binding that keep other namespaces' workloads off the fleet.
 //!
 //! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
 //! and always sent, so they never show as diffs.
 
+mod admission;
 mod allowed;
 mod constraints;
 mod decompose;
@@ -160,6 +163,7 @@ impl AppliedObject for Fleet {
             Models::resolve(names.filter_map(Value::as_str))
         });
         sharing::validate(config, models.as_ref(), diagnostics);
+        admission::validate(config, diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
@@ -168,6 +172,7 @@ impl AppliedObject for Fleet {
         sharing::derive(model, &models);
         interconnect::derive(model, &models);
         requirements::derive(model);
+        admission::derive(model);
     }
 
     /// What the label scheme cannot express, and raw requirements that
@@ -206,6 +211,7 @@ impl AppliedObject for Fleet {
         // Resolved once for every check; its scheme counts only once known.
         let resolved = Resolved::of(&constraints, scheme.unwrap_or(cluster.label_scheme));
         sharing::modify_plan(cluster, change, &resolved.models, diagnostics).await;
+        admission::modify_plan(cluster, change, diagnostics).await;
         if scheme.is_some() {
             diagnostics.extend(constraints.known_problems(&resolved, &unknown));
             if let Some(warning) = constraints.architecture_mismatch(&resolved) {
@@ -264,7 +270,8 @@ impl AppliedObject for Fleet {
         upgrade::upgrade(version, state)
     }
 
-    /// The sharing's checks against the cluster now, before the NodePool.
+    /// The sharing's and the fence's checks against the cluster now,
+    /// before the NodePool.
     async fn prepare_write(
         &self,
         cluster: &Cluster,
@@ -272,6 +279,7 @@ impl AppliedObject for Fleet {
         planned: &mut Model,
         deadline: Deadline,
     ) -> Result<(), Diagnostics> {
+        admission::prepare(cluster, planned, deadline).await?;
         sharing::prepare(cluster, planned, &resolved.models, deadline).await
     }
 
@@ -284,6 +292,7 @@ impl AppliedObject for Fleet {
         deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
         let warnings = sharing::write(cluster, prior, state, resolved, deadline).await?;
+        admission::write(cluster, prior, state, deadline).await?;
         Ok(Diagnostics(warnings))
     }
 
@@ -296,7 +305,8 @@ impl AppliedObject for Fleet {
         deadline: Deadline,
     ) -> Result<(), Diagnostics> {
         let models = Models::of(&state.constraints);
-        sharing::read(cluster, state, prior, importing, &models, deadline).await
+        sharing::read(cluster, state, prior, importing, &models, deadline).await?;
+        admission::read(cluster, state, importing, deadline).await
     }
 
     async fn delete_companions(
@@ -306,6 +316,7 @@ impl AppliedObject for Fleet {
         deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
         sharing::delete(cluster, prior, deadline).await?;
+        admission::delete(cluster, prior, deadline).await?;
         Ok(Warnings::default())
     }
 }

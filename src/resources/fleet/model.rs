@@ -9,6 +9,7 @@ use super::constraints::Constraints;
 use super::requirements::RawRequirement;
 use super::sharing::SharingState;
 use crate::framework::timeouts::Timeouts;
+use crate::kit::admission::Fence;
 
 /// The label Karpenter puts on every node of a NodePool, naming the pool.
 pub(super) const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
@@ -52,6 +53,9 @@ pub struct Model {
     /// `gpu_sharing` and what it writes.
     #[serde(flatten)]
     pub(super) sharing: SharingState,
+    /// `allowed_namespaces` and the admission policy it writes.
+    #[serde(flatten)]
+    pub(super) fence: Fence,
 }
 
 /// `nodeClassRef`, spelled the same in state and in the NodePool.

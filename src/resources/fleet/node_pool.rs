@@ -14,6 +14,7 @@ use super::resolved::{Resolved, effective_scheme};
 use super::sharing::{self, SharingState, split_labels};
 use crate::catalog::LabelScheme;
 use crate::cluster::api::Kind;
+use crate::kit::admission::Fence;
 use crate::kit::ownership::{owned, owned_map, owned_whole};
 use crate::protocol::{Diagnostic, Diagnostics};
 
@@ -223,6 +224,7 @@ impl Model {
             interconnect_resources: None,
             timeouts: prior.timeouts.clone(),
             sharing: SharingState::from_live(prior, sharing_labels),
+            fence: Fence::settings_of(&prior.fence),
         })
     }
 }
