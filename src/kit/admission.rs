@@ -28,7 +28,7 @@ use serde_json::{Value as Json, json};
 use super::Cluster;
 use super::permissions::{APPLIED_OBJECT_VERBS, Permission};
 use crate::cluster::FIELD_MANAGER;
-use crate::cluster::api::Kind;
+use crate::cluster::api::{Change, Edit, Kind, Objects};
 use crate::cluster::names::{dns1123_label, labels};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::Attr;
@@ -570,22 +570,50 @@ pub async fn write(
     let policies = cluster.kubernetes.custom(POLICY).await?;
     let bindings = cluster.kubernetes.custom(BINDING).await?;
     let name = guarded.policy_name.as_str();
-    let written = policies
-        .named(name)
-        .apply(&guarded.policy(), FIELD_MANAGER, deadline)
-        .await;
+    let written = put(&policies, name, &guarded.policy(), deadline).await;
     if let Err(gave_up) = written {
         return Err(match gave_up.not_installed {
             true => not_served(&guarded.what).into(),
             false => gave_up.into(),
         });
     }
-    bindings
-        .named(name)
-        .apply(&guarded.binding(cluster), FIELD_MANAGER, deadline)
-        .await?;
+    put(&bindings, name, &guarded.binding(cluster), deadline).await?;
     state.admission_policy = Some(name.to_string());
     Ok(())
+}
+
+/// Applies `wanted`, then puts back what another writer's share kept from
+/// it: server-side apply merges a set such as the binding's
+/// `validationActions` item by item, so an action someone else added
+/// stays beside gpufleet's; a JSON merge patch replaces each list whole.
+async fn put(
+    objects: &Objects<'_, DynamicObject>,
+    name: &str,
+    wanted: &DynamicObject,
+    deadline: Deadline,
+) -> Result<(), GaveUp> {
+    let named = objects.named(name);
+    let live = named.apply(wanted, FIELD_MANAGER, deadline).await?;
+    if !holds(&live.data, &wanted.data) {
+        named.update(&Restore(wanted), deadline).await?;
+    }
+    Ok(())
+}
+
+/// The fields gpufleet wrote, lists whole (see [`put`]).
+struct Restore<'a>(&'a DynamicObject);
+
+impl Change<DynamicObject> for Restore<'_> {
+    fn describe(&self) -> String {
+        "spec, as gpufleet wrote it".to_string()
+    }
+
+    fn patch(&self, live: &DynamicObject) -> Option<Edit> {
+        (!holds(&live.data, &self.0.data)).then(|| Edit::Merge {
+            manager: FIELD_MANAGER.to_string(),
+            patch: self.0.data.clone(),
+        })
+    }
 }
 
 /// Whether every field of `wanted` is in `live` with the same value (lists

@@ -5,6 +5,7 @@
 //! its own (unique names, namespaces, node labels), and the two that need
 //! the cluster's one ClusterPolicy slot take turns (`common::exclusive`).
 
+mod admission;
 mod compat;
 mod connection;
 mod fleet;

@@ -1,0 +1,389 @@
+//! Namespace fences (`allowed_namespaces`) of fleets and priority classes
+//! through the real terraform and tofu CLIs, each checked through the real
+//! API server's admission: workloads are submitted as a user would, with
+//! kubectl as the cluster's admin (a server-side dry run where nothing
+//! needs storing: it runs admission, ValidatingAdmissionPolicy included).
+//! Fleets taint with their own name as the value, so a fence never refuses
+//! another test's pods.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::fixtures::{class, fleet};
+use common::terraform::{ImportBy, Workspace, each_cli};
+use common::{block_on, kube_client, kubeconfig, repo_root, unique_name};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::{Value, json};
+
+/// The API server picks up a new or changed policy within a second
+/// (k8s.io/apiserver, policy_source.go, a 1 s refresh); a bound for polls.
+const POLICY_REFRESH: Duration = Duration::from_secs(15);
+
+/// Namespaces of the test's own, deleted when it ends.
+struct Namespaces(Vec<String>);
+
+impl Namespaces {
+    fn new(prefixes: &[&str]) -> Self {
+        let names: Vec<String> = prefixes.iter().map(|p| unique_name(p)).collect();
+        block_on(async {
+            let api = Api::<Namespace>::all(kube_client().await);
+            for name in &names {
+                let ns = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+                api.create(&Default::default(), &ns).await.unwrap();
+            }
+        });
+        Self(names)
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        block_on(async {
+            let api = Api::<Namespace>::all(kube_client().await);
+            for name in &self.0 {
+                let _ = api.delete(name, &DeleteParams::default()).await;
+            }
+        });
+    }
+}
+
+fn kubectl(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(repo_root().join("target/tools/bin/kubectl"))
+        .args(["--kubeconfig", &kubeconfig()])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl (built by testbed/build.sh)");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// What the API server answered a create of `object` in `namespace`:
+/// admitted with its warnings, or refused with its message. `store`: a
+/// real create, else a server-side dry run.
+fn submit(namespace: &str, object: &Value, store: bool) -> Result<String, String> {
+    let mut args = vec!["create", "-f", "-", "-n", namespace, "-o", "name"];
+    if !store {
+        args.push("--dry-run=server");
+    }
+    let out = kubectl(&args, &object.to_string());
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    if out.status.success() {
+        Ok(stderr)
+    } else {
+        Err(stderr)
+    }
+}
+
+fn refused(namespace: &str, object: &Value) -> String {
+    submit(namespace, object, false).expect_err(&format!(
+        "{} {} in {namespace} was admitted",
+        object["kind"], object["metadata"]["name"]
+    ))
+}
+
+fn admitted(namespace: &str, object: &Value) -> String {
+    submit(namespace, object, false).unwrap_or_else(|e| {
+        panic!(
+            "{} {} in {namespace} was refused: {e}",
+            object["kind"], object["metadata"]["name"]
+        )
+    })
+}
+
+/// Polls until `holds`, within [`POLICY_REFRESH`].
+fn eventually(what: &str, holds: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !holds() {
+        assert!(
+            start.elapsed() < POLICY_REFRESH,
+            "not within {POLICY_REFRESH:?}: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn pod(spec: Value) -> Value {
+    let mut spec = spec;
+    spec["containers"] = json!([{"name": "main", "image": "registry.k8s.io/pause:3.10"}]);
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": unique_name("pod")}, "spec": spec})
+}
+
+/// A workload of `kind` whose pod template has `spec`.
+fn workload(kind: &str, spec: Value) -> Value {
+    let template = pod(spec);
+    let labels = json!({"app": "fenced"});
+    let template = json!({"metadata": {"labels": labels}, "spec": template["spec"]});
+    let mut job = json!({"template": template.clone()});
+    job["template"]["spec"]["restartPolicy"] = json!("Never");
+    let (api_version, spec) = match kind {
+        "Deployment" | "DaemonSet" => (
+            "apps/v1",
+            json!({"selector": {"matchLabels": labels}, "template": template}),
+        ),
+        "Job" => ("batch/v1", job),
+        "CronJob" => (
+            "batch/v1",
+            json!({"schedule": "@daily", "jobTemplate": {"spec": job}}),
+        ),
+        other => panic!("no workload kind {other}"),
+    };
+    json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": unique_name("workload")}, "spec": spec})
+}
+
+fn admission_api(kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind),
+        plural,
+    )
+}
+
+fn live(kind: &str, plural: &str, name: &str) -> Option<DynamicObject> {
+    block_on(async {
+        Api::<DynamicObject>::all_with(kube_client().await, &admission_api(kind, plural))
+            .get_opt(name)
+            .await
+            .unwrap()
+    })
+}
+
+fn live_policy(name: &str) -> Option<DynamicObject> {
+    live(
+        "ValidatingAdmissionPolicy",
+        "validatingadmissionpolicies",
+        name,
+    )
+}
+
+fn live_binding(name: &str) -> Option<DynamicObject> {
+    live(
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+        name,
+    )
+}
+
+/// kube-controller-manager's type check (its
+/// validatingadmissionpolicy-status-controller) of the policy's current
+/// generation found nothing: every expression type-checks against each kind
+/// the policy matches.
+fn assert_type_checked(name: &str) {
+    eventually(&format!("the type check of policy {name}"), || {
+        let policy = live_policy(name).expect("the policy exists");
+        policy.data["status"]["observedGeneration"].as_i64() == policy.metadata.generation
+    });
+    let status = &live_policy(name).unwrap().data["status"];
+    assert!(
+        status["typeChecking"]["expressionWarnings"]
+            .as_array()
+            .is_none_or(|w| w.is_empty()),
+        "policy {name} has type-check warnings: {status:#}"
+    );
+}
+
+/// Another writer changes the binding's enforcement behind Terraform's back.
+fn edit_binding(name: &str, actions: Value) {
+    block_on(async {
+        Api::<DynamicObject>::all_with(
+            kube_client().await,
+            &admission_api(
+                "ValidatingAdmissionPolicyBinding",
+                "validatingadmissionpolicybindings",
+            ),
+        )
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"validationActions": actions}})),
+        )
+        .await
+        .unwrap()
+    });
+}
+
+fn warned_by(policy: &str, answer: &str) -> bool {
+    answer.contains(&format!(
+        "Validation failed for ValidatingAdmissionPolicy '{policy}'"
+    ))
+}
+
+/// A fleet allowing one namespace: pods and workloads that would be let
+/// onto it (its toleration, a blanket one, its node selector) are refused
+/// elsewhere with a message saying what to change, admitted in its
+/// namespace and in exempt ones; the written policy type-checks; drift of
+/// the binding shows; import gives an empty plan; warn mode admits with a
+/// warning; after destroy the same pod is admitted again.
+#[test]
+fn a_fleet_fence_refuses_other_namespaces_at_admission() {
+    each_cli(|cli| {
+        let name = unique_name("fenced");
+        let namespaces = Namespaces::new(&["fence-training", "fence-research", "fence-agents"]);
+        let [training, research, agents] = [0, 1, 2].map(|i| namespaces.0[i].as_str());
+        let body = |extra: &str| {
+            fleet(
+                "f",
+                &name,
+                &format!(
+                    "  taints = [{{ key = \"workload\", value = \"{name}\", effect = \"NoSchedule\" }}]\n  allowed_namespaces = [\"{training}\"]\n  exempt_namespaces = [\"{agents}\"]\n{extra}"
+                ),
+            )
+        };
+        let mut ws = Workspace::new(cli);
+        ws.config(&body(""));
+        ws.apply();
+        let policy = format!("gpufleet-fleet-{name}");
+        assert_eq!(
+            ws.resource_values("gpufleet_fleet.f")["admission_policy"],
+            policy.as_str()
+        );
+
+        let toleration =
+            json!({"key": "workload", "operator": "Equal", "value": name, "effect": "NoSchedule"});
+        let tolerating = json!({"tolerations": [toleration]});
+        let blanket = json!({"tolerations": [{"operator": "Exists"}]});
+        let selecting = json!({"nodeSelector": {"karpenter.sh/nodepool": name}});
+        eventually("the fence refuses a tolerating pod in research", || {
+            submit(research, &pod(tolerating.clone()), false).is_err()
+        });
+        let message = refused(research, &pod(tolerating.clone()));
+        for part in [
+            format!("Fleet \"{name}\" may be used only from namespace \"{training}\""),
+            format!("in namespace {research} tolerates its taints (workload={name}:NoSchedule)"),
+            "`allowed_namespaces`".to_string(),
+            format!("gpufleet_fleet \"{name}\""),
+        ] {
+            assert!(message.contains(&part), "{part:?} not in: {message}");
+        }
+        submit(training, &pod(tolerating.clone()), true)
+            .expect("the tolerating pod is admitted in its namespace");
+        refused(research, &pod(blanket.clone()));
+        refused(research, &pod(selecting.clone()));
+        let affinity = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["other", name]}]},
+        ]}}}});
+        refused(research, &pod(affinity));
+        for kind in ["Deployment", "Job", "CronJob"] {
+            let message = refused(research, &workload(kind, tolerating.clone()));
+            assert!(message.contains(&policy), "{kind}: {message}");
+        }
+        // What does not use the fleet, or only part of its taints'
+        // tolerations, passes; so does everything in exempt namespaces.
+        admitted(research, &pod(json!({})));
+        let other_value = json!({"tolerations": [{"key": "workload", "operator": "Equal", "value": "other", "effect": "NoSchedule"}]});
+        admitted(research, &pod(other_value));
+        admitted(agents, &workload("DaemonSet", blanket.clone()));
+        admitted("kube-system", &workload("DaemonSet", blanket.clone()));
+        assert_type_checked(&policy);
+        ws.assert_plan_empty();
+
+        // The binding changed behind Terraform's back shows, and goes back.
+        edit_binding(&policy, json!(["Audit"]));
+        ws.assert_plan_changes()
+            .assert_updates("gpufleet_fleet.f", "admission_policy");
+        ws.apply();
+        assert_eq!(
+            live_binding(&policy).unwrap().data["spec"]["validationActions"],
+            json!(["Deny"])
+        );
+        ws.assert_import_verifies(&[("gpufleet_fleet.f", &name)], ImportBy::Block, &[]);
+
+        ws.config(&body("  namespace_enforcement = \"warn\"\n"));
+        ws.apply();
+        eventually("warn mode admits with a warning", || {
+            submit(research, &pod(tolerating.clone()), false)
+                .is_ok_and(|warnings| warned_by(&policy, &warnings))
+        });
+
+        ws.destroy();
+        assert!(live_policy(&policy).is_none() && live_binding(&policy).is_none());
+        eventually("after destroy the pod is admitted, unwarned", || {
+            submit(research, &pod(tolerating.clone()), false)
+                .is_ok_and(|warnings| !warned_by(&policy, &warnings))
+        });
+    });
+}
+
+/// A priority class allowing one namespace: pods and workloads naming it
+/// are refused elsewhere, admitted there and in exempt namespaces; warn
+/// mode admits with a warning; without `allowed_namespaces` they are
+/// admitted again, and destroy removes the policy.
+#[test]
+fn a_priority_class_fence_refuses_other_namespaces_at_admission() {
+    each_cli(|cli| {
+        let name = unique_name("fenced-class");
+        let namespaces = Namespaces::new(&["fence-inference", "fence-research", "fence-agents"]);
+        let [inference, research, agents] = [0, 1, 2].map(|i| namespaces.0[i].as_str());
+        let fenced = |extra: &str| {
+            class(
+                "c",
+                &name,
+                100000,
+                &format!(
+                    "  allowed_namespaces = [\"{inference}\"]\n  exempt_namespaces = [\"{agents}\"]\n{extra}"
+                ),
+            )
+        };
+        let mut ws = Workspace::new(cli);
+        ws.config(&fenced(""));
+        ws.apply();
+        let policy = format!("gpufleet-class-{name}");
+        let naming = json!({"priorityClassName": name});
+        eventually(
+            "the fence refuses a pod naming the class in research",
+            || submit(research, &pod(naming.clone()), false).is_err(),
+        );
+        let message = refused(research, &pod(naming.clone()));
+        for part in [
+            format!("Priority class \"{name}\" may be used only from namespace \"{inference}\""),
+            format!("in namespace {research} names it in priorityClassName"),
+            "`allowed_namespaces`".to_string(),
+        ] {
+            assert!(message.contains(&part), "{part:?} not in: {message}");
+        }
+        submit(inference, &pod(naming.clone()), true)
+            .expect("a pod naming the class is admitted in its namespace");
+        for kind in ["Deployment", "Job"] {
+            let message = refused(research, &workload(kind, naming.clone()));
+            assert!(message.contains(&policy), "{kind}: {message}");
+        }
+        admitted(research, &pod(json!({})));
+        admitted(agents, &workload("DaemonSet", naming.clone()));
+        assert_type_checked(&policy);
+        ws.assert_plan_empty();
+        ws.assert_import_verifies(
+            &[("gpufleet_priority_class.c", &name)],
+            ImportBy::Block,
+            &[],
+        );
+
+        ws.config(&fenced("  namespace_enforcement = \"warn\"\n"));
+        ws.apply();
+        eventually("warn mode admits with a warning", || {
+            submit(research, &pod(naming.clone()), false)
+                .is_ok_and(|warnings| warned_by(&policy, &warnings))
+        });
+
+        ws.config(&class("c", &name, 100000, ""));
+        ws.apply();
+        assert!(live_policy(&policy).is_none() && live_binding(&policy).is_none());
+        eventually("without the fence the pod is admitted, unwarned", || {
+            submit(research, &pod(naming.clone()), false)
+                .is_ok_and(|warnings| !warned_by(&policy, &warnings))
+        });
+        ws.config(&fenced(""));
+        ws.apply();
+        assert!(live_policy(&policy).is_some());
+        ws.destroy();
+        assert!(live_policy(&policy).is_none() && live_binding(&policy).is_none());
+    });
+}
