@@ -261,6 +261,14 @@ impl Fence {
     }
 }
 
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// A CEL string literal.
 fn cel_string(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
@@ -375,7 +383,7 @@ impl Guarded {
         (
             format!(
                 "{what} may be used only from {allowed}; this workload in namespace ",
-                what = self.what,
+                what = capitalized(&self.what),
                 allowed = self.allowed_words()
             ),
             format!(
@@ -759,7 +767,7 @@ mod tests {
     fn guarded(fence: Fence) -> Guarded {
         Guarded {
             resource_type: "gpufleet_fleet",
-            what: "Fleet \"training\"".into(),
+            what: "fleet \"training\"".into(),
             policy_name: policy_name("fleet", "training"),
             variables: vec![],
             uses: "variables.podSpec.?priorityClassName.orValue('') == 'x'".into(),

@@ -66,7 +66,7 @@ fn policy_name(name: &str) -> String {
 fn guarded(name: &str, fence: Fence) -> Guarded {
     Guarded {
         resource_type: "gpufleet_priority_class",
-        what: format!("Priority class {name:?}"),
+        what: format!("priority class {name:?}"),
         policy_name: policy_name(name),
         variables: Vec::new(),
         uses: format!(

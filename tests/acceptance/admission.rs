@@ -387,3 +387,29 @@ fn a_priority_class_fence_refuses_other_namespaces_at_admission() {
         assert!(live_policy(&policy).is_none() && live_binding(&policy).is_none());
     });
 }
+
+/// With the cluster unreachable at plan, a fenced fleet's and class's plan
+/// warn that the apply checks the API server's support first.
+#[test]
+fn an_unreachable_cluster_at_plan_leaves_the_fence_check_to_apply() {
+    each_cli(|cli| {
+        let mut ws = Workspace::new(cli);
+        let kubeconfig = ws.path().join("unreachable.kubeconfig");
+        std::fs::write(&kubeconfig, common::unreachable_kubeconfig()).unwrap();
+        let fenced = "  allowed_namespaces = [\"training\"]\n";
+        ws.config_raw(
+            &(common::terraform::provider_block_for(kubeconfig.to_str().unwrap(), "")
+                + &class("c", "nowhere", 1, fenced)
+                + &fleet("f", "nowhere", fenced)),
+        );
+        // The CLIs show one of the two alike warnings.
+        let plan = ws.assert_plan_changes();
+        assert!(
+            plan.text
+                .contains("checks that the API server serves ValidatingAdmissionPolicy")
+                && plan.text.contains("Namespace fence checked at apply"),
+            "{}",
+            plan.text
+        );
+    });
+}

@@ -1284,3 +1284,63 @@ fn long_ctrl_c_while_the_api_server_is_down_200() {
 fn long_throttled_with_parallelism_50_200() {
     run(cli("terraform"), LONG, Some(Fault::Throttle), LONG_OUTAGE);
 }
+
+/// kube-apiserver flags of an API server without ValidatingAdmissionPolicy
+/// v1, as before Kubernetes 1.30: the API off, and with it the admission
+/// plugin (whose informers would otherwise never sync and refuse every
+/// request).
+const WITHOUT_ADMISSION_POLICIES: &str = "--runtime-config=admissionregistration.k8s.io/v1/validatingadmissionpolicies=false,admissionregistration.k8s.io/v1/validatingadmissionpolicybindings=false --disable-admission-plugins=ValidatingAdmissionPolicy";
+
+/// The docs' claim that a namespace fence needs Kubernetes 1.30: on an API
+/// server that does not serve ValidatingAdmissionPolicy v1, a fenced
+/// fleet's and class's plan warn, and their apply fails naming the version
+/// needed with nothing written, with both CLIs.
+#[test]
+fn a_namespace_fence_needs_kubernetes_1_30() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cluster) = FaultCluster::get() else {
+        return;
+    };
+    cluster.restore();
+    cluster.control(
+        &["restart", "kube-apiserver"],
+        Some(WITHOUT_ADMISSION_POLICIES),
+    );
+    for cli in clis() {
+        let name = unique_name("fence-old");
+        let fenced = "  allowed_namespaces = [\"training\"]\n";
+        let mut ws = Workspace::new(cli);
+        ws.config_raw(
+            &(provider_block_for(&cluster.provider_kubeconfig(), "")
+                + &class("c", &name, 1, fenced)
+                + &fleet("f", &name, fenced)),
+        );
+        // The CLIs show one of the two alike warnings.
+        let plan = ws.plan();
+        assert!(
+            plan.text.contains("Namespace fence needs Kubernetes 1.30"),
+            "{}: {}",
+            cli.name,
+            plan.text
+        );
+        let error = ws.apply_fails();
+        for what in [
+            format!("priority class {name:?}"),
+            format!("fleet {name:?}"),
+        ] {
+            assert!(
+                error.contains(&what) && error.contains("GA since Kubernetes 1.30"),
+                "{}: no error for {what}: {error}",
+                cli.name
+            );
+        }
+        block_on(async {
+            let client = cluster.client().await;
+            let classes = Api::<PriorityClass>::all(client.clone());
+            let pools = Api::<DynamicObject>::all_with(client, &node_pools("karpenter.sh"));
+            assert!(classes.get_opt(&name).await.unwrap().is_none());
+            assert!(pools.get_opt(&name).await.unwrap().is_none());
+        });
+    }
+    cluster.restore();
+}

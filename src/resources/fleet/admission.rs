@@ -85,7 +85,7 @@ fn guarded(model: &Model, fence: Fence) -> Guarded {
     };
     Guarded {
         resource_type: "gpufleet_fleet",
-        what: format!("Fleet {name:?}"),
+        what: format!("fleet {name:?}"),
         policy_name: policy_name(name),
         variables: vec![("selectsFleet", selects), ("toleratesFleet", tolerates)],
         uses: "variables.selectsFleet || variables.toleratesFleet".to_string(),
