@@ -238,6 +238,12 @@ fn a_fleet_fence_refuses_other_namespaces_at_admission() {
                 ),
             )
         };
+        let toleration =
+            json!({"key": "workload", "operator": "Equal", "value": name, "effect": "NoSchedule"});
+        let tolerating = json!({"tolerations": [toleration]});
+        // A pod admitted before the fence.
+        let early = pod(tolerating.clone());
+        submit(research, &early, true).expect("no fence yet");
         let mut ws = Workspace::new(cli);
         ws.config(&body(""));
         ws.apply();
@@ -247,9 +253,6 @@ fn a_fleet_fence_refuses_other_namespaces_at_admission() {
             policy.as_str()
         );
 
-        let toleration =
-            json!({"key": "workload", "operator": "Equal", "value": name, "effect": "NoSchedule"});
-        let tolerating = json!({"tolerations": [toleration]});
         let blanket = json!({"tolerations": [{"operator": "Exists"}]});
         let selecting = json!({"nodeSelector": {"karpenter.sh/nodepool": name}});
         eventually("the fence refuses a tolerating pod in research", || {
@@ -283,6 +286,18 @@ fn a_fleet_fence_refuses_other_namespaces_at_admission() {
         admitted(research, &pod(other_value));
         admitted(agents, &workload("DaemonSet", blanket.clone()));
         admitted("kube-system", &workload("DaemonSet", blanket.clone()));
+        // Only creates and updates of the spec are checked: the pod admitted
+        // before can still be relabelled (or have its finalizers removed).
+        let early_name = early["metadata"]["name"].as_str().unwrap();
+        let relabelled = kubectl(
+            &["label", "pod", early_name, "-n", research, "checked=no"],
+            "",
+        );
+        assert!(
+            relabelled.status.success(),
+            "{}",
+            String::from_utf8_lossy(&relabelled.stderr)
+        );
         assert_type_checked(&policy);
         ws.assert_plan_empty();
 

@@ -20,6 +20,9 @@ resource "gpufleet_fleet" "training" {
   node_class                 = local.node_class
   taints                     = [{ key = "workload", value = "training", effect = "NoSchedule" }]
   limits                     = { gpus = 64 }
+  # Only the training team's namespace may tolerate these taints: the API
+  # server refuses such pods (and workloads) anywhere else.
+  allowed_namespaces = ["training"]
 
   # Long jobs: only replace empty nodes, one at a time.
   disruption = {
@@ -38,6 +41,9 @@ resource "gpufleet_fleet" "inference" {
   node_class     = local.node_class
   taints         = [{ key = "workload", value = "inference", effect = "NoSchedule" }]
   limits         = { gpus = 16 }
+  # Namespaces labelled for serving may use it; start with warnings only.
+  allowed_namespace_selector = { "example.com/serving" = "true" }
+  namespace_enforcement      = "warn"
 }
 
 # What a training Job or an inference Deployment needs to land on its fleet,
