@@ -5,7 +5,8 @@
 # workload=inference:NoSchedule, each GPU time-sliced for 4 pods;
 # a CPU-only fleet for everything else; and a join token with which a
 # self-managed GPU server joins as a training node, tainted from the moment
-# it registers. `make demo` applies it to the local control plane, where
+# it registers. Only the workloads' namespace may use the fleets and classes.
+# `make demo` applies it to the local control plane, where
 # Karpenter's kwok provider stands in for the cloud; on EC2's instance types
 # the test applies it with label_scheme = "aws" and a spot training fleet.
 
@@ -77,6 +78,12 @@ variable "inference" {
   }
 }
 
+variable "namespace" {
+  description = "Namespace the seed's workloads run in (the workloads configuration's namespace), training and inference alike: the only one the fleets and priority classes admit; the API server refuses, anywhere else, workloads that tolerate the GPU taints, select a GPU fleet or name a priority class."
+  type        = string
+  default     = "ml"
+}
+
 variable "mig_strategy" {
   description = "The MIG strategy every node's device plugin runs with, set in the GPU Operator's ClusterPolicy: \"mixed\" gives each MIG profile a resource of its own (nvidia.com/mig-1g.10gb), \"single\" advertises MIG devices as nvidia.com/gpu; null keeps the ClusterPolicy's (the operator's Helm chart sets single)."
   type        = string
@@ -105,6 +112,9 @@ module "cluster" {
   training_priority       = { name = "batch-training", value = 1000 }
   inference_priority      = { name = "online-inference", value = 100000 }
   spot_training           = var.spot_training
+  # The seed runs training and inference in one namespace.
+  training_namespaces  = [var.namespace]
+  inference_namespaces = [var.namespace]
   # Only the aws scheme can say it; null elsewhere.
   training_network_bandwidth_min_gbps = var.training_network_bandwidth_min_gbps
 }

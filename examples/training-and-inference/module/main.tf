@@ -1,5 +1,7 @@
 # Training and inference side by side on one cluster: each kind of work gets
-# its own GPU fleet, kept apart by taints; priorities decide where both may
+# its own GPU fleet, kept apart by taints (and, with training_namespaces and
+# inference_namespaces, by the API server, which refuses other namespaces'
+# workloads that would use them); priorities decide where both may
 # run (inference preempts training, training never preempts); servers that
 # exist already join the training side; pods that tolerate neither taint get
 # CPU-only nodes. Inference nodes share each GPU among several pods (time
@@ -32,6 +34,11 @@ locals {
   )
   # A MIG node advertises MIG devices, not nvidia.com/gpu, so a MIG fleet is
   # capped by its nodes; a shared one counts what it advertises (GPUs x replicas).
+  # Who may use the training fleets: training, and inference overflowing
+  # onto them (output inference_overflow); null for no fence.
+  training_fleet_namespaces = var.training_namespaces == null ? null : setunion(
+    var.training_namespaces, var.inference_namespaces == null ? [] : var.inference_namespaces,
+  )
   inference_limits = local.inference_sharing.strategy == "mig" ? tomap({
     nodes = ceil(var.inference_gpu_limit / var.inference_gpus_per_node)
     }) : tomap({
@@ -53,6 +60,8 @@ resource "gpufleet_priority_class" "inference" {
   name        = var.inference_priority.name
   value       = var.inference_priority.value
   description = "Online inference: preempts batch training when GPUs are short."
+  # Only inference's namespaces may preempt training with it.
+  allowed_namespaces = var.inference_namespaces
 
   lifecycle {
     precondition {
@@ -63,10 +72,11 @@ resource "gpufleet_priority_class" "inference" {
 }
 
 resource "gpufleet_priority_class" "training" {
-  name              = var.training_priority.name
-  value             = var.training_priority.value
-  preemption_policy = "Never"
-  description       = "Batch training: waits for free GPUs, never preempts."
+  name               = var.training_priority.name
+  value              = var.training_priority.value
+  preemption_policy  = "Never"
+  description        = "Batch training: waits for free GPUs, never preempts."
+  allowed_namespaces = var.training_namespaces
 }
 
 # Training keeps whole GPUs: no gpu_sharing (a job asking for 8 GPUs gets 8 cards).
@@ -81,6 +91,7 @@ resource "gpufleet_fleet" "training" {
   taints                     = [merge(var.training_taint, { effect = local.no_schedule })]
   limits                     = { gpus = var.training_gpu_limit }
   disruption                 = local.disruption
+  allowed_namespaces         = local.training_fleet_namespaces
 
   lifecycle {
     precondition {
@@ -94,29 +105,31 @@ resource "gpufleet_fleet" "training" {
 # reclaimable at short notice: a fleet of its own, under the training taint
 # and limit of its own, which jobs choose by its node selector.
 resource "gpufleet_fleet" "spot_training" {
-  count             = var.spot_training == null ? 0 : 1
-  name              = var.spot_training_fleet_name
-  label_scheme      = var.label_scheme
-  accelerators      = var.spot_training.gpu_models
-  accelerator_count = { min = var.spot_training.gpus_per_node, max = var.spot_training.gpus_per_node }
-  capacity_types    = ["spot"]
-  node_class        = var.node_class
-  taints            = [merge(var.training_taint, { effect = local.no_schedule })]
-  limits            = { gpus = var.spot_training.gpu_limit }
-  disruption        = local.disruption
+  count              = var.spot_training == null ? 0 : 1
+  name               = var.spot_training_fleet_name
+  label_scheme       = var.label_scheme
+  accelerators       = var.spot_training.gpu_models
+  accelerator_count  = { min = var.spot_training.gpus_per_node, max = var.spot_training.gpus_per_node }
+  capacity_types     = ["spot"]
+  node_class         = var.node_class
+  taints             = [merge(var.training_taint, { effect = local.no_schedule })]
+  limits             = { gpus = var.spot_training.gpu_limit }
+  disruption         = local.disruption
+  allowed_namespaces = local.training_fleet_namespaces
 }
 
 resource "gpufleet_fleet" "inference" {
-  name              = var.inference_fleet_name
-  label_scheme      = var.label_scheme
-  accelerators      = var.inference_gpu_models
-  accelerator_count = { min = var.inference_gpus_per_node, max = var.inference_gpus_per_node }
-  capacity_types    = var.inference_capacity_types
-  node_class        = var.node_class
-  taints            = [merge(var.inference_taint, { effect = local.no_schedule })]
-  gpu_sharing       = local.inference_sharing
-  limits            = local.inference_limits
-  disruption        = local.disruption
+  name               = var.inference_fleet_name
+  label_scheme       = var.label_scheme
+  accelerators       = var.inference_gpu_models
+  accelerator_count  = { min = var.inference_gpus_per_node, max = var.inference_gpus_per_node }
+  capacity_types     = var.inference_capacity_types
+  node_class         = var.node_class
+  taints             = [merge(var.inference_taint, { effect = local.no_schedule })]
+  gpu_sharing        = local.inference_sharing
+  limits             = local.inference_limits
+  disruption         = local.disruption
+  allowed_namespaces = var.inference_namespaces
 }
 
 resource "gpufleet_fleet" "general" {

@@ -165,3 +165,15 @@ variable "disruption_budget" {
   type        = string
   default     = "10%"
 }
+
+variable "training_namespaces" {
+  description = "Namespaces training runs in. When set, only they may use the training fleets (and inference_namespaces too: inference overflows onto training nodes) and the training priority class: the API server refuses, in any other namespace, pods and workloads that tolerate the training taint, select a training fleet or name the class (a ValidatingAdmissionPolicy per fleet and class, Kubernetes 1.30+). Null: no fence."
+  type        = set(string)
+  default     = null
+}
+
+variable "inference_namespaces" {
+  description = "Namespaces inference runs in. When set, only they may use the inference fleet and the inference priority class, so inference cannot preempt training from anywhere else. Null: no fence."
+  type        = set(string)
+  default     = null
+}

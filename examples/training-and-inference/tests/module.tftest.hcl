@@ -361,3 +361,48 @@ run "mig_under_the_single_strategy" {
     error_message = "under the single strategy (the GPU Operator's Helm default) each of the 56 MIG devices of an all-1g.10gb H100 node is an nvidia.com/gpu"
   }
 }
+
+run "namespace_fences" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    training_namespaces  = ["training"]
+    inference_namespaces = ["inference"]
+    spot_training        = { gpu_models = ["A100-40GB", "A100-80GB"], gpus_per_node = 8, gpu_limit = 16 }
+  }
+
+  assert {
+    condition = (
+      gpufleet_fleet.training.allowed_namespaces == toset(["training", "inference"])
+      && gpufleet_fleet.spot_training[0].allowed_namespaces == toset(["training", "inference"])
+      && gpufleet_fleet.training.admission_policy == "gpufleet-fleet-training"
+    )
+    error_message = "training fleets admit training and inference's overflow, no one else"
+  }
+  assert {
+    condition     = gpufleet_fleet.inference.allowed_namespaces == toset(["inference"]) && gpufleet_fleet.general[0].allowed_namespaces == null
+    error_message = "the inference fleet admits inference alone; the CPU-only fleet anyone"
+  }
+  assert {
+    condition = (
+      gpufleet_priority_class.inference.allowed_namespaces == toset(["inference"])
+      && gpufleet_priority_class.training.allowed_namespaces == toset(["training"])
+      && gpufleet_priority_class.inference.admission_policy == "gpufleet-class-online-inference"
+    )
+    error_message = "only inference may preempt with online-inference"
+  }
+}
+
+run "no_fence_by_default" {
+  command = plan
+  module {
+    source = "./module"
+  }
+
+  assert {
+    condition     = gpufleet_fleet.training.allowed_namespaces == null && gpufleet_fleet.training.admission_policy == null && gpufleet_priority_class.inference.allowed_namespaces == null
+    error_message = "without namespaces, nothing is fenced"
+  }
+}

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 
 use super::fleets::Fleet;
 use super::lookups::{
@@ -246,6 +246,36 @@ impl Scenario {
                 .await
                 .unwrap();
             assert!(live.is_none(), "PriorityClass {class} left behind");
+        }
+        // The fences of the fleets and classes: a policy and a binding each.
+        let fences: Vec<String> = fleets
+            .iter()
+            .map(|f| format!("gpufleet-fleet-{}", f.name))
+            .chain(["online-inference", "batch-training"].map(|c| format!("gpufleet-class-{c}")))
+            .collect();
+        for plural in [
+            "validatingadmissionpolicies",
+            "validatingadmissionpolicybindings",
+        ] {
+            let kind = if plural.ends_with("bindings") {
+                "ValidatingAdmissionPolicyBinding"
+            } else {
+                "ValidatingAdmissionPolicy"
+            };
+            let resource = ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind),
+                plural,
+            );
+            let left: Vec<String> = Api::<DynamicObject>::all_with(client.clone(), &resource)
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .filter_map(|o| o.metadata.name)
+                .filter(|n| fences.contains(n))
+                .collect();
+            assert!(left.is_empty(), "{plural} left behind: {left:?}");
         }
         self.wait_fleets_gone().await;
         let device_plugin = Api::<ConfigMap>::namespaced(client.clone(), "gpu-operator")

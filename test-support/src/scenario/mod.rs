@@ -174,6 +174,7 @@ impl Scenario {
             .phase("apply, empty plan, workloads rendered from the outputs");
 
         self.placement(&steps).await;
+        self.fences().await;
         let full = self.length() == Length::Full;
         if full {
             self.finetune_succeeds().await;
@@ -305,6 +306,58 @@ impl Scenario {
         self.story.phase(&format!(
             "placement: Karpenter created 1 H100 training node, 1 inference node ({}, holding the 4 chat-api pods), 1 CPU node",
             self.sharing.describe()
+        ));
+    }
+
+    /// 1b. Only the workloads' namespace may use the GPU fleets and the
+    ///    priority classes: in another (`default`), the API server refuses
+    ///    a pod copying training's toleration and one naming
+    ///    online-inference (server-side dry runs: admission runs, nothing
+    ///    is stored). A new policy takes about a second to take effect.
+    async fn fences(&self) {
+        self.story.step(
+            "1b. in namespace default, a pod copying training's toleration and one naming online-inference: the API server refuses both",
+        );
+        let pods = Api::<Pod>::namespaced(self.client.clone(), "default");
+        let dry_run = PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        let container =
+            serde_json::json!([{"name": "main", "image": "registry.k8s.io/pause:3.10"}]);
+        let copying = serde_json::json!({"tolerations": [
+            {"key": "workload", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
+        ], "containers": container});
+        let naming =
+            serde_json::json!({"priorityClassName": "online-inference", "containers": container});
+        for (name, spec, policy) in [
+            ("copies-training", copying, "gpufleet-fleet-training"),
+            (
+                "names-online-inference",
+                naming,
+                "gpufleet-class-online-inference",
+            ),
+        ] {
+            let object: Pod = serde_json::from_value(
+                serde_json::json!({"metadata": {"name": name}, "spec": spec}),
+            )
+            .unwrap();
+            let refusal = self
+                .wait(&format!("{name} refused"), 15, async || {
+                    match pods.create(&dry_run, &object).await {
+                        Err(kube::Error::Api(e)) if e.code == 403 => Some(e.message),
+                        _ => None,
+                    }
+                })
+                .await;
+            assert!(
+                refusal.contains(policy) && refusal.contains(&format!("namespace \"{NAMESPACE}\"")),
+                "{name}: {refusal}"
+            );
+            self.story.line(&format!("  {name}: {refusal}"));
+        }
+        self.story.phase(&format!(
+            "fences: only namespace {NAMESPACE} may use the GPU fleets and priority classes"
         ));
     }
 
