@@ -26,11 +26,17 @@ struct Namespaces(Vec<String>);
 
 impl Namespaces {
     fn new(prefixes: &[&str]) -> Self {
+        Self::labelled(prefixes, json!({}))
+    }
+
+    /// Namespaces carrying `labels`.
+    fn labelled(prefixes: &[&str], labels: Value) -> Self {
         let names: Vec<String> = prefixes.iter().map(|p| unique_name(p)).collect();
         block_on(async {
             let api = Api::<Namespace>::all(kube_client().await);
             for name in &names {
-                let ns = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+                let ns = json!({"metadata": {"name": name, "labels": labels}});
+                let ns = serde_json::from_value(ns).unwrap();
                 api.create(&Default::default(), &ns).await.unwrap();
             }
         });
@@ -173,22 +179,75 @@ fn live_binding(name: &str) -> Option<DynamicObject> {
     )
 }
 
-/// kube-controller-manager's type check (its
-/// validatingadmissionpolicy-status-controller) of the policy's current
-/// generation found nothing: every expression type-checks against each kind
-/// the policy matches.
-fn assert_type_checked(name: &str) {
+/// The type-check status of policy `name` once kube-controller-manager's
+/// validatingadmissionpolicy-status-controller has checked its current
+/// generation.
+fn type_checked(name: &str) -> Value {
     eventually(&format!("the type check of policy {name}"), || {
         let policy = live_policy(name).expect("the policy exists");
         policy.data["status"]["observedGeneration"].as_i64() == policy.metadata.generation
     });
-    let status = &live_policy(name).unwrap().data["status"];
+    live_policy(name).unwrap().data["status"].clone()
+}
+
+fn assert_no_type_warnings(name: &str, status: &Value) {
     assert!(
         status["typeChecking"]["expressionWarnings"]
             .as_array()
             .is_none_or(|w| w.is_empty()),
         "policy {name} has type-check warnings: {status:#}"
     );
+}
+
+/// Every expression of the written policy passes the API server's type
+/// check against each kind the policy matches. The check (kube-controller-
+/// manager's) reports only `validations`; a variable that does not compile
+/// would go unreported, so a copy of the policy, unbound (it enforces
+/// nothing), has each variable's expression as a validation too.
+fn assert_type_checked(name: &str) {
+    assert_no_type_warnings(name, &type_checked(name));
+    let mut probe = live_policy(name).unwrap();
+    let probe_name = format!("{name}-type-probe");
+    let spec = &mut probe.data["spec"];
+    let variables: Vec<String> = spec["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["expression"].as_str().unwrap().to_string())
+        .collect();
+    let validations = spec["validations"].as_array_mut().unwrap();
+    for expression in &variables {
+        validations.push(json!({"expression": format!("({expression}) == ({expression})")}));
+    }
+    let object = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": probe_name},
+        "spec": probe.data["spec"],
+    });
+    let api = || async {
+        Api::<DynamicObject>::all_with(
+            kube_client().await,
+            &admission_api("ValidatingAdmissionPolicy", "validatingadmissionpolicies"),
+        )
+    };
+    block_on(async {
+        let probe: DynamicObject = serde_json::from_value(object).unwrap();
+        api()
+            .await
+            .create(&Default::default(), &probe)
+            .await
+            .unwrap()
+    });
+    let status = type_checked(&probe_name);
+    block_on(async {
+        api()
+            .await
+            .delete(&probe_name, &DeleteParams::default())
+            .await
+            .unwrap()
+    });
+    assert_no_type_warnings(&probe_name, &status);
 }
 
 /// Another writer changes the binding's enforcement behind Terraform's back.
@@ -328,8 +387,10 @@ fn a_fleet_fence_refuses_other_namespaces_at_admission() {
     });
 }
 
-/// A priority class allowing one namespace: pods and workloads naming it
-/// are refused elsewhere, admitted there and in exempt namespaces; warn
+/// A priority class allowing one namespace by name and others by labels:
+/// pods and workloads naming it are refused elsewhere (in a namespace with
+/// only some of the labels too), admitted there and in exempt namespaces;
+/// the policy type-checks; import gives an empty plan; warn
 /// mode admits with a warning; without `allowed_namespaces` they are
 /// admitted again, and destroy removes the policy.
 #[test]
@@ -338,13 +399,23 @@ fn a_priority_class_fence_refuses_other_namespaces_at_admission() {
         let name = unique_name("fenced-class");
         let namespaces = Namespaces::new(&["fence-inference", "fence-research", "fence-agents"]);
         let [inference, research, agents] = [0, 1, 2].map(|i| namespaces.0[i].as_str());
+        // A namespace allowed by its labels, and one whose labels fall short.
+        let team = unique_name("serving");
+        let labelled = Namespaces::labelled(
+            &["fence-serving"],
+            json!({"fence.example.com/team": team, "tier": "gpu"}),
+        );
+        let short = Namespaces::labelled(
+            &["fence-other-team"],
+            json!({"fence.example.com/team": team}),
+        );
         let fenced = |extra: &str| {
             class(
                 "c",
                 &name,
                 100000,
                 &format!(
-                    "  allowed_namespaces = [\"{inference}\"]\n  exempt_namespaces = [\"{agents}\"]\n{extra}"
+                    "  allowed_namespaces = [\"{inference}\"]\n  allowed_namespace_selector = {{ \"fence.example.com/team\" = \"{team}\", tier = \"gpu\" }}\n  exempt_namespaces = [\"{agents}\"]\n{extra}"
                 ),
             )
         };
@@ -359,7 +430,9 @@ fn a_priority_class_fence_refuses_other_namespaces_at_admission() {
         );
         let message = refused(research, &pod(naming.clone()));
         for part in [
-            format!("Priority class \"{name}\" may be used only from namespace \"{inference}\""),
+            format!(
+                "Priority class \"{name}\" may be used only from namespace \"{inference}\" and namespaces labelled fence.example.com/team={team},tier=gpu"
+            ),
             format!("in namespace {research} names it in priorityClassName"),
             "`allowed_namespaces`".to_string(),
         ] {
@@ -372,6 +445,8 @@ fn a_priority_class_fence_refuses_other_namespaces_at_admission() {
             assert!(message.contains(&policy), "{kind}: {message}");
         }
         admitted(research, &pod(json!({})));
+        admitted(&labelled.0[0], &pod(naming.clone()));
+        refused(&short.0[0], &pod(naming.clone()));
         admitted(agents, &workload("DaemonSet", naming.clone()));
         assert_type_checked(&policy);
         ws.assert_plan_empty();
