@@ -160,7 +160,7 @@ pub fn attributes(allowed: &'static str) -> Vec<Attr> {
         Attr::string("namespace_enforcement")
             .optional()
             .validate(one_of(ENFORCEMENTS))
-            .describe("What the API server does with a workload from a namespace not allowed: `deny` refuses it (when unset); `warn` admits it and returns a warning (`kubectl` prints it), to roll a fence out on a running cluster; `audit` admits it and records the failure in the audit log. The binding's `validationActions` `Deny`, `Warn` or `Audit`."),
+            .describe("What the API server does with a workload from a namespace not allowed: `deny` refuses it (when unset); `warn` admits it and returns a warning (`kubectl` prints it), to roll a fence out on a running cluster; `audit` admits it and adds the check's result to the request's audit event, for clusters whose audit policy logs such requests. These are the binding's `validationActions`."),
         Attr::string_set("exempt_namespaces")
             .optional()
             .validate(not_empty())

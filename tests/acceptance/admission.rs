@@ -479,7 +479,8 @@ fn a_priority_class_fence_refuses_other_namespaces_at_admission() {
 }
 
 /// With the cluster unreachable at plan, a fenced fleet's and class's plan
-/// warn that the apply checks the API server's support first.
+/// warn that the apply checks the API server's support first; the fleet,
+/// which has no taint, warns that its fence refuses only pods selecting it.
 #[test]
 fn an_unreachable_cluster_at_plan_leaves_the_fence_check_to_apply() {
     each_cli(|cli| {
@@ -497,7 +498,10 @@ fn an_unreachable_cluster_at_plan_leaves_the_fence_check_to_apply() {
         assert!(
             plan.text
                 .contains("checks that the API server serves ValidatingAdmissionPolicy")
-                && plan.text.contains("Namespace fence checked at apply"),
+                && plan.text.contains("Namespace fence checked at apply")
+                && plan
+                    .text
+                    .contains("Fleet fenced by its node selector alone"),
             "{}",
             plan.text
         );

@@ -215,6 +215,94 @@ const PROMISES: &[(&str, &[&str])] = &[
         "classes (which this resource refuses to manage)",
         &["rejects_reserved_values_bad_names_and_unknown_policies_with_paths"],
     ),
+    // Namespace fences (fleets and priority classes).
+    (
+        "the API server itself refuses, outside the allowed namespaces, pods and workloads",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+            "training_and_inference_side_by_side",
+        ],
+    ),
+    (
+        "refusing in other namespaces the workloads that would use them",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
+    (
+        "When this or `allowed_namespace_selector` is set, the API server refuses, in every other namespace",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
+    (
+        "Outside the allowed namespaces the API server refuses a Pod that would be let onto the fleet's nodes",
+        &["a_fleet_fence_refuses_other_namespaces_at_admission"],
+    ),
+    (
+        "make the API server itself refuse, outside the allowed namespaces, a Pod naming the class",
+        &["a_priority_class_fence_refuses_other_namespaces_at_admission"],
+    ),
+    (
+        "in the wrong namespace fails at once",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
+    (
+        "the namespaces it allows and the attributes to change",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
+    (
+        "What the API server does with a workload from a namespace not allowed",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
+    (
+        "`namespace_enforcement = \"warn\"` admits with a warning that",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
+    (
+        "One of `deny`, `warn`, `audit`",
+        &["every_bad_input_fails_with_a_located_diagnostic_on_every_cli"],
+    ),
+    (
+        "on an older API server the apply fails",
+        &["a_namespace_fence_needs_kubernetes_1_30"],
+    ),
+    (
+        "On an older API server the plan warns and the apply fails naming the version",
+        &[
+            "a_namespace_fence_needs_kubernetes_1_30",
+            "an_unreachable_cluster_at_plan_leaves_the_fence_check_to_apply",
+        ],
+    ),
+    (
+        "so its fence can refuse only the pods that select it",
+        &[
+            "an_unreachable_cluster_at_plan_leaves_the_fence_check_to_apply",
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
+    (
+        "writes no warning into the policy's `status.typeChecking`",
+        &[
+            "a_fleet_fence_refuses_other_namespaces_at_admission",
+            "a_priority_class_fence_refuses_other_namespaces_at_admission",
+        ],
+    ),
 ];
 
 /// Sentences with those words that promise nothing of gpufleet's, and why.
