@@ -181,3 +181,67 @@ pub(super) async fn delete(
     }
     admission::delete(cluster, &policy_name(&prior.name), deadline).await
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::resources::fleet::model::Taint;
+
+    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
+        Taint {
+            key: key.into(),
+            value: value.map(str::to_string),
+            effect: effect.into(),
+        }
+    }
+
+    fn fleet(taints: Vec<Taint>) -> Model {
+        Model {
+            name: "training".into(),
+            taints: Some(taints),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_pod_uses_the_fleet_by_tolerating_every_hard_taint_or_selecting_it() {
+        let model = fleet(vec![
+            taint("workload", Some("training"), "NoSchedule"),
+            taint("soft", None, "PreferNoSchedule"),
+            taint("gpu", None, "NoExecute"),
+        ]);
+        let guarded = guarded(&model, Fence::default());
+        let variables: BTreeMap<_, _> = guarded.variables.iter().cloned().collect();
+        assert_eq!(
+            variables["toleratesFleet"],
+            format!(
+                "{} && {}",
+                tolerated("workload", "training", "NoSchedule"),
+                tolerated("gpu", "", "NoExecute")
+            ),
+            "PreferNoSchedule keeps no pod off, so it does not count"
+        );
+        assert!(variables["selectsFleet"].starts_with(
+            "variables.podSpec.?nodeSelector[?'karpenter.sh/nodepool'].orValue('') in ['training']"
+        ));
+        assert_eq!(
+            guarded.how,
+            "tolerates its taints (workload=training:NoSchedule, gpu:NoExecute) or selects its nodes (karpenter.sh/nodepool=training)"
+        );
+        assert_eq!(guarded.policy_name, "gpufleet-fleet-training");
+    }
+
+    #[test]
+    fn a_fleet_without_hard_taints_is_used_only_by_pods_selecting_it() {
+        let model = fleet(vec![taint("soft", None, "PreferNoSchedule")]);
+        let guarded = guarded(&model, Fence::default());
+        let variables: BTreeMap<_, _> = guarded.variables.iter().cloned().collect();
+        assert_eq!(variables["toleratesFleet"], "false");
+        assert_eq!(
+            guarded.how,
+            "selects its nodes (karpenter.sh/nodepool=training)"
+        );
+    }
+}
