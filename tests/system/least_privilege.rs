@@ -429,8 +429,9 @@ fn workouts(tag: &str, node: &str, pool: &str) -> Vec<Workout> {
     vec![
         Workout {
             type_name: "gpufleet_priority_class",
-            create: json!({"name": class_name, "value": 5}),
-            update: json!({"name": class_name, "value": 5, "description": "updated"}),
+            // Fenced: its admission policy and binding are written too.
+            create: json!({"name": class_name, "value": 5, "allowed_namespaces": ["lp-allowed"]}),
+            update: json!({"name": class_name, "value": 5, "allowed_namespaces": ["lp-allowed"], "description": "updated"}),
         },
         Workout {
             type_name: "gpufleet_fleet",
@@ -606,6 +607,25 @@ async fn clean_up(tag: &str) {
     let _ = Api::<k8s_openapi::api::scheduling::v1::PriorityClass>::all(client.clone())
         .delete(&format!("lp-class-{tag}"), &DeleteParams::default())
         .await;
+    // The class's admission policy and binding.
+    for (kind, plural) in [
+        (
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+        ),
+        ("ValidatingAdmissionPolicy", "validatingadmissionpolicies"),
+    ] {
+        let resource = kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind),
+            plural,
+        );
+        let _ = Api::<kube::api::DynamicObject>::all_with(client.clone(), &resource)
+            .delete(
+                &format!("gpufleet-class-lp-class-{tag}"),
+                &DeleteParams::default(),
+            )
+            .await;
+    }
     for fleet in [format!("lp-fleet-{tag}"), format!("lp-fleet-{tag}-shared")] {
         let _ = common::fixtures::node_pool_api()
             .await
