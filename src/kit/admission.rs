@@ -66,8 +66,9 @@ pub const PERMISSIONS: &[Permission] = &[
     ),
 ];
 
-/// What every fenced resource's `allowed_namespaces` description ends
-/// with, after what using the resource means.
+/// The description of a fenced resource's `allowed_namespaces`: `$what`
+/// names the resource, `$uses` says what using it means (a macro, since
+/// descriptions are `&'static str`; its version is [`SINCE`]'s).
 #[macro_export]
 macro_rules! fence_description {
     ($what:literal, $uses:literal) => {
@@ -122,9 +123,11 @@ pub struct Fence {
 pub struct Guarded {
     /// The Terraform type, e.g. `gpufleet_fleet`.
     pub resource_type: &'static str,
+    /// Its name, e.g. `training`.
+    pub name: String,
     /// What it is called in messages, e.g. `fleet "training"`.
     pub what: String,
-    /// The policy's name.
+    /// The policy's name ([`policy_name`]).
     pub policy_name: String,
     /// Named CEL expressions over `variables.podSpec` (the pod's spec,
     /// whatever the kind) and earlier ones, in order.
@@ -390,7 +393,7 @@ impl Guarded {
                 " {how}. Run it in an allowed namespace, or allow its namespace: add it to `allowed_namespaces` (or label it to match `allowed_namespace_selector`) of {ty} {name:?}, or to its `exempt_namespaces`.",
                 how = self.how,
                 ty = self.resource_type,
-                name = self.name_in_owner()
+                name = self.name
             ),
         )
     }
@@ -410,7 +413,7 @@ impl Guarded {
     fn annotations(&self) -> BTreeMap<String, String> {
         let mut annotations = BTreeMap::from([(
             OWNER_ANNOTATION.to_string(),
-            format!("{}/{}", self.resource_type, self.name_in_owner()),
+            format!("{}/{}", self.resource_type, self.name),
         )]);
         if self.fence.allowed_namespaces.is_some() {
             annotations.insert(
@@ -422,14 +425,6 @@ impl Guarded {
             annotations.insert(SELECTOR_ANNOTATION.to_string(), selector);
         }
         annotations
-    }
-
-    /// The resource's own name, as the policy name ends with it.
-    fn name_in_owner(&self) -> &str {
-        self.policy_name
-            .splitn(3, '-')
-            .nth(2)
-            .unwrap_or(&self.policy_name)
     }
 
     /// The policy, exactly the fields gpufleet owns.
@@ -471,7 +466,7 @@ impl Guarded {
         let mut object = DynamicObject::new(&self.policy_name, &BINDING.api_resource());
         object.metadata.annotations = Some(BTreeMap::from([(
             OWNER_ANNOTATION.to_string(),
-            format!("{}/{}", self.resource_type, self.name_in_owner()),
+            format!("{}/{}", self.resource_type, self.name),
         )]));
         object.data = json!({"spec": {
             "policyName": self.policy_name,
@@ -767,6 +762,7 @@ mod tests {
     fn guarded(fence: Fence) -> Guarded {
         Guarded {
             resource_type: "gpufleet_fleet",
+            name: "training".into(),
             what: "fleet \"training\"".into(),
             policy_name: policy_name("fleet", "training"),
             variables: vec![],

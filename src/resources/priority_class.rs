@@ -66,6 +66,7 @@ fn policy_name(name: &str) -> String {
 fn guarded(name: &str, fence: Fence) -> Guarded {
     Guarded {
         resource_type: "gpufleet_priority_class",
+        name: name.to_string(),
         what: format!("priority class {name:?}"),
         policy_name: policy_name(name),
         variables: Vec::new(),

@@ -85,6 +85,7 @@ fn guarded(model: &Model, fence: Fence) -> Guarded {
     };
     Guarded {
         resource_type: "gpufleet_fleet",
+        name: name.clone(),
         what: format!("fleet {name:?}"),
         policy_name: policy_name(name),
         variables: vec![("selectsFleet", selects), ("toleratesFleet", tolerates)],
