@@ -280,7 +280,8 @@ fn warned_by(policy: &str, answer: &str) -> bool {
 /// onto it (its toleration, a blanket one, its node selector) are refused
 /// elsewhere with a message saying what to change, admitted in its
 /// namespace and in exempt ones; the written policy type-checks; drift of
-/// the binding shows; import gives an empty plan; warn mode admits with a
+/// the binding shows; import (by ID, and by identity where the CLI has
+/// identities) gives an empty plan; warn mode admits with a
 /// warning; after destroy the same pod is admitted again.
 #[test]
 fn a_fleet_fence_refuses_other_namespaces_at_admission() {
@@ -370,6 +371,14 @@ fn a_fleet_fence_refuses_other_namespaces_at_admission() {
             json!(["Deny"])
         );
         ws.assert_import_verifies(&[("gpufleet_fleet.f", &name)], ImportBy::Block, &[]);
+        if cli.supports_identity() {
+            let by_identity = format!("{{ name = \"{name}\" }}");
+            ws.assert_import_verifies(
+                &[("gpufleet_fleet.f", &by_identity)],
+                ImportBy::Identity,
+                &[],
+            );
+        }
 
         ws.config(&body("  namespace_enforcement = \"warn\"\n"));
         ws.apply();
