@@ -193,6 +193,7 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
             resources::priority_class::PERMISSIONS,
         ),
         ("gpufleet_fleet", resources::fleet::PERMISSIONS),
+        ("gpufleet_fleet", resources::fleet::NODE_CLASS_PERMISSIONS),
         ("gpufleet_fleet", SHARING_KEY),
         ("gpufleet_fleet", CLUSTER_POLICY),
         ("gpufleet_node_taint", resources::node_taint::PERMISSIONS),
@@ -205,6 +206,10 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
         ("gpufleet_node_sharing", SHARING_KEY),
         ("gpufleet_node_sharing", CLUSTER_POLICY),
         ("gpufleet_node_join", resources::node_join::PERMISSIONS),
+        (
+            "gpufleet_node_join",
+            resources::node_join::SHARING_CONFIG_PERMISSIONS,
+        ),
         (
             "gpufleet_node_join",
             resources::node_join::BOOTSTRAP_RBAC_PERMISSIONS,

@@ -128,6 +128,51 @@ impl Model {
     }
 }
 
+/// Reading the device-plugin ConfigMap, to check `sharing_config`.
+pub const SHARING_CONFIG_PERMISSIONS: &[Permission] = &[Permission::in_operator_namespace(
+    "",
+    "configmaps",
+    &["get"],
+)];
+
+/// A warning when `key`, known at plan, is not a key of the device-plugin
+/// ConfigMap: a node labelled with it gets no configuration (NVIDIA
+/// k8s-device-plugin, cmd/config-manager/main.go, updateConfigName:
+/// "specified config ... does not exist"). A key another resource of the
+/// run writes is referenced (`gpufleet_node_sharing.NAME.config_key`),
+/// unknown until that is applied, and not checked; nor is anything when
+/// the map cannot be read at plan.
+async fn unknown_sharing_config(cluster: &Cluster, key: &str) -> Diagnostics {
+    let map = &cluster.device_plugin_config;
+    let Ok(keys) = map.keys(&cluster.kubernetes, Deadline::at_plan()).await else {
+        return Diagnostics::default();
+    };
+    if keys.as_ref().is_some_and(|k| k.iter().any(|k| k == key)) {
+        return Diagnostics::default();
+    }
+    let found = match keys {
+        None => "which does not exist".to_string(),
+        Some(keys) if keys.is_empty() => "which has no keys".to_string(),
+        Some(keys) => format!(
+            "whose keys are {}",
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Diagnostic::warning(
+        "Unknown sharing configuration",
+        format!(
+            "Key `{key}` is not in {map} ({found}), so a node joining with the label `{}={key}` gets no device-plugin configuration: NVIDIA's config manager refuses a label naming a missing key. gpufleet_node_sharing writes key `node-NAME`: set `sharing_config = gpufleet_node_sharing.NAME.config_key`, which also applies it first; a fleet's key is `fleet-NAME`, gpufleet_gpu_sharing's `{}`.",
+            crate::resources::sharing::CONFIG_LABEL,
+            crate::resources::sharing::DEFAULT_KEY,
+        ),
+    )
+    .at(AttributePath::attr("sharing_config"))
+    .into()
+}
+
 fn bytes(text: &str) -> ByteString {
     ByteString(text.as_bytes().to_vec())
 }
@@ -330,13 +375,20 @@ impl AppliedObject for BootstrapToken {
         model.kubelet_config = Some(kubelet_config(model.taints.as_deref().unwrap_or_default()));
     }
 
-    /// A token that expires within the rotation window is replaced.
+    /// A token that expires within the rotation window is replaced. A plan
+    /// that creates or changes it checks `sharing_config` against the
+    /// device-plugin ConfigMap.
     async fn modify_plan(
         &self,
-        _cluster: &Cluster,
+        cluster: &Cluster,
         change: &mut PlanChange<'_>,
-        _diagnostics: &mut Diagnostics,
+        diagnostics: &mut Diagnostics,
     ) {
+        if (change.prior.is_null() || *change.planned != *change.prior)
+            && let Some(key) = change.config.attr("sharing_config").as_str()
+        {
+            diagnostics.extend(unknown_sharing_config(cluster, key).await);
+        }
         let (Some(expiration), Some(window)) = (
             change.prior.attr("expiration").as_str(),
             change.planned.attr("rotate_when_expires_within").as_str(),
