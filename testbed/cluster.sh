@@ -69,6 +69,11 @@ karpenter_crds=(
 # path, and the proxy serves only this pseudo-version: the commit of tag v25.3.4.
 gpu_operator_module=github.com/NVIDIA/gpu-operator@v0.0.0-20250917190837-d73a0086a6ba
 gpu_operator_crds=(deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml)
+# EKS's node class, at the karpenter-provider-aws release testbed/aws-kwok-instance-types
+# pins: fleets may name an EC2NodeClass that exists or not (Karpenter's kwok
+# provider ignores NodePools of other node classes), and the provider's role
+# reads them.
+aws_crds=(pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml)
 
 log() { printf '[cluster.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -330,6 +335,8 @@ install_crds() {
   for f in "${karpenter_crds[@]}"; do cp "$dir/$f" "$state/crds/"; done
   dir=$(module_dir "$gpu_operator_module")
   for f in "${gpu_operator_crds[@]}"; do cp "$dir/$f" "$state/crds/"; done
+  dir=$(module_dir github.com/aws/karpenter-provider-aws aws-kwok-instance-types)
+  for f in "${aws_crds[@]}"; do cp "$dir/$f" "$state/crds/"; done
   chmod u+w "$state/crds"/* # the module cache is read-only; let `down` delete the copies
   # Server-side apply: ClusterPolicy's CRD is too large for the annotation
   # that client-side apply would store.

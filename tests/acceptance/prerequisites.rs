@@ -16,7 +16,7 @@ use kube::api::{ObjectMeta, PostParams};
 const NODE_POOL_CRD: &str = "Warning: Karpenter's NodePool CRD is not installed";
 const NODE_OVERLAY_CRD: &str = "Warning: Karpenter's NodeOverlay CRD is not installed";
 const CLASS_KIND: &str = "Warning: Node class kind not installed";
-const CLASS_OBJECT: &str = "Warning: Node class not found";
+const CLASS_OBJECT: &str = "Warning: Node class not found:";
 const NO_READER: &str = "Warning: No device plugin to read the sharing";
 const UNKNOWN_KEY: &str = "Warning: Unknown sharing configuration";
 
@@ -164,13 +164,13 @@ fn a_bare_cluster_lacks_each_prerequisite() {
     });
 }
 
-/// On the test cluster, which has Karpenter's and the kwok node class's
-/// CRDs and KWOKNodeClass `default`, with the device-plugin ConfigMap
+/// On the test cluster, which has Karpenter's CRDs, the kwok and EC2 node
+/// classes' and KWOKNodeClass `default`, with the device-plugin ConfigMap
 /// written: no prerequisite warning for a fleet of that class, a warning
-/// for a node class that does not exist and for one whose CRD is not
-/// installed (EC2NodeClass), and for a node join's `sharing_config` that
-/// names no key, but none for an existing key or a node sharing's
-/// `config_key`, unknown until that is applied.
+/// for a KWOKNodeClass and an EC2NodeClass that do not exist, and for a
+/// node join's `sharing_config` that names no key, but none for an
+/// existing key or a node sharing's `config_key`, unknown until that is
+/// applied.
 #[test]
 fn present_prerequisites_give_no_warning() {
     let (node, _node) = scratch_node();
@@ -200,7 +200,7 @@ fn present_prerequisites_give_no_warning() {
             ),
             with_class(
                 fleet("ec2", &ec2, "  accelerators = [\"L4\"]\n"),
-                "{ group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = \"gpu\" }",
+                "{ group = \"karpenter.k8s.aws\", kind = \"EC2NodeClass\", name = \"no-such-class\" }",
             ),
         );
         ws.config_with_provider(&ns.provider(), &body);
@@ -222,31 +222,25 @@ fn present_prerequisites_give_no_warning() {
         );
         assert_eq!(
             said.matches(CLASS_OBJECT).count(),
-            1,
+            2,
             "{}:\n{}",
             cli.name,
             plan.text
         );
-        assert!(
-            said.contains(&format!("KWOKNodeClass \"no-such-class\" does not exist, so Karpenter launches no node for fleet \"{missing}\"")),
-            "{}:\n{}",
-            cli.name,
-            plan.text
-        );
-        assert_eq!(
-            said.matches(CLASS_KIND).count(),
-            1,
-            "{}:\n{}",
-            cli.name,
-            plan.text
-        );
-        assert!(
-            said.contains(&format!("The cluster serves no EC2NodeClass in API group karpenter.k8s.aws (nor the group at all), so Karpenter launches no node for fleet \"{ec2}\""))
-                && said.contains("Install karpenter-provider-aws's CRDs"),
-            "{}:\n{}",
-            cli.name,
-            plan.text
-        );
+        for (class, fleet) in [
+            ("KWOKNodeClass \"no-such-class\"", &missing),
+            ("EC2NodeClass \"no-such-class\"", &ec2),
+        ] {
+            assert!(
+                said.contains(&format!(
+                    "{class} does not exist, so Karpenter launches no node for fleet \"{fleet}\""
+                )),
+                "{}: {class}:\n{}",
+                cli.name,
+                plan.text
+            );
+        }
+        assert!(!said.contains(CLASS_KIND), "{}:\n{}", cli.name, plan.text);
         assert_eq!(
             said.matches(UNKNOWN_KEY).count(),
             1,

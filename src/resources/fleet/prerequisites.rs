@@ -26,29 +26,20 @@ use crate::cluster::discovery::Served;
 use crate::cluster::retry::Deadline;
 use crate::kit::Cluster;
 use crate::kit::permissions::Permission;
+use crate::protocol::diagnostics::Severity;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
 
-/// A node class kind of a Karpenter cloud provider gpufleet knows, and
-/// where its CRD comes from.
+/// A node class kind whose objects a plan reads, and where its CRD comes
+/// from. Other kinds (AKSNodeClass, say) are checked as served only.
 struct NodeClassKind {
     kind: Kind,
     install: &'static str,
 }
 
-/// The node classes whose objects a plan reads (the others' CRDs alone
-/// are checked: reading them would need permissions no role declares).
 const NODE_CLASSES: &[NodeClassKind] = &[
     NodeClassKind {
         kind: Kind::new("karpenter.k8s.aws/v1", "EC2NodeClass", "ec2nodeclasses"),
         install: "karpenter-provider-aws's CRDs (its `karpenter` or `karpenter-crd` Helm chart)",
-    },
-    NodeClassKind {
-        kind: Kind::new(
-            "karpenter.azure.com/v1beta1",
-            "AKSNodeClass",
-            "aksnodeclasses",
-        ),
-        install: "karpenter-provider-azure's CRDs (its `karpenter` or `karpenter-crd` Helm chart, or AKS's node auto-provisioning)",
     },
     NodeClassKind {
         kind: Kind::new(
@@ -60,10 +51,9 @@ const NODE_CLASSES: &[NodeClassKind] = &[
     },
 ];
 
-/// Reading the node class a fleet names, for the known kinds.
+/// Reading the node class a fleet names, for the kinds of [`NODE_CLASSES`].
 pub const PERMISSIONS: &[Permission] = &[
     Permission::cluster("karpenter.k8s.aws", "ec2nodeclasses", &["get"]),
-    Permission::cluster("karpenter.azure.com", "aksnodeclasses", &["get"]),
     Permission::cluster("karpenter.kwok.sh", "kwoknodeclasses", &["get"]),
 ];
 
@@ -143,14 +133,29 @@ async fn node_class(cluster: &Cluster, served: &Served, fleet: &str, class: &Val
     let found: Result<Option<DynamicObject>, _> =
         classes.named(name).get(Deadline::at_plan()).await;
     match found {
+        Ok(Some(_)) => Diagnostics::default(),
+        // The cluster answered discovery: what keeps it from answering this
+        // (a role without the rule, say) is said, as a warning.
+        Err(gave_up) => Diagnostics(
+            gave_up
+                .diagnostics
+                .0
+                .into_iter()
+                .map(|d| Diagnostic {
+                    severity: Severity::Warning,
+                    ..d
+                })
+                .collect(),
+        ),
+        // Named in the summary: Terraform shows one warning of a summary
+        // and counts the others.
         Ok(None) => Diagnostic::warning(
-            "Node class not found",
+            format!("Node class not found: {kind} {name:?}"),
             format!(
                 "{kind} {name:?} does not exist, so Karpenter launches no node for fleet {fleet:?} until it does. gpufleet does not create node classes: create {kind} {name:?} (its cloud provider documents the fields), or name one that exists."
             ),
         )
         .at(AttributePath::attr("node_class").join_attr("name"))
         .into(),
-        _ => Diagnostics::default(),
     }
 }
