@@ -300,7 +300,7 @@ impl AppliedObject for BootstrapToken {
                 Attr::string("sharing_config")
                     .optional()
                     .validate(crate::cluster::names::label_value())
-                    .describe("A device-plugin configuration key (a `gpufleet_node_sharing` or `gpufleet_gpu_sharing` key): the node registers with the label `nvidia.com/device-plugin.config` set to it."),
+                    .describe("A device-plugin configuration key: the node registers with the label `nvidia.com/device-plugin.config` set to it. Reference a `gpufleet_node_sharing`'s `config_key` (`node-NAME`), which is then written first; a plan that creates or changes the token warns when a key known at plan is not in the device-plugin ConfigMap."),
                 Attr::bool("manage_bootstrap_rbac")
                     .default(Value::Bool(false))
                     .describe("Also set up what `kubeadm init` does for node bootstrap, under gpufleet's names: ClusterRoleBindings letting each of `auth_extra_groups` post node CSRs (`system:node-bootstrapper`) and have node client certificates approved (`...:nodeclient`), one letting nodes have their renewals approved (`...:selfnodeclient`, group `system:nodes`), read access for anyone to `kube-public/cluster-info`, and that ConfigMap (the API server and CA) if absent. Objects of those names gpufleet did not create are left alone; those it created are shared by the tokens that ask for them and deleted with the last. A read reports `false` while one it created has changed or is gone, so the next apply puts it back. Needs the `bind` and `kube-public` rules of docs/rbac.yaml."),
