@@ -559,6 +559,8 @@ pub(super) async fn write(
             .await
         {
             Ok(_) => {}
+            // A warning, as at plan: the NodePool written is of use
+            // without its overlays (see `prerequisites`).
             Err(gave_up) if gave_up.not_installed => {
                 warnings.push(Diagnostic::warning(
                     "NodeOverlay not installed",
