@@ -99,7 +99,7 @@ impl Drop for BareCluster {
 
 /// On a cluster without Karpenter's CRDs, the node class's, the GPU
 /// Operator or the device-plugin ConfigMap, the plan names each (for a
-/// fleet's sharing and a node sharing's), and the apply of the fleet fails
+/// fleet's sharing, a node sharing's and the cluster-wide one), and the apply of the fleet fails
 /// at its first call, before it writes its NodePool or its configuration
 /// key.
 #[test]
@@ -143,19 +143,26 @@ fn a_bare_cluster_lacks_each_prerequisite() {
         );
         assert!(!said.contains(CLASS_OBJECT), "{}:\n{}", cli.name, plan.text);
 
-        // A node sharing's key is not read either (a plan of its own:
+        // Nor a node sharing's key, nor the cluster-wide one (a plan each:
         // Terraform shows one warning of a summary).
-        let sharing = "resource \"gpufleet_node_sharing\" \"n\" {\n  name      = \"bare\"\n  node_name = \"gpu-1\"\n  strategy  = \"time_slicing\"\n  replicas  = 2\n}\n";
-        ws.config_raw(&format!("{provider}{sharing}"));
-        let said = flat(&ws.plan().text);
-        assert!(
-            said.contains(NO_READER)
-                && said.contains(
-                    "gpufleet_node_sharing \"bare\" shares its GPUs through key `node-bare`"
-                ),
-            "{}:\n{said}",
-            cli.name
-        );
+        for (sharing, what) in [
+            (
+                "resource \"gpufleet_node_sharing\" \"n\" {\n  name      = \"bare\"\n  node_name = \"gpu-1\"\n  strategy  = \"time_slicing\"\n  replicas  = 2\n}\n",
+                "gpufleet_node_sharing \"bare\" shares its GPUs through key `node-bare`",
+            ),
+            (
+                "resource \"gpufleet_gpu_sharing\" \"default\" {\n  strategy = \"time_slicing\"\n  replicas = 2\n}\n",
+                "gpufleet_gpu_sharing (the cluster-wide default) shares its GPUs through key `default`",
+            ),
+        ] {
+            ws.config_raw(&format!("{provider}{sharing}"));
+            let said = flat(&ws.plan().text);
+            assert!(
+                said.contains(NO_READER) && said.contains(what),
+                "{}:\n{said}",
+                cli.name
+            );
+        }
 
         ws.config_raw(&format!("{provider}{fleet}"));
         let failed = flat(&ws.apply_fails());

@@ -46,9 +46,8 @@
 //! of what a fleet needs (Karpenter's CRDs, its node class's): a plan that
 //! creates or changes a fleet makes it once per provider process (so twice
 //! per apply: the plan's and the apply's) and GETs the node class; the
-//! fleet and the node sharing with sharing also GET the device-plugin
-//! ConfigMap then when there is no ClusterPolicy (is there one for a
-//! standalone device plugin?). A plan that changes nothing (a refresh, and
+//! three sharing resources also GET the device-plugin ConfigMap then when
+//! there is no ClusterPolicy (is there one for a standalone device plugin?). A plan that changes nothing (a refresh, and
 //! destroy's) checks none of it.
 //!
 //! The provider runs as a user of its own, gpufleet-counted (the roles of
@@ -269,17 +268,19 @@ fn sharing_resources(cli: &Cli) {
     // and by the fleet and the node sharing at plan and again before they
     // write (whether their sharing is read, and under which MIG strategy).
     //
-    // A plan that creates or changes the fleet or the node sharing checks
-    // their prerequisites (with no ClusterPolicy, whether the map is there
-    // for a standalone device plugin: 1 GET each per plan), and the fleet's
-    // as a plain fleet's.
+    // A plan that creates or changes one of the three checks that
+    // something reads its key: with no ClusterPolicy, whether the map is
+    // there for a standalone device plugin (1 GET each per plan; the
+    // cluster-wide key lists the ClusterPolicies for it, 1 LIST per plan,
+    // the others have listed them already). The fleet's other
+    // prerequisites are a plain fleet's.
     let create = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (create)"),
         &create,
         &[
-            ("configmaps", &[("GET", 3 + 2 + 2 * 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2)]),
+            ("configmaps", &[("GET", 3 + 2 + 3 * 2), ("APPLY", 3)]),
+            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("APPLY", 1)]),
@@ -307,8 +308,8 @@ fn sharing_resources(cli: &Cli) {
         &what("apply (update)"),
         &update,
         &[
-            ("configmaps", &[("GET", 3 + 3 + 2 + 2 * 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2)]),
+            ("configmaps", &[("GET", 3 + 3 + 2 + 3 * 2), ("APPLY", 3)]),
+            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("GET", 1), ("APPLY", 1)]),
