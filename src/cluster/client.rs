@@ -10,6 +10,7 @@ use kube::client::ClientBuilder;
 use tokio::sync::OnceCell;
 
 use super::connection::{Connection, Endpoint, ExplainDenial};
+use super::discovery::Served;
 use super::errors::client_error;
 use super::retry::{self, Answers, Call, Deadline, GaveUp, Readiness};
 use crate::protocol::{Diagnostic, Diagnostics};
@@ -27,6 +28,8 @@ pub struct Kubernetes {
     /// policy waits only for a server that was there before).
     reached: Arc<AtomicBool>,
     explain_denial: Option<ExplainDenial>,
+    /// What the cluster serves, once asked ([`Self::served`]).
+    pub(super) served: OnceCell<Option<Served>>,
 }
 
 struct Connected {
@@ -42,6 +45,7 @@ impl Kubernetes {
             connected: OnceCell::new(),
             reached: Arc::default(),
             explain_denial: None,
+            served: OnceCell::new(),
         }
     }
 

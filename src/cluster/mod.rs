@@ -6,6 +6,7 @@
 //! - [`client`]: the lazily built client and the retry policy's entry point.
 //! - [`api`]: typed calls, one handle per API and per object, and the one
 //!   read-modify-write.
+//! - [`discovery`]: which APIs the cluster serves, asked once.
 //! - [`errors`]: the one mapping from API errors to diagnostics.
 //! - [`retry`]: the one retry policy.
 //! - [`names`]: Kubernetes names, keys, label values and quantities.
@@ -13,6 +14,7 @@
 pub mod api;
 pub mod client;
 pub mod connection;
+pub mod discovery;
 pub mod errors;
 pub mod names;
 pub mod retry;

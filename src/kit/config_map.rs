@@ -32,6 +32,21 @@ impl std::fmt::Display for ConfigMapRef {
     }
 }
 
+impl ConfigMapRef {
+    /// The keys of the map; `None` when it does not exist.
+    pub async fn keys(
+        &self,
+        kubernetes: &Kubernetes,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<String>>, GaveUp> {
+        let maps = kubernetes
+            .namespaced::<ConfigMap>(Kind::CONFIG_MAP, &self.namespace)
+            .await?;
+        let live = maps.named(&self.name).get(deadline).await?;
+        Ok(live.map(|map| map.data.unwrap_or_default().into_keys().collect()))
+    }
+}
+
 /// One owner's key of a shared ConfigMap.
 pub struct OwnedKey<'a> {
     map: &'a ConfigMapRef,

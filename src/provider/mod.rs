@@ -194,6 +194,7 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
         ),
         ("gpufleet_priority_class", NAMESPACE_FENCE),
         ("gpufleet_fleet", resources::fleet::PERMISSIONS),
+        ("gpufleet_fleet", resources::fleet::NODE_CLASS_PERMISSIONS),
         ("gpufleet_fleet", SHARING_KEY),
         ("gpufleet_fleet", CLUSTER_POLICY),
         ("gpufleet_fleet", NAMESPACE_FENCE),
@@ -207,6 +208,10 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
         ("gpufleet_node_sharing", SHARING_KEY),
         ("gpufleet_node_sharing", CLUSTER_POLICY),
         ("gpufleet_node_join", resources::node_join::PERMISSIONS),
+        (
+            "gpufleet_node_join",
+            resources::node_join::SHARING_CONFIG_PERMISSIONS,
+        ),
         (
             "gpufleet_node_join",
             resources::node_join::BOOTSTRAP_RBAC_PERMISSIONS,

@@ -23,7 +23,7 @@
 //! when the configuration under `default` changes, the device-plugin pods
 //! on the nodes that use it are restarted (`restart_device_plugin`).
 
-use super::sharing::caveats::PolicyFacts;
+use super::sharing::caveats::{self, PolicyFacts, Subject};
 use super::sharing::cluster_policy::{self, CLUSTER_POLICY, TakenOver};
 use super::sharing::device_plugin::{self, MigStrategy};
 use super::sharing::writes::{ConfigKey, observed_config};
@@ -32,7 +32,9 @@ use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::schema::{Attr, ObjectSchema};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::framework::validators::one_of;
-use crate::framework::{Failed, Identity, IdentityAttr, Private, Resource, Stored, Warnings};
+use crate::framework::{
+    Failed, Identity, IdentityAttr, PlanChange, Private, Resource, Stored, Warnings,
+};
 use crate::kit::Cluster;
 use crate::kit::timeouts_attribute;
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
@@ -195,6 +197,32 @@ impl Resource<Cluster> for GpuSharing {
 
     fn import_id(&self, identity: KeyIdentity) -> Result<String, Diagnostics> {
         Ok(identity.key)
+    }
+
+    /// A plan that creates or changes it warns when nothing on the
+    /// cluster would read it: no ClusterPolicy to point, and no ConfigMap
+    /// for a standalone device plugin (the apply then warns that only the
+    /// ConfigMap was written).
+    async fn modify_plan(
+        &self,
+        cluster: &Cluster,
+        change: &mut PlanChange<'_>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let changing = change.prior.is_null() || *change.planned != *change.prior;
+        if !changing || !change.config.is_wholly_known() {
+            return;
+        }
+        let Ok(settings) = crate::framework::model::decode::<Settings>(change.config) else {
+            return;
+        };
+        let subject = Subject {
+            what: "gpufleet_gpu_sharing (the cluster-wide default)".into(),
+            path: AttributePath::root(),
+            settings: &settings,
+            models: &[],
+        };
+        diagnostics.extend(caveats::plan_reader(cluster, &subject, DEFAULT_KEY).await);
     }
 
     fn schema(&self) -> ObjectSchema {

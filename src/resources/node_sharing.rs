@@ -56,6 +56,7 @@ pub struct NodeConfig {
     settings: Settings,
     labels: Option<BTreeMap<String, String>>,
     device_plugin_config: Option<String>,
+    config_key: Option<String>,
 }
 
 /// The resource's state.
@@ -171,6 +172,12 @@ impl NodeScoped for NodeSharing {
                 .derived_from(&["strategy", "replicas", "mig_layout", "rename_by_default", "fail_requests_greater_than_one", "mig_strategy"])
                 .observed()
                 .describe("The device-plugin configuration (YAML) under key `node-NAME`."),
+            // Known once written, not derived: a `gpufleet_node_join` whose
+            // `sharing_config` references it is planned before the key exists.
+            Attr::string("config_key")
+                .computed()
+                .use_state_for_unknown()
+                .describe("The device-plugin configuration key it writes, `node-NAME`, known once applied. Set a `gpufleet_node_join`'s `sharing_config` to it: servers then join with this configuration, Terraform writes the key first, and that plan does not warn about a key the ConfigMap lacks."),
         ]);
         ObjectSchema::new(
             "GPU sharing for existing nodes outside fleets, such as self-managed servers: its own device-plugin configuration, selected by a node label that only this resource writes (other labels and their owners are left alone).",
@@ -215,7 +222,8 @@ impl NodeScoped for NodeSharing {
         let unset = config.attr("mig_strategy").is_null();
         let prior = change.prior.attr("mig_strategy").as_str();
         let key = format!("node-{name}");
-        let planned = caveats::plan(cluster, &subject, &key, unset, prior).await;
+        let changing = change.prior.is_null() || *change.planned != *change.prior;
+        let planned = caveats::plan(cluster, &subject, &key, unset, prior, changing).await;
         diagnostics.extend(planned.diagnostics);
         if let Some(strategy) = planned.mig_strategy {
             crate::framework::plan::set(change.planned, "mig_strategy", strategy);
@@ -295,6 +303,7 @@ impl NodeScoped for NodeSharing {
                 .collect(),
         );
         state.own.device_plugin_config = observed_config(live, Some(&state.own.config_text()));
+        state.own.config_key = Some(state.own.key().key);
         Ok(Some(state))
     }
 
@@ -315,6 +324,7 @@ impl NodeScoped for NodeSharing {
         let changed = state.own.key().write(cluster, &text, deadline).await?;
         state.own.device_plugin_config = Some(text);
         state.own.labels = Some(state.own.wanted_labels());
+        state.own.config_key = Some(key);
         Ok(Companions::Written { changed })
     }
 

@@ -13,6 +13,7 @@ mod mig_strategy;
 mod node_join;
 mod node_pools;
 mod node_taint;
+mod prerequisites;
 mod priority_class;
 mod protocol;
 mod sharing;

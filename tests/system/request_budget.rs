@@ -41,8 +41,14 @@
 //!
 //! A node's taints are a list the kubelet and others write too, so the taint
 //! resource reads the node and writes it back with its resourceVersion as a
-//! precondition, where the others apply server-side. No command makes any
-//! discovery request: every resource knows its API group, version and kind.
+//! precondition, where the others apply server-side. Every resource knows
+//! its API group, version and kind; the one discovery request is the check
+//! of what a fleet needs (Karpenter's CRDs, its node class's): a plan that
+//! creates or changes a fleet makes it once per provider process (so twice
+//! per apply: the plan's and the apply's) and GETs the node class; the
+//! three sharing resources also GET the device-plugin ConfigMap then when
+//! there is no ClusterPolicy (is there one for a standalone device plugin?). A plan that changes nothing (a refresh, and
+//! destroy's) checks none of it.
 //!
 //! The provider runs as a user of its own, gpufleet-counted (the roles of
 //! docs/rbac.yaml, like every other test's provider), whose requests alone
@@ -159,6 +165,9 @@ fn plain_resources(cli: &Cli) {
     // The fleet sets no `gpu_sharing`: each plan of it reads the
     // cluster-wide default key, to warn when that shares GPUs; an apply
     // plans it twice (the plan, then again just before applying).
+    // A plan that creates or changes the fleet also checks its
+    // prerequisites: one discovery request per provider process (the
+    // plan's, the apply's) and a GET of its node class per plan.
     let create = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (create)"),
@@ -168,6 +177,8 @@ fn plain_resources(cli: &Cli) {
             ("configmaps", &[("GET", 2)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodes", &[("GET", 1), ("PATCH", 1)]),
+            ("apis", &[("GET", 2)]),
+            ("kwoknodeclasses", &[("GET", 2)]),
         ],
     );
 
@@ -194,6 +205,8 @@ fn plain_resources(cli: &Cli) {
             ("configmaps", &[("GET", 2)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodes", &[("GET", 2), ("PATCH", 1)]),
+            ("apis", &[("GET", 2)]),
+            ("kwoknodeclasses", &[("GET", 2)]),
         ],
     );
 
@@ -254,17 +267,26 @@ fn sharing_resources(cli: &Cli) {
     // plugin reads the map), by gpufleet_gpu_sharing to point one at it,
     // and by the fleet and the node sharing at plan and again before they
     // write (whether their sharing is read, and under which MIG strategy).
+    //
+    // A plan that creates or changes one of the three checks that
+    // something reads its key: with no ClusterPolicy, whether the map is
+    // there for a standalone device plugin (1 GET each per plan; the
+    // cluster-wide key lists the ClusterPolicies for it, 1 LIST per plan,
+    // the others have listed them already). The fleet's other
+    // prerequisites are a plain fleet's.
     let create = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (create)"),
         &create,
         &[
-            ("configmaps", &[("GET", 3 + 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2)]),
+            ("configmaps", &[("GET", 3 + 2 + 3 * 2), ("APPLY", 3)]),
+            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("APPLY", 1)]),
             ("nodes", &[("GET", 1), ("APPLY", 1)]),
+            ("apis", &[("GET", 2)]),
+            ("kwoknodeclasses", &[("GET", 2)]),
         ],
     );
     let refresh = counted(|| ws.assert_plan_empty());
@@ -286,12 +308,14 @@ fn sharing_resources(cli: &Cli) {
         &what("apply (update)"),
         &update,
         &[
-            ("configmaps", &[("GET", 3 + 3 + 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2)]),
+            ("configmaps", &[("GET", 3 + 3 + 2 + 3 * 2), ("APPLY", 3)]),
+            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("GET", 1), ("APPLY", 1)]),
             ("nodes", &[("GET", 1 + 1), ("APPLY", 1)]),
+            ("apis", &[("GET", 2)]),
+            ("kwoknodeclasses", &[("GET", 2)]),
         ],
     );
 

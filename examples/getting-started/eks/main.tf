@@ -125,8 +125,8 @@ resource "gpufleet_node_join" "dgx" {
   ttl    = "24h"
   taints = [local.training]
   labels = { "example.com/pool" = "dgx-h100" }
-  # The key gpufleet_node_sharing.dgx writes, node-NAME.
-  sharing_config = "node-${gpufleet_node_sharing.dgx.name}"
+  # The key gpufleet_node_sharing.dgx writes (node-NAME), written first.
+  sharing_config = gpufleet_node_sharing.dgx.config_key
   # What kubeadm init sets up for node bootstrap, under gpufleet's names.
   manage_bootstrap_rbac = true
 }

@@ -64,7 +64,7 @@ resource "gpufleet_node_taint" "inference" {
 resource "gpufleet_node_join" "inference" {
   taints         = [local.inference]
   labels         = { "example.com/pool" = "l4-inference" }
-  sharing_config = "node-${gpufleet_node_sharing.l4_inference.name}"
+  sharing_config = gpufleet_node_sharing.l4_inference.config_key
   # kubeadm init bound its own token group; this binds gpufleet's
   # (system:bootstrappers:gpufleet) the same way. cluster-info exists already
   # and is left alone.

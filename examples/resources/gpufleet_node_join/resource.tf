@@ -17,8 +17,9 @@ resource "gpufleet_node_join" "h100" {
     { key = "workload", value = "training", effect = "NoSchedule" },
   ]
   labels = { "example.com/pool" = "h100" }
-  # The key gpufleet_node_sharing.h100 writes: node-NAME.
-  sharing_config = "node-${gpufleet_node_sharing.h100.name}"
+  # The key of gpufleet_node_sharing.h100 above, written before the token:
+  # a name nothing writes would leave the device plugin unconfigured.
+  sharing_config = gpufleet_node_sharing.h100.config_key
 
   # What kubeadm init would have set up for node bootstrap: the group's
   # bindings and the cluster-info ConfigMap.

@@ -15,6 +15,8 @@
 //!   each other.
 //! - `node_pool`: the NodePool built from state, and state read back from it.
 //! - `interconnect`: what workloads request for the nodes' interconnect.
+//! - `prerequisites`: what the fleet needs on the cluster that gpufleet
+//!   does not create (Karpenter's CRDs, the node class), warned at plan.
 //! - `upgrade`: state written by older schema versions.
 //! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
 //!   NodeOverlays written beside the NodePool.
@@ -31,6 +33,7 @@ mod decompose;
 mod interconnect;
 mod model;
 mod node_pool;
+mod prerequisites;
 mod requirements;
 mod resolved;
 mod schema;
@@ -44,6 +47,7 @@ use kube::api::DynamicObject;
 use constraints::{CONSTRAINTS, Constraint, Constraints};
 pub use model::Model;
 use node_pool::NODE_POOL;
+pub use prerequisites::PERMISSIONS as NODE_CLASS_PERMISSIONS;
 use resolved::Models;
 pub use resolved::Resolved;
 
@@ -178,13 +182,16 @@ impl AppliedObject for Fleet {
     /// What the label scheme cannot express, and raw requirements that
     /// contradict attributes, fail the plan, not the apply. Karpenter refuses
     /// to turn a NodePool static or dynamic in place, so adding or removing
-    /// `replicas` replaces the fleet.
+    /// `replicas` replaces the fleet. A plan that creates or changes the
+    /// fleet also checks what it needs of the cluster (`prerequisites`);
+    /// one that changes nothing does not, so a refresh costs no more.
     async fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
+        let changing = change.prior.is_null() || *change.planned != *change.prior;
         let (prior, planned) = (
             change.prior.attr("replicas"),
             change.planned.attr("replicas"),
@@ -210,8 +217,12 @@ impl AppliedObject for Fleet {
         }
         // Resolved once for every check; its scheme counts only once known.
         let resolved = Resolved::of(&constraints, scheme.unwrap_or(cluster.label_scheme));
-        sharing::modify_plan(cluster, change, &resolved.models, diagnostics).await;
+        sharing::modify_plan(cluster, change, &resolved.models, changing, diagnostics).await;
         admission::modify_plan(cluster, change, diagnostics).await;
+        if changing {
+            let overlays = change.planned.attr("node_overlays");
+            diagnostics.extend(prerequisites::check(cluster, config, overlays).await);
+        }
         if scheme.is_some() {
             diagnostics.extend(constraints.known_problems(&resolved, &unknown));
             if let Some(warning) = constraints.architecture_mismatch(&resolved) {

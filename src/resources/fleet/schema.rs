@@ -68,7 +68,7 @@ pub(super) fn schema() -> ObjectSchema {
                 ],
             )
             .required()
-            .describe("The cloud-specific node class the nodes are built from."),
+            .describe("The cloud-specific node class the nodes are built from; gpufleet does not create it. A plan that creates or changes the fleet warns when the cluster does not serve its kind, or when an EC2NodeClass or KWOKNodeClass of that name does not exist."),
             Attr::nested("taints", Nesting::List, taint_attributes())
                 .optional()
                 .describe("Taints on every node; only pods tolerating them (see `tolerations`) land there."),

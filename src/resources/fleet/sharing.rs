@@ -62,7 +62,8 @@ use crate::resources::sharing::{
 };
 
 /// Karpenter's NodeOverlays.
-const NODE_OVERLAY: Kind = Kind::new("karpenter.sh/v1alpha1", "NodeOverlay", "nodeoverlays");
+pub(super) const NODE_OVERLAY: Kind =
+    Kind::new("karpenter.sh/v1alpha1", "NodeOverlay", "nodeoverlays");
 /// Node GPU counts planned when `accelerator_count` has no maximum.
 const DEFAULT_MAX_GPUS: u32 = 16;
 
@@ -351,11 +352,12 @@ pub(super) fn validate(config: &Value, models: Option<&Models>, diagnostics: &mu
 /// MIG strategy, and the cluster-wide sharing a fleet without `gpu_sharing`
 /// takes (see [`caveats`] for why not with what else this run plans).
 /// `models` are those of the configuration's `accelerators`, resolved by
-/// the fleet's plan once.
+/// the fleet's plan once; `changing`: the plan creates or changes the fleet.
 pub(super) async fn modify_plan(
     cluster: &Cluster,
     change: &mut PlanChange<'_>,
     models: &Models,
+    changing: bool,
     diagnostics: &mut Diagnostics,
 ) {
     let config = change.config;
@@ -410,7 +412,7 @@ pub(super) async fn modify_plan(
         .attr("gpu_sharing")
         .attr("mig_strategy")
         .as_str();
-    let planned = caveats::plan(cluster, &subject, &key(name).key, unset, prior).await;
+    let planned = caveats::plan(cluster, &subject, &key(name).key, unset, prior, changing).await;
     diagnostics.extend(planned.diagnostics);
     if let Some(strategy) = planned.mig_strategy
         && let Some(slot) = change
@@ -557,6 +559,8 @@ pub(super) async fn write(
             .await
         {
             Ok(_) => {}
+            // A warning, as at plan: the NodePool written is of use
+            // without its overlays (see `prerequisites`).
             Err(gave_up) if gave_up.not_installed => {
                 warnings.push(Diagnostic::warning(
                     "NodeOverlay not installed",

@@ -360,6 +360,18 @@ fn plans_are_fully_known_and_carry_workload_settings() {
     );
 }
 
+/// What a fleet needs of the cluster is checked only where the cluster
+/// answers: a plan without one says nothing of it.
+#[test]
+fn an_unreachable_cluster_skips_the_prerequisites() {
+    let shared = with(
+        inference(),
+        json!({"gpu_sharing": {"strategy": "time_slicing", "replicas": 2}}),
+    );
+    let plan = plan_for(&Value::Null, &value(shared), LabelScheme::Cfke);
+    assert!(plan.diagnostics.0.is_empty(), "{:?}", plan.diagnostics);
+}
+
 #[test]
 fn unknown_values_do_not_block_planning() {
     let mut config = value(with(training(), json!({"accelerators": ["A100-80GB"]})));

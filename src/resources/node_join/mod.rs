@@ -128,6 +128,51 @@ impl Model {
     }
 }
 
+/// Reading the device-plugin ConfigMap, to check `sharing_config`.
+pub const SHARING_CONFIG_PERMISSIONS: &[Permission] = &[Permission::in_operator_namespace(
+    "",
+    "configmaps",
+    &["get"],
+)];
+
+/// A warning when `key`, known at plan, is not a key of the device-plugin
+/// ConfigMap: a node labelled with it gets no configuration (NVIDIA
+/// k8s-device-plugin, cmd/config-manager/main.go, updateConfigName:
+/// "specified config ... does not exist"). A key another resource of the
+/// run writes is referenced (`gpufleet_node_sharing.NAME.config_key`),
+/// unknown until that is applied, and not checked; nor is anything when
+/// the map cannot be read at plan.
+async fn unknown_sharing_config(cluster: &Cluster, key: &str) -> Diagnostics {
+    let map = &cluster.device_plugin_config;
+    let Ok(keys) = map.keys(&cluster.kubernetes, Deadline::at_plan()).await else {
+        return Diagnostics::default();
+    };
+    if keys.as_ref().is_some_and(|k| k.iter().any(|k| k == key)) {
+        return Diagnostics::default();
+    }
+    let found = match keys {
+        None => "which does not exist".to_string(),
+        Some(keys) if keys.is_empty() => "which has no keys".to_string(),
+        Some(keys) => format!(
+            "whose keys are {}",
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Diagnostic::warning(
+        "Unknown sharing configuration",
+        format!(
+            "Key `{key}` is not in {map} ({found}), so a node joining with the label `{}={key}` gets no device-plugin configuration: NVIDIA's config manager refuses a label naming a missing key. gpufleet_node_sharing writes key `node-NAME`: set `sharing_config = gpufleet_node_sharing.NAME.config_key`, which also applies it first; a fleet's key is `fleet-NAME`, gpufleet_gpu_sharing's `{}`.",
+            crate::resources::sharing::CONFIG_LABEL,
+            crate::resources::sharing::DEFAULT_KEY,
+        ),
+    )
+    .at(AttributePath::attr("sharing_config"))
+    .into()
+}
+
 fn bytes(text: &str) -> ByteString {
     ByteString(text.as_bytes().to_vec())
 }
@@ -255,7 +300,7 @@ impl AppliedObject for BootstrapToken {
                 Attr::string("sharing_config")
                     .optional()
                     .validate(crate::cluster::names::label_value())
-                    .describe("A device-plugin configuration key (a `gpufleet_node_sharing` or `gpufleet_gpu_sharing` key): the node registers with the label `nvidia.com/device-plugin.config` set to it."),
+                    .describe("A device-plugin configuration key: the node registers with the label `nvidia.com/device-plugin.config` set to it. Reference a `gpufleet_node_sharing`'s `config_key` (`node-NAME`), which is then written first; a plan that creates or changes the token warns when a key known at plan is not in the device-plugin ConfigMap."),
                 Attr::bool("manage_bootstrap_rbac")
                     .default(Value::Bool(false))
                     .describe("Also set up what `kubeadm init` does for node bootstrap, under gpufleet's names: ClusterRoleBindings letting each of `auth_extra_groups` post node CSRs (`system:node-bootstrapper`) and have node client certificates approved (`...:nodeclient`), one letting nodes have their renewals approved (`...:selfnodeclient`, group `system:nodes`), read access for anyone to `kube-public/cluster-info`, and that ConfigMap (the API server and CA) if absent. Objects of those names gpufleet did not create are left alone; those it created are shared by the tokens that ask for them and deleted with the last. A read reports `false` while one it created has changed or is gone, so the next apply puts it back. Needs the `bind` and `kube-public` rules of docs/rbac.yaml."),
@@ -330,13 +375,20 @@ impl AppliedObject for BootstrapToken {
         model.kubelet_config = Some(kubelet_config(model.taints.as_deref().unwrap_or_default()));
     }
 
-    /// A token that expires within the rotation window is replaced.
+    /// A token that expires within the rotation window is replaced. A plan
+    /// that creates or changes it checks `sharing_config` against the
+    /// device-plugin ConfigMap.
     async fn modify_plan(
         &self,
-        _cluster: &Cluster,
+        cluster: &Cluster,
         change: &mut PlanChange<'_>,
-        _diagnostics: &mut Diagnostics,
+        diagnostics: &mut Diagnostics,
     ) {
+        if (change.prior.is_null() || *change.planned != *change.prior)
+            && let Some(key) = change.config.attr("sharing_config").as_str()
+        {
+            diagnostics.extend(unknown_sharing_config(cluster, key).await);
+        }
         let (Some(expiration), Some(window)) = (
             change.prior.attr("expiration").as_str(),
             change.planned.attr("rotate_when_expires_within").as_str(),

@@ -247,13 +247,16 @@ pub struct Planned {
 /// Plans `subject`, whose configuration key is `key` and whose
 /// `mig_strategy` is `unset` in configuration (`prior` in state), against
 /// the cluster as it is: read briefly, only when the sharing must be read
-/// by the device plugin or the MIG strategy decides something.
+/// by the device plugin or the MIG strategy decides something. When the
+/// plan creates or changes it (`changing`), also whether any device plugin
+/// is there to read the key.
 pub async fn plan(
     cluster: &Cluster,
     subject: &Subject<'_>,
     key: &str,
     unset: bool,
     prior: Option<&str>,
+    changing: bool,
 ) -> Planned {
     let shares = subject.settings.replicates();
     let seen = if shares || (unset && subject.checked_against_mig_strategy()) {
@@ -272,6 +275,9 @@ pub async fn plan(
         )
     {
         diagnostics.push(Diagnostic::warning(NOT_READ, detail).at(subject.at("strategy")));
+    }
+    if shares && changing && seen == Some(PolicySeen::NoOperator) {
+        diagnostics.extend(no_reader(cluster, subject, key).await);
     }
     let mig_strategy = unset.then(|| match &seen {
         Some(seen) => {
@@ -529,6 +535,40 @@ fn not_read(
 }
 
 const NOT_READ: &str = "Sharing not read by the device plugin";
+
+/// The plan's warning when `subject`'s sharing, under `key`, has no device
+/// plugin to read it ([`no_reader`]); for `gpufleet_gpu_sharing`, which
+/// points a ClusterPolicy at the map itself, so no other check of
+/// [`plan`] is its.
+pub async fn plan_reader(cluster: &Cluster, subject: &Subject<'_>, key: &str) -> Diagnostics {
+    if !subject.settings.replicates()
+        || look(cluster, Deadline::at_plan()).await != PolicySeen::NoOperator
+    {
+        return Diagnostics::default();
+    }
+    no_reader(cluster, subject, key).await
+}
+
+/// Sharing declared on a cluster with neither a GPU Operator ClusterPolicy
+/// nor the device-plugin ConfigMap that NVIDIA's standalone device plugin
+/// would mount: nothing there reads the key. Nothing when the map exists
+/// or cannot be read at plan. Only a warning, at apply too: the key's
+/// write succeeds (it creates the map), and a standalone device plugin
+/// installed to mount that map starts once it exists.
+async fn no_reader(cluster: &Cluster, subject: &Subject<'_>, key: &str) -> Diagnostics {
+    let map = &cluster.device_plugin_config;
+    let Ok(None) = map.keys(&cluster.kubernetes, Deadline::at_plan()).await else {
+        return Diagnostics::default();
+    };
+    Diagnostic::warning(NO_READER, format!(
+        "{} shares its GPUs through key `{key}` of {map}, but the cluster has neither a GPU Operator ClusterPolicy nor that ConfigMap, which NVIDIA's standalone device plugin would mount: nothing reads the key, and its nodes would advertise whole GPUs. Install the NVIDIA GPU Operator (`helm install gpu-operator nvidia/gpu-operator -n {}`) with a gpufleet_gpu_sharing to point it at the ConfigMap, or install NVIDIA's k8s-device-plugin chart with `config.name={}` (the apply creates the ConfigMap).",
+        subject.what, map.namespace, map.name
+    ))
+    .at(subject.at("strategy"))
+    .into()
+}
+
+const NO_READER: &str = "No device plugin to read the sharing";
 
 #[cfg(test)]
 mod tests {

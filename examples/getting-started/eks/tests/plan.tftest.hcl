@@ -64,6 +64,12 @@ run "inference_shares" {
 run "dgx_servers_join_tainted" {
   command = plan
 
+  # A node sharing's config_key is known once applied: node-NAME.
+  override_resource {
+    target = gpufleet_node_sharing.dgx
+    values = { config_key = "node-dgx" }
+  }
+
   assert {
     condition     = strcontains(gpufleet_node_join.dgx.kubelet_config, "key: workload") && strcontains(gpufleet_node_join.dgx.kubelet_config, "value: training")
     error_message = "the DGX servers register with the taint workload=training:NoSchedule"

@@ -4,6 +4,12 @@
 run "servers_join_tainted_and_labelled" {
   command = plan
 
+  # A node sharing's config_key is known once applied: node-NAME.
+  override_resource {
+    target = gpufleet_node_sharing.l4_inference
+    values = { config_key = "node-l4-inference" }
+  }
+
   assert {
     condition = gpufleet_node_join.inference.node_labels == tomap({
       "example.com/pool"                = "l4-inference"
