@@ -14,6 +14,7 @@ mod node_pools;
 mod node_taint;
 mod priority_class;
 mod protocol;
+mod queue;
 mod sharing;
 mod simulated_device_plugin;
 mod unshared_default;

@@ -18,6 +18,8 @@
 //! - `upgrade`: state written by older schema versions.
 //! - `sharing`: `gpu_sharing`: the device-plugin key, template labels and
 //!   NodeOverlays written beside the NodePool.
+//! - `flavor`: `kueue_flavor`: the fleet as a Kueue ResourceFlavor, written
+//!   beside the NodePool.
 //!
 //! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
 //! and always sent, so they never show as diffs.
@@ -25,6 +27,7 @@
 mod allowed;
 mod constraints;
 mod decompose;
+mod flavor;
 mod interconnect;
 mod model;
 mod node_pool;
@@ -40,7 +43,7 @@ use kube::api::DynamicObject;
 
 use constraints::{CONSTRAINTS, Constraint, Constraints};
 pub use model::Model;
-use node_pool::NODE_POOL;
+pub(crate) use node_pool::NODE_POOL;
 use resolved::Models;
 pub use resolved::Resolved;
 
@@ -68,6 +71,13 @@ pub struct Fleet;
 pub const PERMISSIONS: &[Permission] = &[
     Permission::cluster("karpenter.sh", "nodepools", LISTED_OBJECT_VERBS),
     Permission::cluster("karpenter.sh", "nodeoverlays", APPLIED_OBJECT_VERBS),
+];
+
+/// What `kueue_flavor` needs: the fleet's ResourceFlavor, as any applied
+/// object, and the ClusterQueues, to name those that hold it.
+pub const FLAVOR_PERMISSIONS: &[Permission] = &[
+    Permission::cluster("kueue.x-k8s.io", "resourceflavors", APPLIED_OBJECT_VERBS),
+    Permission::cluster("kueue.x-k8s.io", "clusterqueues", &["list"]),
 ];
 
 /// The node constraints of `config` with those known only after apply
@@ -160,6 +170,7 @@ impl AppliedObject for Fleet {
             Models::resolve(names.filter_map(Value::as_str))
         });
         sharing::validate(config, models.as_ref(), diagnostics);
+        flavor::validate(config, diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
@@ -284,6 +295,7 @@ impl AppliedObject for Fleet {
         deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
         let warnings = sharing::write(cluster, prior, state, resolved, deadline).await?;
+        flavor::write(cluster, prior, state, deadline).await?;
         Ok(Diagnostics(warnings))
     }
 
@@ -296,7 +308,8 @@ impl AppliedObject for Fleet {
         deadline: Deadline,
     ) -> Result<(), Diagnostics> {
         let models = Models::of(&state.constraints);
-        sharing::read(cluster, state, prior, importing, &models, deadline).await
+        sharing::read(cluster, state, prior, importing, &models, deadline).await?;
+        flavor::read(cluster, state, prior, importing, deadline).await
     }
 
     async fn delete_companions(
@@ -306,6 +319,7 @@ impl AppliedObject for Fleet {
         deadline: Deadline,
     ) -> Result<Warnings, Diagnostics> {
         sharing::delete(cluster, prior, deadline).await?;
+        flavor::delete(cluster, prior, deadline).await?;
         Ok(Warnings::default())
     }
 }

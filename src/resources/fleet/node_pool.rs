@@ -104,7 +104,7 @@ impl From<DisruptionSpec> for Disruption {
 }
 
 /// Karpenter's NodePools.
-pub(super) const NODE_POOL: Kind = Kind::new("karpenter.sh/v1", "NodePool", "nodepools");
+pub(crate) const NODE_POOL: Kind = Kind::new("karpenter.sh/v1", "NodePool", "nodepools");
 
 /// The NodePool `model` asks for, its requirements generated with catalog
 /// names as `resolved` has them.
@@ -223,6 +223,7 @@ impl Model {
             interconnect_resources: None,
             timeouts: prior.timeouts.clone(),
             sharing: SharingState::from_live(prior, sharing_labels),
+            flavor: prior.flavor.clone(),
         })
     }
 }
