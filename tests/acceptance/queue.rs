@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use common::fixtures::{TRAINING, fleet, kubectl_apply};
+use common::fixtures::{TRAINING, class, fleet, kubectl_apply};
 use common::terraform::{ImportBy, Workspace, each_cli, each_identity_cli};
 use common::{block_on, kube_client, skipped, unique_name};
 use k8s_openapi::api::batch::v1::Job;
@@ -67,6 +67,14 @@ fn delete_namespace(name: &str) {
 /// A Job of one pod asking for `gpus` GPUs that carries only the queue's
 /// label: no node selector, no toleration.
 fn queued_job(namespace: &str, name: &str, queue: &str, gpus: u32) {
+    queued_job_of_class(namespace, name, queue, gpus, None);
+}
+
+/// [`queued_job`], its pods of priority class `class`.
+fn queued_job_of_class(namespace: &str, name: &str, queue: &str, gpus: u32, class: Option<&str>) {
+    let class = class
+        .map(|c| format!("\n      priorityClassName: {c}"))
+        .unwrap_or_default();
     kubectl_apply(&format!(
         r#"apiVersion: batch/v1
 kind: Job
@@ -81,7 +89,7 @@ spec:
       annotations:
         pod-complete.stage.kwok.x-k8s.io/delay: "1h"
     spec:
-      restartPolicy: Never
+      restartPolicy: Never{class}
       containers:
         - name: train
           image: trainer
@@ -477,5 +485,58 @@ spec:
         }
         // The NodePool went first: the state lets the fleet go.
         ws.destroy();
+    });
+}
+
+/// Kueue orders and preempts a queue's jobs by their pods'
+/// `priorityClassName` (kubernetes-sigs/kueue v0.17.0,
+/// pkg/controller/jobframework/reconciler.go, ExtractPriority), so the
+/// classes of `gpufleet_priority_class` mean the same to Kueue as to the
+/// scheduler: with `within_queue = "LowerPriority"`, a high-priority job
+/// evicts a low-priority one holding the quota.
+#[test]
+fn a_higher_priority_class_preempts_within_the_queue() {
+    if !kueue_running("queue priorities") {
+        return;
+    }
+    each_cli(|cli| {
+        let (fleet_name, queue, ns) = (
+            unique_name("qp-fleet"),
+            unique_name("qp-team"),
+            unique_name("qp-ns"),
+        );
+        let (low, high) = (unique_name("qp-low"), unique_name("qp-high"));
+        namespace(&ns);
+        let mut ws = Workspace::new(cli);
+        ws.config(
+            &(config(
+                &fleet_name,
+                &queue,
+                &ns,
+                8,
+                "  preemption = { within_queue = \"LowerPriority\" }\n",
+            ) + &class("low", &low, 100, "")
+                + &class("high", &high, 1000, "")),
+        );
+        ws.apply();
+        queued_job_of_class(&ns, "low", &queue, 8, Some(&low));
+        wait_for_job(&ns, "low", "was admitted", |j| {
+            j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+        });
+        queued_job_of_class(&ns, "high", &queue, 8, Some(&high));
+        wait_for_job(&ns, "high", "was admitted over the low-priority job", |j| {
+            j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+        });
+        assert_eq!(
+            job(&ns, "low").spec.unwrap().suspend,
+            Some(true),
+            "{}: the low-priority job was not preempted",
+            cli.name
+        );
+        delete_job(&ns, "low");
+        delete_job(&ns, "high");
+        wait_for_no_workloads(&ns);
+        ws.destroy();
+        delete_namespace(&ns);
     });
 }

@@ -301,3 +301,65 @@ fn check_flavor(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn flavor(annotations: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "training", "annotations": annotations},
+            "spec": {},
+        }))
+        .unwrap()
+    }
+
+    fn checked(flavor: &DynamicObject, gpu_resource: &str, covers: &[&str]) -> Diagnostics {
+        let quota = Planned {
+            index: 0,
+            fleet: "training",
+            gpu_resource,
+            gpus: 16,
+            covers: covers.iter().copied().collect(),
+        };
+        let mut diagnostics = Diagnostics::default();
+        check_flavor(flavor, &quota, &|a| quota_path(0, a), &mut diagnostics);
+        diagnostics
+    }
+
+    #[test]
+    fn a_quota_in_whole_gpus_on_a_mig_fleet_is_warned_with_the_resource_to_use() {
+        let mig = flavor(json!({GPU_RESOURCE_ANNOTATION: "nvidia.com/mig-1g.10gb"}));
+        let found = checked(&mig, GPU_RESOURCE, &[]);
+        assert_eq!(found.0.len(), 1, "{found:?}");
+        assert!(!found.has_errors());
+        assert!(
+            found.0[0].detail.contains("partitioned by MIG")
+                && found.0[0].detail.contains("\"nvidia.com/mig-1g.10gb\""),
+            "{found:?}"
+        );
+        assert!(checked(&mig, "nvidia.com/mig-1g.10gb", &[]).0.is_empty());
+    }
+
+    #[test]
+    fn an_interconnect_resource_the_quota_does_not_cover_is_refused_by_name() {
+        let efa = flavor(json!({
+            GPU_RESOURCE_ANNOTATION: GPU_RESOURCE,
+            INTERCONNECT_ANNOTATION: "vpc.amazonaws.com/efa",
+        }));
+        let found = checked(&efa, GPU_RESOURCE, &[]);
+        assert!(found.has_errors(), "{found:?}");
+        assert!(
+            found.0[0].detail.contains("\"vpc.amazonaws.com/efa\""),
+            "{found:?}"
+        );
+        assert!(
+            checked(&efa, GPU_RESOURCE, &["vpc.amazonaws.com/efa"])
+                .0
+                .is_empty()
+        );
+    }
+}
