@@ -29,7 +29,10 @@ bash testbed/build.sh
 # which kills and restarts its components so no other test sees a fault.
 # All stopped at the end.
 clusters=(test system ec2 fault)
-declare -A up_flags=([test]=--karpenter [system]=--karpenter [ec2]=--karpenter=aws [fault]=)
+# The acceptance and system tiers' clusters also run Kueue
+# (tests/acceptance/queue.rs, the least-privilege workouts): about 13 s more
+# to their start, behind the offline tier.
+declare -A up_flags=([test]="--karpenter --kueue" [system]="--karpenter --kueue" [ec2]=--karpenter=aws [fault]=)
 cluster_dir() { echo "$PWD/target/$1-cluster"; }
 on_cluster() {
   export GPUFLEET_CLUSTER_DIR=$1
@@ -56,7 +59,8 @@ step "starting the control planes with Karpenter in target/test-cluster, target/
 stop_clusters # what an interrupted run left
 declare -A cluster_up
 for name in "${clusters[@]}"; do
-  GPUFLEET_CLUSTER_DIR=$(cluster_dir "$name") bash testbed/cluster.sh up ${up_flags[$name]:+"${up_flags[$name]}"} \
+  # shellcheck disable=SC2086 # the flags are separate words
+  GPUFLEET_CLUSTER_DIR=$(cluster_dir "$name") bash testbed/cluster.sh up ${up_flags[$name]} \
     >"target/$name-cluster.log" 2>&1 &
   cluster_up[$name]=$!
 done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the acceptance-test control plane (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider),
+# kube-controller-manager, kubectl, kwok, Karpenter's kwok cloud provider,
+# Kueue's manager),
 # the OpenTofu CLI, HashiCorp's docs generator (tfplugindocs, for
 # `make docs`) and the Helm CLI (for rendering the GPU Operator's chart in
 # tests) from Go modules, with no container images or release tarballs;
@@ -26,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cache=${GPUFLEET_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/bin}
 bindir=$repo/target/tools/bin
-all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs helm aws-instance-types)
+all=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok karpenter-kwok kueue tofu terraform-1.13.3 terraform-1.5.7 tofu-1.8.11 tfplugindocs helm aws-instance-types)
 
 log() { printf '[build.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -50,6 +51,8 @@ module_dir() {
     kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo k8s ;;
     kwok) echo kwok ;;
     karpenter-kwok) echo karpenter ;;
+    # Kueue's manager (cluster.sh up --kueue).
+    kueue) echo kueue ;;
     tofu) echo tofu ;;
     # Newer than the terraform on PATH: resource identity (test-support/src/terraform.rs).
     terraform-1.13.*) echo terraform-1.13 ;;
@@ -78,6 +81,7 @@ version_module() {
     k8s) echo k8s.io/kubernetes ;;
     kwok) echo sigs.k8s.io/kwok ;;
     karpenter) echo sigs.k8s.io/karpenter ;;
+    kueue) echo sigs.k8s.io/kueue ;;
     tofu | tofu-1.8) echo github.com/opentofu/opentofu ;;
     terraform-1.13 | terraform-1.5) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs ;;
@@ -91,6 +95,7 @@ package() {
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     kwok) echo sigs.k8s.io/kwok/cmd/kwok ;;
     karpenter-kwok) echo sigs.k8s.io/karpenter/kwok ;;
+    kueue) echo sigs.k8s.io/kueue/cmd/kueue ;;
     tofu | tofu-1.8.*) echo github.com/opentofu/opentofu/cmd/tofu ;;
     terraform-1.13.* | terraform-1.5.*) echo github.com/hashicorp/terraform ;;
     tfplugindocs) echo github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs ;;
@@ -133,6 +138,9 @@ ldflags() {
     tofu | tofu-1.8) flags+=" -X github.com/opentofu/opentofu/version.dev=no" ;; # else it says X.Y.Z-dev
     # What Karpenter's release build stamps; it shows in its logs and user agent.
     karpenter) flags+=" -X sigs.k8s.io/karpenter/pkg/operator.Version=$v" ;;
+    # What Kueue's Makefile stamps (its logs print it at startup); no commit
+    # or build date, so the binary does not depend on when it was built.
+    kueue) flags+=" -X sigs.k8s.io/kueue/pkg/version.GitVersion=$v" ;;
     # Else terraform v1.13.3 says "1.13.3-dev"; v1.5.7's version package has
     # no dev flag (Prerelease is "").
     terraform-1.13) flags+=" -X github.com/hashicorp/terraform/version.dev=no" ;;
@@ -289,7 +297,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs helm aws-kwok-instance-types plugin-floor; do
+for dir in etcd k8s kwok karpenter kueue tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs helm aws-kwok-instance-types plugin-floor; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue

@@ -134,6 +134,16 @@ impl Kubernetes {
         Ok(self.handle(api, kind, None))
     }
 
+    /// The objects of a namespaced custom resource in `namespace`.
+    pub async fn custom_namespaced(
+        &self,
+        kind: Kind,
+        namespace: &str,
+    ) -> Result<Objects<'_, DynamicObject>, GaveUp> {
+        let api = Api::namespaced_with(self.client().await?, namespace, &kind.api_resource());
+        Ok(self.handle(api, kind, Some(namespace.to_string())))
+    }
+
     /// The objects of a cluster-scoped built-in kind, called with nothing
     /// but bearer token `token` (named `whose` in requests) on this
     /// connection's server and CA.

@@ -113,11 +113,19 @@ impl Deadline {
         }
     }
 
+    /// Whether the deadline has passed: a wait for something else than a
+    /// call (an object's finalizers) stops there.
+    pub fn passed(&self) -> bool {
+        self.remaining().is_zero()
+    }
+
     fn remaining(&self) -> Duration {
         self.at.saturating_duration_since(Instant::now())
     }
 
-    fn describe(&self) -> String {
+    /// The deadline as messages name it: `the default deadline of 5m (set
+    /// `timeouts.delete` to wait longer)`.
+    pub fn describe(&self) -> String {
         let budget = human(self.budget);
         match self.source {
             Source::Configured(op) => {

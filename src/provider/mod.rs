@@ -169,6 +169,7 @@ impl ProviderDefinition for Gpufleet {
         vec![
             register_resource(ObjectResource(resources::priority_class::PriorityClass)),
             register_resource(ObjectResource(resources::fleet::Fleet)),
+            register_resource(ObjectResource(resources::queue::Queue)),
             register_resource(NodeResource(resources::node_taint::NodeTaint)),
             register_resource(resources::gpu_sharing::GpuSharing),
             register_resource(NodeResource(resources::node_sharing::NodeSharing)),
@@ -198,6 +199,8 @@ pub fn permissions() -> Vec<(&'static str, &'static [Permission])> {
         ("gpufleet_fleet", SHARING_KEY),
         ("gpufleet_fleet", CLUSTER_POLICY),
         ("gpufleet_fleet", NAMESPACE_FENCE),
+        ("gpufleet_fleet", resources::fleet::FLAVOR_PERMISSIONS),
+        ("gpufleet_queue", resources::queue::PERMISSIONS),
         ("gpufleet_node_taint", resources::node_taint::PERMISSIONS),
         ("gpufleet_gpu_sharing", CLUSTER_POLICY),
         ("gpufleet_gpu_sharing", SHARING_KEY),

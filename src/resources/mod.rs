@@ -8,5 +8,6 @@ pub mod node_join;
 pub mod node_sharing;
 pub mod node_taint;
 pub mod priority_class;
+pub mod queue;
 pub mod sharing;
 pub mod taint;

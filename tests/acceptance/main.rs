@@ -16,6 +16,7 @@ mod node_taint;
 mod prerequisites;
 mod priority_class;
 mod protocol;
+mod queue;
 mod sharing;
 mod simulated_device_plugin;
 mod unshared_default;

@@ -450,6 +450,21 @@ fn workouts(tag: &str, node: &str, pool: &str) -> Vec<Workout> {
             update: json!({"name": format!("{fleet_name}-shared"), "node_class": node_class, "accelerators": ["L4"], "accelerator_count": {"min": 1, "max": 2},
                 "gpu_sharing": {"strategy": "time_slicing", "replicas": 4}}),
         },
+        // The fleet as a Kueue flavor, and a queue (on a fleet that is not
+        // there: Kueue takes the ClusterQueue, inactive) serving `default`.
+        Workout {
+            type_name: "gpufleet_fleet",
+            create: json!({"name": format!("{fleet_name}-kueue"), "node_class": node_class, "accelerators": ["L4"], "kueue_flavor": true}),
+            update: json!({"name": format!("{fleet_name}-kueue"), "node_class": node_class, "accelerators": ["L4"], "kueue_flavor": true,
+                "taints": taint("gpufleet.test/lp", "kueue")}),
+        },
+        Workout {
+            type_name: "gpufleet_queue",
+            create: json!({"name": format!("lp-queue-{tag}"), "namespaces": ["default"],
+                "quotas": [{"fleet": format!("{fleet_name}-kueue"), "gpu_resource": "nvidia.com/gpu", "gpus": 8}]}),
+            update: json!({"name": format!("lp-queue-{tag}"), "namespaces": ["default"],
+                "quotas": [{"fleet": format!("{fleet_name}-kueue"), "gpu_resource": "nvidia.com/gpu", "gpus": 16}]}),
+        },
         Workout {
             type_name: "gpufleet_gpu_sharing",
             create: json!({"strategy": "time_slicing", "replicas": 2}),
@@ -640,7 +655,38 @@ async fn clean_up(tag: &str) {
             )
             .await;
     }
-    for fleet in [format!("lp-fleet-{tag}"), format!("lp-fleet-{tag}-shared")] {
+    // A half-done Kueue workout's queue (no workload holds it) and flavor.
+    let kueue = |kind: &str, plural: &str| {
+        kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", kind),
+            plural,
+        )
+    };
+    let queue = format!("lp-queue-{tag}");
+    let _ = Api::<kube::api::DynamicObject>::namespaced_with(
+        client.clone(),
+        "default",
+        &kueue("LocalQueue", "localqueues"),
+    )
+    .delete(&queue, &DeleteParams::default())
+    .await;
+    let _ = Api::<kube::api::DynamicObject>::all_with(
+        client.clone(),
+        &kueue("ClusterQueue", "clusterqueues"),
+    )
+    .delete(&queue, &DeleteParams::default())
+    .await;
+    let _ = Api::<kube::api::DynamicObject>::all_with(
+        client.clone(),
+        &kueue("ResourceFlavor", "resourceflavors"),
+    )
+    .delete(&format!("lp-fleet-{tag}-kueue"), &DeleteParams::default())
+    .await;
+    for fleet in [
+        format!("lp-fleet-{tag}"),
+        format!("lp-fleet-{tag}-shared"),
+        format!("lp-fleet-{tag}-kueue"),
+    ] {
         let _ = common::fixtures::node_pool_api()
             .await
             .delete(&fleet, &DeleteParams::default())

@@ -39,6 +39,16 @@
 //! DaemonSet GETs are the restart of the device plugin where the key is
 //! read.
 //!
+//! A fleet offered to Kueue (`kueue_flavor`) and a `gpufleet_queue` on it
+//! serving one namespace:
+//!
+//! | command | fleet's flavor | queue |
+//! |---|---|---|
+//! | refresh | 1 GET flavor with the NodePool | 1 GET ClusterQueue, 1 GET per LocalQueue; its plan: 1 GET flavor + 1 GET NodePool per quota, 1 LIST ClusterQueues |
+//! | create | 1 APPLY flavor | plan twice, 1 GET + 1 APPLY ClusterQueue, 1 APPLY per LocalQueue |
+//! | update | refresh | refresh, plan again, 1 APPLY ClusterQueue, 1 APPLY per LocalQueue |
+//! | delete | refresh + 1 DELETE flavor, 1 GET per 500 ms until Kueue lets it go | refresh + 1 LIST Workloads, 1 DELETE per LocalQueue, 1 DELETE ClusterQueue, 1 GET per 500 ms until Kueue lets it go |
+//!
 //! A node's taints are a list the kubelet and others write too, so the taint
 //! resource reads the node and writes it back with its resourceVersion as a
 //! precondition, where the others apply server-side. Every resource knows
@@ -149,7 +159,104 @@ fn each_command_stays_within_its_request_budget() {
     each_cli(|cli| {
         plain_resources(cli);
         sharing_resources(cli);
+        queue_resources(cli);
     });
+}
+
+fn queue_config(pool: &str, queue: &str, namespace: &str, gpus: u32) -> String {
+    let mut body = provider_block_for(&counted_kubeconfig(), "");
+    body += &fleet(
+        "f",
+        pool,
+        "  accelerators = [\"L4\"]\n  limits = { gpus = 64 }\n  kueue_flavor = true\n",
+    );
+    body += &format!(
+        "resource \"gpufleet_queue\" \"q\" {{\n  name       = \"{queue}\"\n  namespaces = [\"{namespace}\"]\n  quotas     = [{{ fleet = gpufleet_fleet.f.name, gpu_resource = gpufleet_fleet.f.gpu_resource, gpus = {gpus} }}]\n}}\n"
+    );
+    body
+}
+
+/// A fleet offered to Kueue and a queue on it serving one namespace.
+fn queue_resources(cli: &Cli) {
+    let pool = unique_name("budget-kueue");
+    let queue = unique_name("budget-queue");
+    let namespace = unique_name("budget-ns");
+    common::fixtures::kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n"
+    ));
+    let mut ws = Workspace::new(cli);
+    ws.config_raw(&queue_config(&pool, &queue, &namespace, 8))
+        .init();
+    let what = |command: &str| format!("{} {command}", cli.name);
+    // Each plan of the queue reads its fleet's flavor and NodePool and
+    // lists the ClusterQueues (the sum of quotas on the fleet); an apply
+    // plans twice. The fleet reads its flavor with its NodePool.
+    let create = ws.apply_measured(|apply| counted(apply));
+    assert_budget(
+        &what("apply (create)"),
+        &create,
+        &[
+            ("configmaps", &[("GET", 2)]),
+            ("nodepools", &[("GET", 3), ("APPLY", 1)]),
+            ("resourceflavors", &[("GET", 2), ("APPLY", 1)]),
+            ("clusterqueues", &[("GET", 1), ("LIST", 2), ("APPLY", 1)]),
+            ("localqueues", &[("APPLY", 1)]),
+        ],
+    );
+    let refresh = counted(|| ws.assert_plan_empty());
+    assert_budget(
+        &what("plan (refresh)"),
+        &refresh,
+        &[
+            ("configmaps", &[("GET", 1)]),
+            ("nodepools", &[("GET", 2)]),
+            ("resourceflavors", &[("GET", 2)]),
+            ("clusterqueues", &[("GET", 1), ("LIST", 1)]),
+            ("localqueues", &[("GET", 1)]),
+        ],
+    );
+    ws.config_raw(&queue_config(&pool, &queue, &namespace, 16));
+    let update = ws.apply_measured(|apply| counted(apply));
+    assert_budget(
+        &what("apply (update)"),
+        &update,
+        &[
+            ("configmaps", &[("GET", 1)]),
+            ("nodepools", &[("GET", 3)]),
+            ("resourceflavors", &[("GET", 3)]),
+            ("clusterqueues", &[("GET", 1), ("LIST", 2), ("APPLY", 1)]),
+            ("localqueues", &[("GET", 1), ("APPLY", 1)]),
+        ],
+    );
+    // Destroy lists the workloads admitted to the queue (to name them),
+    // then waits for Kueue to let the ClusterQueue and the flavor go: one
+    // GET each, and one more every 500 ms while Kueue still holds them.
+    let mut destroy = counted(|| ws.destroy());
+    let mut waited = |resource: &str, before: u64| {
+        let gets = destroy
+            .requests
+            .remove(&("GET".to_string(), resource.to_string()))
+            .unwrap_or_default();
+        assert!(
+            (before + 1..=before + 20).contains(&gets),
+            "{}: {gets} GETs of {resource} (all counted: {destroy:?})",
+            what("destroy")
+        );
+    };
+    waited("clusterqueues", 1);
+    waited("resourceflavors", 2);
+    assert_budget(
+        &what("destroy"),
+        &destroy,
+        &[
+            ("configmaps", &[("GET", 1)]),
+            ("nodepools", &[("GET", 2), ("DELETE", 1)]),
+            ("resourceflavors", &[("DELETE", 1)]),
+            ("clusterqueues", &[("LIST", 1), ("DELETE", 1)]),
+            ("localqueues", &[("GET", 1), ("DELETE", 1)]),
+            ("workloads", &[("LIST", 1)]),
+        ],
+    );
 }
 
 fn plain_resources(cli: &Cli) {

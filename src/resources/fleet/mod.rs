@@ -22,6 +22,8 @@
 //!   NodeOverlays written beside the NodePool.
 //! - `admission`: `allowed_namespaces`: the ValidatingAdmissionPolicy and
 //!   binding that keep other namespaces' workloads off the fleet.
+//! - `flavor`: `kueue_flavor`: the fleet as a Kueue ResourceFlavor, written
+//!   beside the NodePool.
 //!
 //! Karpenter's defaults (disruption, `expireAfter`) are planned as defaults
 //! and always sent, so they never show as diffs.
@@ -30,6 +32,7 @@ mod admission;
 mod allowed;
 mod constraints;
 mod decompose;
+mod flavor;
 mod interconnect;
 mod model;
 mod node_pool;
@@ -46,7 +49,7 @@ use kube::api::DynamicObject;
 
 use constraints::{CONSTRAINTS, Constraint, Constraints};
 pub use model::Model;
-use node_pool::NODE_POOL;
+pub(crate) use node_pool::NODE_POOL;
 pub use prerequisites::PERMISSIONS as NODE_CLASS_PERMISSIONS;
 use resolved::Models;
 pub use resolved::Resolved;
@@ -75,6 +78,13 @@ pub struct Fleet;
 pub const PERMISSIONS: &[Permission] = &[
     Permission::cluster("karpenter.sh", "nodepools", LISTED_OBJECT_VERBS),
     Permission::cluster("karpenter.sh", "nodeoverlays", APPLIED_OBJECT_VERBS),
+];
+
+/// What `kueue_flavor` needs: the fleet's ResourceFlavor, as any applied
+/// object, and the ClusterQueues, to name those that hold it.
+pub const FLAVOR_PERMISSIONS: &[Permission] = &[
+    Permission::cluster("kueue.x-k8s.io", "resourceflavors", APPLIED_OBJECT_VERBS),
+    Permission::cluster("kueue.x-k8s.io", "clusterqueues", &["list"]),
 ];
 
 /// The node constraints of `config` with those known only after apply
@@ -168,6 +178,7 @@ impl AppliedObject for Fleet {
         });
         sharing::validate(config, models.as_ref(), diagnostics);
         admission::validate(config, diagnostics);
+        flavor::validate(config, diagnostics);
     }
 
     fn derive(&self, model: &mut Model) {
@@ -304,6 +315,7 @@ impl AppliedObject for Fleet {
     ) -> Result<Warnings, Diagnostics> {
         let warnings = sharing::write(cluster, prior, state, resolved, deadline).await?;
         admission::write(cluster, prior, state, deadline).await?;
+        flavor::write(cluster, prior, state, deadline).await?;
         Ok(Diagnostics(warnings))
     }
 
@@ -317,7 +329,8 @@ impl AppliedObject for Fleet {
     ) -> Result<(), Diagnostics> {
         let models = Models::of(&state.constraints);
         sharing::read(cluster, state, prior, importing, &models, deadline).await?;
-        admission::read(cluster, state, importing, deadline).await
+        admission::read(cluster, state, importing, deadline).await?;
+        flavor::read(cluster, state, prior, importing, deadline).await
     }
 
     async fn delete_companions(
@@ -328,6 +341,7 @@ impl AppliedObject for Fleet {
     ) -> Result<Warnings, Diagnostics> {
         sharing::delete(cluster, prior, deadline).await?;
         admission::delete(cluster, prior, deadline).await?;
+        flavor::delete(cluster, prior, deadline).await?;
         Ok(Warnings::default())
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::constraints::Constraints;
+use super::flavor::FlavorState;
 use super::requirements::RawRequirement;
 use super::sharing::SharingState;
 use crate::framework::timeouts::Timeouts;
@@ -56,6 +57,9 @@ pub struct Model {
     /// `allowed_namespaces` and the admission policy it writes.
     #[serde(flatten)]
     pub(super) fence: Fence,
+    /// `kueue_flavor`.
+    #[serde(flatten)]
+    pub(super) flavor: FlavorState,
 }
 
 /// `nodeClassRef`, spelled the same in state and in the NodePool.

@@ -105,7 +105,7 @@ impl From<DisruptionSpec> for Disruption {
 }
 
 /// Karpenter's NodePools.
-pub(super) const NODE_POOL: Kind = Kind::new("karpenter.sh/v1", "NodePool", "nodepools");
+pub(crate) const NODE_POOL: Kind = Kind::new("karpenter.sh/v1", "NodePool", "nodepools");
 
 /// The NodePool `model` asks for, its requirements generated with catalog
 /// names as `resolved` has them.
@@ -225,6 +225,7 @@ impl Model {
             timeouts: prior.timeouts.clone(),
             sharing: SharingState::from_live(prior, sharing_labels),
             fence: Fence::settings_of(&prior.fence),
+            flavor: prior.flavor.clone(),
         })
     }
 }

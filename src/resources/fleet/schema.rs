@@ -200,6 +200,7 @@ pub(super) fn schema() -> ObjectSchema {
         .chain(super::sharing::attributes())
         .chain(super::interconnect::attributes())
         .chain(super::admission::attributes())
+        .chain(super::flavor::attributes())
         .collect(),
     );
     schema.version = upgrade::VERSION;

@@ -872,6 +872,7 @@ fn what_a_label_scheme_cannot_express_fails_the_plan() {
     );
 }
 
+mod kueue_flavor;
 mod min_values_and_raw_requirements;
 mod network_and_gpu_count;
 mod node_class_scheme;

@@ -1,0 +1,4 @@
+import {
+  to = gpufleet_queue.team_a
+  id = "team-a"
+}

@@ -1,0 +1,542 @@
+//! `gpufleet_queue` and a fleet's `kueue_flavor` through the real terraform
+//! and tofu CLIs, against the real API server with Kueue's real manager
+//! (`cluster.sh up --kueue`): a job naming only its queue is held, then
+//! admitted onto the fleet with the fleet's selector and tolerations.
+
+use std::time::{Duration, Instant};
+
+use common::fixtures::{TRAINING, class, fleet, kubectl_apply};
+use common::terraform::{ImportBy, Workspace, each_cli, each_identity_cli};
+use common::{block_on, kube_client, skipped, unique_name};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
+};
+use serde_json::json;
+
+fn kueue(kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", kind),
+        plural,
+    )
+}
+
+/// Whether Kueue runs on the test cluster (`cluster.sh up --kueue`).
+fn kueue_running(test: &str) -> bool {
+    let installed = block_on(async {
+        let api: Api<DynamicObject> =
+            Api::all_with(kube_client().await, &kueue("ClusterQueue", "clusterqueues"));
+        api.list(&Default::default()).await.is_ok()
+    });
+    if !installed {
+        skipped(
+            test,
+            "Kueue is not running on the test cluster (cluster.sh up --kueue)",
+        );
+    }
+    installed
+}
+
+fn live(kind: &str, plural: &str, namespace: Option<&str>, name: &str) -> Option<DynamicObject> {
+    block_on(async {
+        let client = kube_client().await;
+        let resource = kueue(kind, plural);
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(client, ns, &resource),
+            None => Api::all_with(client, &resource),
+        };
+        api.get_opt(name).await.unwrap()
+    })
+}
+
+fn namespace(name: &str) {
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n"
+    ));
+}
+
+fn delete_namespace(name: &str) {
+    block_on(async {
+        let _ = Api::<Namespace>::all(kube_client().await)
+            .delete(name, &DeleteParams::default())
+            .await;
+    });
+}
+
+/// A Job of one pod asking for `gpus` GPUs that carries only the queue's
+/// label: no node selector, no toleration.
+fn queued_job(namespace: &str, name: &str, queue: &str, gpus: u32) {
+    queued_job_of_class(namespace, name, queue, gpus, None);
+}
+
+/// [`queued_job`], its pods of priority class `class`.
+fn queued_job_of_class(namespace: &str, name: &str, queue: &str, gpus: u32, class: Option<&str>) {
+    let class = class
+        .map(|c| format!("\n      priorityClassName: {c}"))
+        .unwrap_or_default();
+    kubectl_apply(&format!(
+        r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: {namespace}
+  labels:
+    kueue.x-k8s.io/queue-name: {queue}
+spec:
+  template:
+    metadata:
+      annotations:
+        pod-complete.stage.kwok.x-k8s.io/delay: "1h"
+    spec:
+      restartPolicy: Never{class}
+      containers:
+        - name: train
+          image: trainer
+          resources:
+            requests: {{ cpu: "1", memory: 1Gi, nvidia.com/gpu: "{gpus}" }}
+            limits: {{ nvidia.com/gpu: "{gpus}" }}
+"#
+    ));
+}
+
+fn job(namespace: &str, name: &str) -> Job {
+    block_on(async {
+        Api::<Job>::namespaced(kube_client().await, namespace)
+            .get(name)
+            .await
+            .unwrap()
+    })
+}
+
+/// Waits until `check` holds of the Job, or panics with `what`.
+fn wait_for_job(namespace: &str, name: &str, what: &str, check: impl Fn(&Job) -> bool) -> Job {
+    let start = Instant::now();
+    loop {
+        let job = job(namespace, name);
+        if check(&job) {
+            return job;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "job {namespace}/{name} never {what}: {job:?}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Waits until Kueue has no Workload left in `namespace` (the garbage
+/// collector deletes a deleted Job's).
+fn wait_for_no_workloads(namespace: &str) {
+    let start = Instant::now();
+    loop {
+        let left = block_on(async {
+            let api: Api<DynamicObject> = Api::namespaced_with(
+                kube_client().await,
+                namespace,
+                &kueue("Workload", "workloads"),
+            );
+            api.list(&Default::default()).await.unwrap().items.len()
+        });
+        if left == 0 {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{left} workloads left in {namespace}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn delete_job(namespace: &str, name: &str) {
+    block_on(async {
+        Api::<Job>::namespaced(kube_client().await, namespace)
+            .delete(name, &DeleteParams::background())
+            .await
+            .unwrap();
+    });
+}
+
+/// The training fleet offered to Kueue, and a queue of `gpus` on it
+/// serving `namespace`, with `extra` lines in the queue.
+fn config(fleet_name: &str, queue: &str, namespace: &str, gpus: u32, extra: &str) -> String {
+    fleet(
+        "training",
+        fleet_name,
+        &format!("{TRAINING}  kueue_flavor = true\n"),
+    ) + &format!(
+        r#"resource "gpufleet_queue" "team" {{
+  name       = "{queue}"
+  namespaces = ["{namespace}"]
+  cohort     = "{queue}-cohort"
+  quotas = [{{
+    fleet        = gpufleet_fleet.training.name
+    gpu_resource = gpufleet_fleet.training.gpu_resource
+    gpus         = {gpus}
+    lending_limit = 8
+  }}]
+{extra}}}
+"#
+    )
+}
+
+#[test]
+fn a_queued_job_is_held_then_admitted_onto_the_fleet_and_the_queue_updates_in_place() {
+    if !kueue_running("queue lifecycle") {
+        return;
+    }
+    each_cli(|cli| {
+        let (fleet_name, queue, ns) = (
+            unique_name("q-fleet"),
+            unique_name("q-team"),
+            unique_name("q-ns"),
+        );
+        namespace(&ns);
+        let mut ws = Workspace::new(cli);
+        ws.config(&config(&fleet_name, &queue, &ns, 8, ""));
+        ws.apply();
+        assert_eq!(
+            ws.resource_values("gpufleet_queue.team")["queue_label"],
+            json!({"kueue.x-k8s.io/queue-name": queue})
+        );
+        let flavor = live("ResourceFlavor", "resourceflavors", None, &fleet_name)
+            .expect("the fleet's flavor");
+        assert_eq!(
+            flavor.data["spec"]["nodeLabels"],
+            json!({"karpenter.sh/nodepool": fleet_name})
+        );
+        let cq = live("ClusterQueue", "clusterqueues", None, &queue).expect("the ClusterQueue");
+        let gpu = &cq.data["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0];
+        assert_eq!(gpu["name"], "nvidia.com/gpu");
+        assert_eq!(gpu["nominalQuota"], "8");
+        assert!(live("LocalQueue", "localqueues", Some(&ns), &queue).is_some());
+
+        // A job beyond the quota is held (suspended: no pod), one within it
+        // admitted with the fleet's node selector and toleration.
+        queued_job(&ns, "big", &queue, 16);
+        queued_job(&ns, "fits", &queue, 8);
+        let fits = wait_for_job(&ns, "fits", "was admitted", |j| {
+            j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+        });
+        let pod = fits.spec.unwrap().template.spec.unwrap();
+        assert_eq!(
+            pod.node_selector.unwrap()["karpenter.sh/nodepool"],
+            fleet_name
+        );
+        let toleration = &pod.tolerations.unwrap()[0];
+        assert_eq!(toleration.key.as_deref(), Some("workload"));
+        assert_eq!(toleration.value.as_deref(), Some("training"));
+        assert_eq!(job(&ns, "big").spec.unwrap().suspend, Some(true));
+
+        // A quota edited by hand shows in the plan and is put back.
+        block_on(async {
+            let api: Api<DynamicObject> =
+                Api::all_with(kube_client().await, &kueue("ClusterQueue", "clusterqueues"));
+            let mut resources =
+                cq.data["spec"]["resourceGroups"][0]["flavors"][0]["resources"].clone();
+            resources[0]["nominalQuota"] = json!("16");
+            let patch = json!({"spec": {"resourceGroups": [{
+                "coveredResources": cq.data["spec"]["resourceGroups"][0]["coveredResources"],
+                "flavors": [{"name": fleet_name, "resources": resources}],
+            }]}});
+            api.patch(&queue, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .unwrap();
+        });
+        let plan = ws.assert_plan_changes();
+        plan.assert_actions("gpufleet_queue.team", &["update"]);
+        assert!(
+            plan.text.contains("gpus") && plan.text.contains("16 -> 8"),
+            "{}: the hand-edited quota does not show:\n{}",
+            cli.name,
+            plan.text
+        );
+        ws.apply();
+
+        // Raising the quota is an update in place, and admits the held job.
+        ws.config(&config(&fleet_name, &queue, &ns, 24, ""));
+        ws.assert_plan_changes()
+            .assert_actions("gpufleet_queue.team", &["update"]);
+        ws.apply();
+        wait_for_job(&ns, "big", "was admitted after the quota grew", |j| {
+            j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+        });
+
+        // Destroy while workloads are admitted: Kueue keeps the queue, and
+        // the error names them within the queue's delete timeout.
+        ws.config(&config(
+            &fleet_name,
+            &queue,
+            &ns,
+            24,
+            "  timeouts = { delete = \"3s\" }\n",
+        ));
+        ws.apply();
+        let run = ws.run(&["destroy", "-auto-approve", "-no-color", "-input=false"]);
+        assert!(
+            !run.success,
+            "{}: destroy went through:\n{}",
+            cli.name, run.stdout
+        );
+        let said = run.stderr.replace('\n', " ");
+        assert!(
+            said.contains("Kueue still holds") && said.contains(&format!("{ns}/job-big")),
+            "{}: the error does not name the admitted workloads:\n{}",
+            cli.name,
+            run.stderr
+        );
+        assert!(
+            live("ResourceFlavor", "resourceflavors", None, &fleet_name).is_some(),
+            "the fleet went before its queue"
+        );
+        // Once the jobs are gone, the queue, its LocalQueue, the flavor and
+        // the fleet go.
+        delete_job(&ns, "big");
+        delete_job(&ns, "fits");
+        wait_for_no_workloads(&ns);
+        ws.destroy();
+        assert!(live("ClusterQueue", "clusterqueues", None, &queue).is_none());
+        assert!(live("LocalQueue", "localqueues", Some(&ns), &queue).is_none());
+        assert!(live("ResourceFlavor", "resourceflavors", None, &fleet_name).is_none());
+        delete_namespace(&ns);
+    });
+}
+
+#[test]
+fn import_by_name_and_identity_gives_an_empty_plan() {
+    if !kueue_running("queue import") {
+        return;
+    }
+    each_cli(|cli| {
+        let (fleet_name, queue, ns) = (
+            unique_name("qi-fleet"),
+            unique_name("qi-team"),
+            unique_name("qi-ns"),
+        );
+        namespace(&ns);
+        let mut ws = Workspace::new(cli);
+        ws.config(&config(
+            &fleet_name,
+            &queue,
+            &ns,
+            16,
+            "  preemption = { reclaim_within_cohort = \"Any\", within_queue = \"LowerPriority\" }\n",
+        ));
+        ws.apply();
+        for by in [ImportBy::Command, ImportBy::Block] {
+            ws.assert_import_verifies(
+                &[
+                    ("gpufleet_fleet.training", &fleet_name),
+                    ("gpufleet_queue.team", &queue),
+                ],
+                by,
+                &[],
+            );
+        }
+        ws.destroy();
+        delete_namespace(&ns);
+    });
+    each_identity_cli(|cli| {
+        let (fleet_name, queue, ns) = (
+            unique_name("qid-fleet"),
+            unique_name("qid-team"),
+            unique_name("qid-ns"),
+        );
+        namespace(&ns);
+        let mut ws = Workspace::new(cli);
+        ws.config(&config(&fleet_name, &queue, &ns, 16, ""));
+        ws.apply();
+        assert_eq!(
+            ws.resource("gpufleet_queue.team")["identity"],
+            json!({"name": queue})
+        );
+        let identity = |name: &str| format!("{{ name = \"{name}\" }}");
+        ws.assert_import_verifies(
+            &[
+                ("gpufleet_fleet.training", &identity(&fleet_name)),
+                ("gpufleet_queue.team", &identity(&queue)),
+            ],
+            ImportBy::Identity,
+            &[],
+        );
+        ws.destroy();
+        delete_namespace(&ns);
+    });
+}
+
+/// Quotas on one fleet that add up to more GPUs than its `limits` let it
+/// launch are warned about, with the numbers; a limit Kueue refuses without
+/// a cohort is refused at plan.
+#[test]
+fn plan_warns_of_quotas_over_the_fleet_s_limit_and_refuses_what_kueue_refuses() {
+    if !kueue_running("queue plan checks") {
+        return;
+    }
+    each_cli(|cli| {
+        let (fleet_name, queue, ns) = (
+            unique_name("qw-fleet"),
+            unique_name("qw-team"),
+            unique_name("qw-ns"),
+        );
+        namespace(&ns);
+        let mut ws = Workspace::new(cli);
+        ws.config(&config(&fleet_name, &queue, &ns, 48, ""));
+        ws.apply();
+        let second = format!(
+            r#"resource "gpufleet_queue" "other" {{
+  name       = "{queue}-b"
+  namespaces = ["{ns}"]
+  quotas = [{{ fleet = gpufleet_fleet.training.name, gpu_resource = "nvidia.com/gpu", gpus = 32 }}]
+}}
+"#
+        );
+        ws.config(&(config(&fleet_name, &queue, &ns, 48, "") + &second));
+        let plan = ws.assert_plan_changes();
+        let text = plan.text.replace('\n', " ");
+        assert!(
+            text.contains("Quotas over what the fleet can launch")
+                && text.contains("add up to 80")
+                && text.contains(&format!("{queue} 48"))
+                && text.contains("over the 64"),
+            "{}: no warning with the numbers:\n{}",
+            cli.name,
+            plan.text
+        );
+
+        let refused = second.replace("gpus = 32 }", "gpus = 32, borrowing_limit = 8 }");
+        ws.config(&(config(&fleet_name, &queue, &ns, 48, "") + &refused));
+        ws.init();
+        let run = ws.run(&["plan", "-no-color", "-input=false"]);
+        assert!(
+            !run.success,
+            "{}: a borrowing limit without a cohort planned",
+            cli.name
+        );
+        assert!(
+            run.stderr
+                .replace('\n', " ")
+                .contains("must be nil when cohort is empty"),
+            "{}: {}",
+            cli.name,
+            run.stderr
+        );
+        ws.config(&config(&fleet_name, &queue, &ns, 48, ""));
+        ws.destroy();
+        delete_namespace(&ns);
+    });
+}
+
+/// A fleet whose flavor a ClusterQueue (not Terraform's) still lists: the
+/// destroy waits within the fleet's delete timeout and names the queue; the
+/// flavor, marked for deletion, goes once the queue does.
+#[test]
+fn a_fleet_whose_flavor_a_queue_lists_names_the_queue_on_destroy() {
+    if !kueue_running("flavor in use") {
+        return;
+    }
+    each_cli(|cli| {
+        let (fleet_name, queue) = (unique_name("qf-fleet"), unique_name("qf-queue"));
+        let mut ws = Workspace::new(cli);
+        ws.config(&fleet(
+            "training",
+            &fleet_name,
+            &format!("{TRAINING}  kueue_flavor = true\n  timeouts = {{ delete = \"3s\" }}\n"),
+        ));
+        ws.apply();
+        kubectl_apply(&format!(
+            r#"apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: {queue}
+spec:
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: {fleet_name}
+          resources: [{{ name: nvidia.com/gpu, nominalQuota: "8" }}]
+"#
+        ));
+        let run = ws.run(&["destroy", "-auto-approve", "-no-color", "-input=false"]);
+        assert!(
+            !run.success,
+            "{}: destroy went through:\n{}",
+            cli.name, run.stdout
+        );
+        let said = run.stderr.replace('\n', " ");
+        assert!(
+            said.contains("ClusterQueues listing it") && said.contains(&queue),
+            "{}: the error does not name the queue:\n{}",
+            cli.name,
+            run.stderr
+        );
+        block_on(async {
+            let api: Api<DynamicObject> =
+                Api::all_with(kube_client().await, &kueue("ClusterQueue", "clusterqueues"));
+            api.delete(&queue, &DeleteParams::default()).await.unwrap();
+        });
+        let start = Instant::now();
+        while live("ResourceFlavor", "resourceflavors", None, &fleet_name).is_some() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the flavor outlived its last queue"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        // The NodePool went first: the state lets the fleet go.
+        ws.destroy();
+    });
+}
+
+/// Kueue orders and preempts a queue's jobs by their pods'
+/// `priorityClassName` (kubernetes-sigs/kueue v0.17.0,
+/// pkg/controller/jobframework/reconciler.go, ExtractPriority), so the
+/// classes of `gpufleet_priority_class` mean the same to Kueue as to the
+/// scheduler: with `within_queue = "LowerPriority"`, a high-priority job
+/// evicts a low-priority one holding the quota.
+#[test]
+fn a_higher_priority_class_preempts_within_the_queue() {
+    if !kueue_running("queue priorities") {
+        return;
+    }
+    each_cli(|cli| {
+        let (fleet_name, queue, ns) = (
+            unique_name("qp-fleet"),
+            unique_name("qp-team"),
+            unique_name("qp-ns"),
+        );
+        let (low, high) = (unique_name("qp-low"), unique_name("qp-high"));
+        namespace(&ns);
+        let mut ws = Workspace::new(cli);
+        ws.config(
+            &(config(
+                &fleet_name,
+                &queue,
+                &ns,
+                8,
+                "  preemption = { within_queue = \"LowerPriority\" }\n",
+            ) + &class("low", &low, 100, "")
+                + &class("high", &high, 1000, "")),
+        );
+        ws.apply();
+        queued_job_of_class(&ns, "low", &queue, 8, Some(&low));
+        wait_for_job(&ns, "low", "was admitted", |j| {
+            j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+        });
+        queued_job_of_class(&ns, "high", &queue, 8, Some(&high));
+        wait_for_job(&ns, "high", "was admitted over the low-priority job", |j| {
+            j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
+        });
+        assert_eq!(
+            job(&ns, "low").spec.unwrap().suspend,
+            Some(true),
+            "{}: the low-priority job was not preempted",
+            cli.name
+        );
+        delete_job(&ns, "low");
+        delete_job(&ns, "high");
+        wait_for_no_workloads(&ns);
+        ws.destroy();
+        delete_namespace(&ns);
+    });
+}

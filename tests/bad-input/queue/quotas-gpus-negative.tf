@@ -1,0 +1,9 @@
+# A negative quota.
+# expect: validate
+# path: quotas[0].gpus
+# message: is outside
+resource "gpufleet_queue" "this" {
+  name       = "team-a"
+  namespaces = ["team-a"]
+  quotas = [{ fleet = "training", gpu_resource = "nvidia.com/gpu", gpus = -1 }] # <- diagnostic
+}
