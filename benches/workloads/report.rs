@@ -342,14 +342,20 @@ pub(crate) fn write(
                 if chosen.is_empty() {
                     continue; // the plugin floor has priority classes only
                 }
+                // kubectl starts no plugin: only its requests are measured.
+                let plugin = |measured: String| match *provider {
+                    "kubectl" => "–".to_string(),
+                    _ => measured,
+                };
                 let rss = stat(&chosen, |s| s.provider_peak_kib as f64 / 1024.0);
                 let cpu = stat(&chosen, |s| s.provider_cpu_s);
                 let launches = chosen.first().map_or(0, |s| s.provider_launches);
                 writeln!(
                     md,
-                    "| {w} | {phase} | {provider} | {} | {} | {launches} | {} |",
-                    fmt_stat(&rss, ""),
-                    fmt_stat(&cpu, ""),
+                    "| {w} | {phase} | {provider} | {} | {} | {} | {} |",
+                    plugin(fmt_stat(&rss, "")),
+                    plugin(fmt_stat(&cpu, "")),
+                    plugin(launches.to_string()),
                     requests_text(&chosen)
                 )
                 .unwrap();
