@@ -8,8 +8,12 @@
 # hashicorp/kubernetes provider) on a control plane of its own in
 # target/bench-cluster. Writes target/bench/; with --publish (only from a
 # clean tree) also copies the report and chart to docs/.
+# One taint over 1,000 nodes is also measured with `kubectl taint nodes -l`,
+# the anchor of doing it by hand, both as the user the cluster audits.
 #   GPUFLEET_BENCH_RUNS (5), GPUFLEET_BENCH_SIZES (100,500),
-#   GPUFLEET_BENCH_CLI (terraform), GPUFLEET_BENCH_BINARY (the release build)
+#   GPUFLEET_BENCH_TAINT_OVER (1000), GPUFLEET_BENCH_WORKLOADS (all; slug
+#   prefixes such as taint-over,fleets), GPUFLEET_BENCH_CLI (terraform),
+#   GPUFLEET_BENCH_BINARY (the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 publish=0

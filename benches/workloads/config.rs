@@ -3,7 +3,9 @@
 //! `terraform_data` (Terraform's own cost per resource, no plugin) and, for
 //! priority classes, through the plugin floor (benches/plugin-floor: a
 //! provider made with HashiCorp's terraform-plugin-framework whose resource
-//! has gpufleet_priority_class's schema and only stores it).
+//! has gpufleet_priority_class's schema and only stores it). One node taint
+//! over many nodes is also measured as a person does it by hand, with
+//! `kubectl taint nodes -l` (the anchor).
 
 use std::fmt;
 
@@ -13,6 +15,8 @@ pub(crate) enum Provider {
     TerraformData,
     PluginFloor,
     Peer,
+    /// `kubectl taint nodes -l ...`: no Terraform at all.
+    Kubectl,
 }
 
 impl Provider {
@@ -22,13 +26,20 @@ impl Provider {
             Provider::TerraformData => "terraform_data",
             Provider::PluginFloor => "plugin-floor",
             Provider::Peer => "peer",
+            Provider::Kubectl => "kubectl",
         }
     }
 
     /// Whether it has a configuration for `workload`: the plugin floor has
-    /// priority classes only.
+    /// priority classes only, kubectl the one taint over many nodes only,
+    /// which the peer has no resource for.
     pub(crate) fn measures(self, workload: Workload) -> bool {
-        self != Provider::PluginFloor || matches!(workload, Workload::PriorityClasses(_))
+        match self {
+            Provider::PluginFloor => matches!(workload, Workload::PriorityClasses(_)),
+            Provider::Kubectl => matches!(workload, Workload::TaintOver(_)),
+            Provider::Peer => !matches!(workload, Workload::TaintOver(_)),
+            Provider::Gpufleet | Provider::TerraformData => true,
+        }
     }
 }
 
@@ -37,6 +48,8 @@ pub(crate) enum Workload {
     PriorityClasses(usize),
     Fleets(usize),
     Taints(usize),
+    /// One `gpufleet_node_taint` whose selector matches this many nodes.
+    TaintOver(usize),
 }
 
 impl fmt::Display for Workload {
@@ -45,6 +58,7 @@ impl fmt::Display for Workload {
             Workload::PriorityClasses(n) => write!(f, "{n} priority classes"),
             Workload::Fleets(n) => write!(f, "{n} fleets"),
             Workload::Taints(n) => write!(f, "taints on {n} nodes"),
+            Workload::TaintOver(n) => write!(f, "one taint over {n} nodes"),
         }
     }
 }
@@ -52,7 +66,10 @@ impl fmt::Display for Workload {
 impl Workload {
     pub(crate) fn count(self) -> usize {
         match self {
-            Workload::PriorityClasses(n) | Workload::Fleets(n) | Workload::Taints(n) => n,
+            Workload::PriorityClasses(n)
+            | Workload::Fleets(n)
+            | Workload::Taints(n)
+            | Workload::TaintOver(n) => n,
         }
     }
 
@@ -61,7 +78,7 @@ impl Workload {
         match self {
             Workload::PriorityClasses(_) => "priorityclasses",
             Workload::Fleets(_) => "nodepools",
-            Workload::Taints(_) => "nodes",
+            Workload::Taints(_) | Workload::TaintOver(_) => "nodes",
         }
     }
 
@@ -70,12 +87,20 @@ impl Workload {
             Workload::PriorityClasses(n) => format!("priority-classes-{n}"),
             Workload::Fleets(n) => format!("fleets-{n}"),
             Workload::Taints(n) => format!("taints-{n}"),
+            Workload::TaintOver(n) => format!("taint-over-{n}"),
         }
     }
 }
 
 /// Names of the nodes the taint workload needs (`bench-node-0`, ...); the bench creates them.
 pub(crate) const NODE_PREFIX: &str = "bench-node-";
+/// Names of the nodes one taint goes over (`bench-wide-0`, ...), created by
+/// the bench with [`WIDE_LABEL`].
+pub(crate) const WIDE_PREFIX: &str = "bench-wide-";
+/// The label that selects them, `key=value`.
+pub(crate) const WIDE_LABEL: (&str, &str) = ("bench.gpufleet.dev/wide", "true");
+/// The taint kubectl sets over them; gpufleet's is `gpufleet-bench-wide`.
+pub(crate) const KUBECTL_TAINT: &str = "kubectl-bench-wide";
 
 pub(crate) struct Versions<'a> {
     pub(crate) gpufleet: &'a str,
@@ -108,6 +133,7 @@ pub(crate) fn main_tf(
             versions.plugin_floor.expect("plugin floor version")
         ),
         Provider::TerraformData => String::new(),
+        Provider::Kubectl => unreachable!("kubectl runs without a configuration"),
     };
     let body = match (provider, workload) {
         // The plugin floor's resource has gpufleet's schema, so the same configuration.
@@ -170,8 +196,16 @@ pub(crate) fn main_tf(
             "resource \"terraform_data\" \"t\" {{\n  count = {n}\n  input = {{ node_name = \"{}${{count.index}}\", taints = [{{ key = \"gpufleet-bench\", value = \"x\", effect = \"NoSchedule\" }}] }}\n}}\n",
             NODE_PREFIX
         ),
-        (Provider::PluginFloor, workload) => {
-            unreachable!("the plugin floor has no configuration for {workload}")
+        (Provider::Gpufleet, Workload::TaintOver(_)) => format!(
+            "resource \"gpufleet_node_taint\" \"t\" {{\n  node_selector = {{ \"{}\" = \"{}\" }}\n  taints        = [{{ key = \"gpufleet-bench-wide\", value = \"x\", effect = \"NoSchedule\" }}]\n}}\n",
+            WIDE_LABEL.0, WIDE_LABEL.1
+        ),
+        (Provider::TerraformData, Workload::TaintOver(_)) => format!(
+            "resource \"terraform_data\" \"t\" {{\n  input = {{ node_selector = {{ \"{}\" = \"{}\" }}, taints = [{{ key = \"gpufleet-bench-wide\", value = \"x\", effect = \"NoSchedule\" }}] }}\n}}\n",
+            WIDE_LABEL.0, WIDE_LABEL.1
+        ),
+        (Provider::PluginFloor | Provider::Kubectl | Provider::Peer, workload) => {
+            unreachable!("{} has no configuration for {workload}", provider.label())
         }
     };
     preamble + &body

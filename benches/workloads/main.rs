@@ -1,11 +1,16 @@
 //! The workload benchmark (`make bench`): terraform apply from empty, a
-//! no-op plan (refresh) and destroy of N priority classes, 50 fleets and
-//! taints on 50 nodes, through gpufleet, as `terraform_data` (Terraform's
+//! no-op plan (refresh) and destroy of N priority classes, 50 fleets,
+//! taints on 50 nodes and one taint over 1,000 nodes (a selector), through
+//! gpufleet, as `terraform_data` (Terraform's
 //! own cost), for priority classes through the plugin floor (what a plugin
 //! made with terraform-plugin-framework costs before any API call;
 //! benches/plugin-floor, built by `testbed/build.sh plugin-floor`) and, when
 //! GPUFLEET_BENCH_PEER names a hashicorp/kubernetes provider binary, through
-//! it. Runs alternate (provider by provider within each repetition) so that
+//! it. The one taint over 1,000 nodes is also set and removed with
+//! `kubectl taint nodes -l` (and read with `kubectl get nodes -l`), the
+//! anchor of doing it by hand, and both run as the audited user, so the
+//! requests counted for it are exactly theirs. Runs alternate (provider by
+//! provider within each repetition) so that
 //! a busy moment on the machine hits all of them alike. Also: per-RPC server-side latency
 //! from the provider's TRACE log at -parallelism=10 and 50, and sequential
 //! call latency on both networks the plugin can serve on. With
@@ -25,7 +30,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::apiserver_metrics::{Counts, scrape};
-use config::{NODE_PREFIX, Provider, Versions, Workload};
+use config::{KUBECTL_TAINT, NODE_PREFIX, Provider, Versions, WIDE_LABEL, WIDE_PREFIX, Workload};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
@@ -33,6 +38,8 @@ use serde::Serialize;
 
 const PHASES: [&str; 3] = ["apply", "plan", "destroy"];
 const NODES: usize = 50;
+/// How many nodes one taint goes over (GPUFLEET_BENCH_TAINT_OVER).
+const WIDE_NODES: usize = 1000;
 /// `-parallelism` of the measured runs (Terraform's default).
 pub(crate) const PARALLELISM: usize = 10;
 
@@ -46,7 +53,8 @@ pub(crate) struct Sample {
     pub(crate) provider_peak_kib: u64,
     pub(crate) provider_cpu_s: f64,
     pub(crate) provider_launches: usize,
-    /// Requests to the workload's resource, by verb; plus discovery.
+    /// Requests to the workload's resource, by verb; plus discovery. For
+    /// one taint over many nodes, those of the audited user alone.
     pub(crate) requests: BTreeMap<String, u64>,
     /// The API server's time answering them, added up (WATCH left out).
     pub(crate) api_s: f64,
@@ -57,6 +65,12 @@ pub(crate) struct Sample {
 struct Bench {
     cli: PathBuf,
     kubeconfig: String,
+    /// The kubeconfig of the user whose requests the cluster audits.
+    counted_kubeconfig: String,
+    kubectl: PathBuf,
+    /// kubectl's discovery cache, warm after its first command, as a
+    /// person's is.
+    kubectl_cache: PathBuf,
     cli_config: PathBuf,
     runs: usize,
     parallelism: usize,
@@ -74,17 +88,34 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/release/terraform-provider-gpufleet"));
     let peer = env("GPUFLEET_BENCH_PEER").map(PathBuf::from);
-    let plugin_floor = root.join("target/tools/bin/plugin-floor");
-    assert!(
-        plugin_floor.exists(),
-        "no plugin floor at {}: run `bash testbed/build.sh plugin-floor` (scripts/bench.sh does)",
-        plugin_floor.display()
-    );
     let sizes: Vec<usize> = env("GPUFLEET_BENCH_SIZES")
         .unwrap_or_else(|| "100,500".into())
         .split(',')
         .map(|n| n.trim().parse().expect("GPUFLEET_BENCH_SIZES: numbers"))
         .collect();
+    let wide_nodes = env("GPUFLEET_BENCH_TAINT_OVER").map_or(WIDE_NODES, |n| {
+        n.parse().expect("GPUFLEET_BENCH_TAINT_OVER: a number")
+    });
+    let mut workloads: Vec<Workload> = sizes
+        .iter()
+        .map(|&n| Workload::PriorityClasses(n))
+        .collect();
+    workloads.push(Workload::Fleets(50));
+    workloads.push(Workload::Taints(NODES));
+    workloads.push(Workload::TaintOver(wide_nodes));
+    // GPUFLEET_BENCH_WORKLOADS: only those whose slug starts with one of these.
+    if let Some(only) = env("GPUFLEET_BENCH_WORKLOADS") {
+        let only: Vec<&str> = only.split(',').map(str::trim).collect();
+        workloads.retain(|w| only.iter().any(|o| w.slug().starts_with(o)));
+    }
+    // The plugin floor is a Go build: needed only for the workloads it has.
+    let with_plugin_floor = workloads.iter().any(|&w| Provider::PluginFloor.measures(w));
+    let plugin_floor = root.join("target/tools/bin/plugin-floor");
+    assert!(
+        plugin_floor.exists() || !with_plugin_floor,
+        "no plugin floor at {}: run `bash testbed/build.sh plugin-floor` (scripts/bench.sh does)",
+        plugin_floor.display()
+    );
     let out = root.join("target/bench");
     std::fs::create_dir_all(&out).unwrap();
     let cli = env("GPUFLEET_BENCH_CLI")
@@ -99,18 +130,18 @@ fn main() {
         peer: peer_version.as_deref(),
         plugin_floor: Some(&plugin_floor_version),
     };
-    let mut installed = vec![
-        Installed {
-            source: "gpufleet/gpufleet",
-            version: versions.gpufleet,
-            binary: &binary,
-        },
-        Installed {
+    let mut installed = vec![Installed {
+        source: "gpufleet/gpufleet",
+        version: versions.gpufleet,
+        binary: &binary,
+    }];
+    if with_plugin_floor {
+        installed.push(Installed {
             source: "gpufleet/pluginfloor",
             version: &plugin_floor_version,
             binary: &plugin_floor,
-        },
-    ];
+        });
+    }
     if let (Some(peer), Some(version)) = (&peer, versions.peer) {
         installed.push(Installed {
             source: "hashicorp/kubernetes",
@@ -121,7 +152,10 @@ fn main() {
     let cli_config = provider_mirror(&out.join("mirror"), &installed);
     let bench = Bench {
         cli,
+        counted_kubeconfig: common::audit::counted_kubeconfig_beside(&kubeconfig),
         kubeconfig,
+        kubectl: root.join("target/tools/bin/kubectl"),
+        kubectl_cache: out.join("kubectl-cache"),
         cli_config,
         runs: env("GPUFLEET_BENCH_RUNS").map_or(5, |r| r.parse().unwrap()),
         parallelism: PARALLELISM,
@@ -141,25 +175,19 @@ fn main() {
         builds::compare(&spec, &bench, &client, &runtime, largest, &out);
         return;
     }
-    runtime.block_on(create_nodes(&client));
+    runtime.block_on(create_nodes(&client, wide_nodes));
 
     eprintln!("transport: sequential calls on tcp and unix");
     let transport = runtime.block_on(transport::compare(2000));
 
-    let mut workloads: Vec<Workload> = sizes
-        .iter()
-        .map(|&n| Workload::PriorityClasses(n))
-        .collect();
-    workloads.push(Workload::Fleets(50));
-    workloads.push(Workload::Taints(NODES));
-    let mut providers = vec![
-        Provider::Gpufleet,
-        Provider::TerraformData,
-        Provider::PluginFloor,
-    ];
+    let mut providers = vec![Provider::Gpufleet, Provider::TerraformData];
+    if with_plugin_floor {
+        providers.push(Provider::PluginFloor);
+    }
     if peer.is_some() {
         providers.push(Provider::Peer);
     }
+    providers.push(Provider::Kubectl);
 
     let mut workspaces = BTreeMap::new();
     for &workload in &workloads {
@@ -169,13 +197,21 @@ fn main() {
                 .join(format!("{}-{}", workload.slug(), provider.label()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).unwrap();
+            workspaces.insert((workload.slug(), provider.label()), dir.clone());
+            if provider == Provider::Kubectl {
+                continue;
+            }
             std::fs::write(
                 dir.join("main.tf"),
-                config::main_tf(provider, workload, &bench.kubeconfig, &versions),
+                config::main_tf(
+                    provider,
+                    workload,
+                    bench.kubeconfig_for(workload),
+                    &versions,
+                ),
             )
             .unwrap();
             bench.command(&dir, &["init", "-input=false", "-no-color"], &[]);
-            workspaces.insert((workload.slug(), provider.label()), dir);
         }
     }
 
@@ -202,9 +238,10 @@ fn main() {
 
     // Per-RPC latency as the provider logs it (TRACE), at two parallelisms.
     let largest = Workload::PriorityClasses(*sizes.iter().max().unwrap());
-    let dir = &workspaces[&(largest.slug(), Provider::Gpufleet.label())];
     let mut latency = BTreeMap::new();
-    for parallelism in [10, 50] {
+    // (Only when the priority classes ran: GPUFLEET_BENCH_WORKLOADS may leave them out.)
+    let traced_dir = workspaces.get(&(largest.slug(), Provider::Gpufleet.label()));
+    for (parallelism, dir) in [10, 50].into_iter().filter_map(|p| Some((p, traced_dir?))) {
         let traced = Bench {
             parallelism,
             ..bench.clone()
@@ -247,6 +284,60 @@ fn main() {
 }
 
 impl Bench {
+    /// The kubeconfig a workload's configuration uses: the audited user's
+    /// for one taint over many nodes, whose requests are counted exactly.
+    fn kubeconfig_for(&self, workload: Workload) -> &str {
+        match workload {
+            Workload::TaintOver(_) => &self.counted_kubeconfig,
+            _ => &self.kubeconfig,
+        }
+    }
+
+    /// What a person types for `phase` of one taint over the nodes.
+    fn kubectl_args(&self, phase: &str) -> Vec<String> {
+        let selector = format!("{}={}", WIDE_LABEL.0, WIDE_LABEL.1);
+        let mut args: Vec<String> = match phase {
+            "apply" => vec![
+                "taint".into(),
+                "nodes".into(),
+                "-l".into(),
+                selector,
+                format!("{KUBECTL_TAINT}=x:NoSchedule"),
+                "--overwrite".into(),
+            ],
+            "plan" => vec!["get".into(), "nodes".into(), "-l".into(), selector],
+            "destroy" => vec![
+                "taint".into(),
+                "nodes".into(),
+                "-l".into(),
+                selector,
+                format!("{KUBECTL_TAINT}:NoSchedule-"),
+            ],
+            other => unreachable!("phase {other}"),
+        };
+        args.extend([
+            "--kubeconfig".into(),
+            self.counted_kubeconfig.clone(),
+            "--cache-dir".into(),
+            self.kubectl_cache.display().to_string(),
+        ]);
+        args
+    }
+
+    fn kubectl(&self, dir: &Path, phase: &str) -> run::Outcome {
+        let args = self.kubectl_args(phase);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let outcome = run::run(&self.kubectl, &args, dir, &[]);
+        assert_eq!(
+            outcome.exit_code,
+            0,
+            "kubectl {} failed:\n{}",
+            args.join(" "),
+            outcome.stderr
+        );
+        outcome
+    }
+
     fn phase_args(&self, phase: &str) -> Vec<String> {
         let parallelism = format!("-parallelism={}", self.parallelism);
         let mut args: Vec<String> = match phase {
@@ -293,9 +384,24 @@ impl Bench {
         phase: &'static str,
     ) -> Sample {
         let before = runtime.block_on(scrape(client));
-        let (outcome, load) =
-            common::measure::around(|| self.command(dir, &self.phase_args(phase), &[]));
+        let command = || match provider {
+            Provider::Kubectl => self.kubectl(dir, phase),
+            _ => self.command(dir, &self.phase_args(phase), &[]),
+        };
+        let (audited, (outcome, load)) = match workload {
+            Workload::TaintOver(_) => {
+                let (audited, measured) = common::audit::counted_with(&self.kubeconfig, || {
+                    common::measure::around(command)
+                });
+                (Some(audited), measured)
+            }
+            _ => (None, common::measure::around(command)),
+        };
         let counted = runtime.block_on(scrape(client)).since(&before);
+        let requests = match audited {
+            Some(audited) => audited_requests(&audited, workload),
+            None => requests(&counted, workload),
+        };
         Sample {
             workload: workload.to_string(),
             count: workload.count(),
@@ -305,7 +411,7 @@ impl Bench {
             provider_peak_kib: outcome.provider_peak_kib,
             provider_cpu_s: outcome.provider_cpu.as_secs_f64(),
             provider_launches: outcome.provider_launches,
-            requests: requests(&counted, workload),
+            requests,
             api_s: counted.seconds_on(workload.api_resource()),
             load,
         }
@@ -321,22 +427,46 @@ fn requests(counted: &Counts, workload: Workload) -> BTreeMap<String, u64> {
     by_verb
 }
 
-async fn create_nodes(client: &kube::Client) {
-    let nodes: Api<Node> = Api::all(client.clone());
-    for i in 0..NODES {
-        let node = Node {
-            metadata: ObjectMeta {
-                name: Some(format!("{NODE_PREFIX}{i}")),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        match nodes.create(&PostParams::default(), &node).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 409 => {}
-            Err(e) => panic!("create node {i}: {e}"),
-        }
+fn audited_requests(counted: &common::audit::Counts, workload: Workload) -> BTreeMap<String, u64> {
+    let mut by_verb = counted.by_verb(workload.api_resource());
+    let discovery = counted.discovery();
+    if discovery > 0 {
+        by_verb.insert("discovery".into(), discovery);
     }
+    by_verb
+}
+
+/// The taint workload's nodes, and the `wide` nodes one taint goes over
+/// (labelled [`WIDE_LABEL`]), 16 created at a time.
+async fn create_nodes(client: &kube::Client, wide: usize) {
+    use futures::stream::{self, StreamExt};
+    let nodes: Api<Node> = Api::all(client.clone());
+    let plain = (0..NODES).map(|i| (format!("{NODE_PREFIX}{i}"), None));
+    let labelled = (0..wide).map(|i| {
+        let labels = [(WIDE_LABEL.0.to_string(), WIDE_LABEL.1.to_string())];
+        (format!("{WIDE_PREFIX}{i}"), Some(labels.into()))
+    });
+    let create = |(name, labels): (String, Option<BTreeMap<String, String>>)| {
+        let nodes = &nodes;
+        async move {
+            let node = Node {
+                metadata: ObjectMeta {
+                    name: Some(name.clone()),
+                    labels,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            match nodes.create(&PostParams::default(), &node).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 409 => {}
+                Err(e) => panic!("create node {name}: {e}"),
+            }
+        }
+    };
+    stream::iter(plain.chain(labelled))
+        .for_each_concurrent(16, create)
+        .await;
 }
 
 /// `terraform-provider-kubernetes_v3.2.1` → `3.2.1`, else GPUFLEET_BENCH_PEER_VERSION.

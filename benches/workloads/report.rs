@@ -237,6 +237,7 @@ pub(crate) fn write(
         }
     }
     let has_peer = samples.iter().any(|s| s.provider == "peer");
+    let has_kubectl = samples.iter().any(|s| s.provider == "kubectl");
     let runs = samples.iter().filter(|s| s.provider == "gpufleet").count()
         / (workloads.len() * PHASES.len()).max(1);
 
@@ -318,14 +319,16 @@ pub(crate) fn write(
     }
 
     shares(&mut md, samples, &workloads);
+    if let Some(over) = taint_over(&workloads) {
+        beside_kubectl(&mut md, samples, &over);
+    }
 
     writeln!(md, "\n## Provider process and API requests\n").unwrap();
     writeln!(md, "Peak resident memory is the largest VmHWM of any plugin process the command started (polled from /proc every 5 ms); CPU is user + system time of those processes; launches is how many plugin processes the command started. Requests are what the API server counted (`apiserver_request_total`, by verb, for the workload's resource, plus discovery) during the command.\n").unwrap();
-    let providers: &[&str] = if has_peer {
-        &["gpufleet", "plugin-floor", "peer"]
-    } else {
-        &["gpufleet", "plugin-floor"]
-    };
+    let providers: Vec<&str> = ["gpufleet", "plugin-floor", "peer", "kubectl"]
+        .into_iter()
+        .filter(|p| (*p != "peer" || has_peer) && (*p != "kubectl" || has_kubectl))
+        .collect();
     writeln!(
         md,
         "| workload | phase | provider | peak RSS MiB | CPU s | launches | requests |"
@@ -334,19 +337,25 @@ pub(crate) fn write(
     writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
     for (_, w) in &workloads {
         for phase in PHASES {
-            for provider in providers {
+            for provider in &providers {
                 let chosen = select(samples, w, provider, phase);
                 if chosen.is_empty() {
                     continue; // the plugin floor has priority classes only
                 }
+                // kubectl starts no plugin: only its requests are measured.
+                let plugin = |measured: String| match *provider {
+                    "kubectl" => "–".to_string(),
+                    _ => measured,
+                };
                 let rss = stat(&chosen, |s| s.provider_peak_kib as f64 / 1024.0);
                 let cpu = stat(&chosen, |s| s.provider_cpu_s);
                 let launches = chosen.first().map_or(0, |s| s.provider_launches);
                 writeln!(
                     md,
-                    "| {w} | {phase} | {provider} | {} | {} | {launches} | {} |",
-                    fmt_stat(&rss, ""),
-                    fmt_stat(&cpu, ""),
+                    "| {w} | {phase} | {provider} | {} | {} | {} | {} |",
+                    plugin(fmt_stat(&rss, "")),
+                    plugin(fmt_stat(&cpu, "")),
+                    plugin(launches.to_string()),
                     requests_text(&chosen)
                 )
                 .unwrap();
@@ -406,6 +415,12 @@ pub(crate) fn write(
     }
 
     goals(&mut md, samples, &workloads, facts, &startup, has_peer);
+    if let Some((n, over)) = workloads
+        .iter()
+        .find(|(_, w)| w.starts_with("one taint over"))
+    {
+        taint_over_goals(&mut md, samples, *n, over);
+    }
     // Measured apart, with two builds (GPUFLEET_BENCH_BUILDS), so not rerun here.
     std::fs::write(out.join("benchmarks.md"), &md).unwrap();
     std::fs::write(
@@ -413,6 +428,105 @@ pub(crate) fn write(
         chart(samples, has_peer),
     )
     .unwrap();
+}
+
+/// The one-taint-over-many-nodes workload, if it ran.
+fn taint_over(workloads: &[(usize, String)]) -> Option<String> {
+    workloads
+        .iter()
+        .find(|(_, w)| w.starts_with("one taint over"))
+        .map(|(_, w)| w.clone())
+}
+
+/// One taint over many nodes through gpufleet beside `kubectl taint nodes
+/// -l` (and, for the refresh, `kubectl get nodes -l`), with the requests
+/// each sent.
+fn beside_kubectl(md: &mut String, samples: &[Sample], over: &str) {
+    writeln!(md, "\n## {over}: beside kubectl\n").unwrap();
+    writeln!(md, "One `gpufleet_node_taint` whose `node_selector` matches every node, applied, planned and destroyed with Terraform's own overhead, beside what a person types for the same nodes in the same run: `kubectl taint nodes -l ... key=x:NoSchedule` (apply), `kubectl get nodes -l ...` (plan), `kubectl taint nodes -l ... key:NoSchedule-` (destroy), kubectl's discovery cache warm. Both run as the user the API server audits alone, so the requests are exactly theirs (`nodes`, by verb, and discovery).\n").unwrap();
+    writeln!(
+        md,
+        "| phase | kubectl s | gpufleet s | gpufleet ÷ kubectl | kubectl requests | gpufleet requests |\n|---|---|---|---|---|---|"
+    )
+    .unwrap();
+    for phase in PHASES {
+        let (k, g) = (
+            wall(samples, over, "kubectl", phase),
+            wall(samples, over, "gpufleet", phase),
+        );
+        writeln!(
+            md,
+            "| {phase} | {} | {} | {} | {} | {} |",
+            fmt_stat(&k, ""),
+            fmt_stat(&g, ""),
+            fmt_ratio(ratio(&g, &k)),
+            requests_text(&select(samples, over, "kubectl", phase)),
+            requests_text(&select(samples, over, "gpufleet", phase)),
+        )
+        .unwrap();
+    }
+}
+
+/// The goals of one taint over `n` nodes: apply and destroy at most half
+/// of kubectl's time, and at most one LIST and one write per node (besides
+/// the LIST of the refresh that comes before a destroy).
+fn taint_over_goals(md: &mut String, samples: &[Sample], n: usize, over: &str) {
+    let verdict = |ok: Option<bool>| match ok {
+        Some(true) => "met",
+        Some(false) => "**not met**",
+        None => "not measured",
+    };
+    for phase in ["apply", "destroy"] {
+        let x = ratio(
+            &wall(samples, over, "gpufleet", phase),
+            &wall(samples, over, "kubectl", phase),
+        );
+        writeln!(
+            md,
+            "| {over}, {phase} ≤ 0.5× `kubectl taint nodes -l` | {} | {} |",
+            fmt_ratio(x),
+            verdict(x.map(|x| x <= 0.5))
+        )
+        .unwrap();
+    }
+    for (phase, refresh) in [("apply", 0), ("destroy", 1)] {
+        let chosen = select(samples, over, "gpufleet", phase);
+        // The most any run sent: a retried conflict counts against the goal.
+        let most = |verb: &str| {
+            chosen
+                .iter()
+                .map(|s| s.requests.get(verb).copied().unwrap_or(0))
+                .max()
+        };
+        let others = chosen
+            .iter()
+            .flat_map(|s| s.requests.iter())
+            .filter(|(verb, n)| !["LIST", "PATCH"].contains(&verb.as_str()) && **n > 0)
+            .map(|(verb, _)| verb.clone())
+            .collect::<std::collections::BTreeSet<_>>();
+        let (list, patch) = (most("LIST"), most("PATCH"));
+        let ok = list
+            .zip(patch)
+            .map(|(l, p)| l <= 1 + refresh && p <= n as u64 && others.is_empty());
+        let besides = if refresh > 0 {
+            " (besides the refresh's LIST)"
+        } else {
+            ""
+        };
+        writeln!(
+            md,
+            "| {over}, {phase}: ≤ 1 LIST + 1 write per node{besides} | {} LIST, {} PATCH{} (most of any run) | {} |",
+            list.map_or("–".into(), |l| l.to_string()),
+            patch.map_or("–".into(), |p| p.to_string()),
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(", also {}", others.into_iter().collect::<Vec<_>>().join(", "))
+            },
+            verdict(ok)
+        )
+        .unwrap();
+    }
 }
 
 /// The API server's time in a command's wall time: its time answering the

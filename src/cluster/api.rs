@@ -505,15 +505,49 @@ impl<K: Object> Named<'_, K> {
         change: &impl Change<K>,
         deadline: Deadline,
     ) -> Result<Option<K>, GaveUp> {
-        let call = self.call(
-            "update",
-            "GET, then PATCH",
-            Some(format!("{}, with its resourceVersion", change.describe())),
+        let how = format!("{}, with its resourceVersion", change.describe());
+        let call = self.call("update", "GET, then PATCH", Some(how));
+        self.read_modify_write(None, change, &call, deadline).await
+    }
+
+    /// [`Self::update`] from `listed`, the object as a LIST just returned
+    /// it: the first write carries that resourceVersion and needs no GET.
+    /// Only an attempt after a failed one (a conflict: someone wrote
+    /// meanwhile; or an answer lost) reads the object again.
+    pub async fn update_listed(
+        &self,
+        listed: K,
+        change: &impl Change<K>,
+        deadline: Deadline,
+    ) -> Result<Option<K>, GaveUp> {
+        let how = format!(
+            "{}, with the resourceVersion it was listed at; read again after a conflict",
+            change.describe()
         );
+        let call = self.call("update", "PATCH", Some(how));
+        self.read_modify_write(Some(listed), change, &call, deadline)
+            .await
+    }
+
+    /// The attempts of [`Self::update`]: the first from `known` if given,
+    /// every other from a fresh GET.
+    async fn read_modify_write(
+        &self,
+        known: Option<K>,
+        change: &impl Change<K>,
+        call: &Call,
+        deadline: Deadline,
+    ) -> Result<Option<K>, GaveUp> {
+        let known: Mutex<Option<K>> = Mutex::new(known);
         let last_read: Mutex<Option<K>> = Mutex::new(None);
         let attempt = || async {
-            let Some(live) = self.get_once().await? else {
-                return Ok(None);
+            let known = known.lock().expect("never poisoned").take();
+            let live = match known {
+                Some(live) => live,
+                None => match self.get_once().await? {
+                    Some(live) => live,
+                    None => return Ok(None),
+                },
             };
             let Some(edit) = change.patch(&live) else {
                 return Ok(Some(live));
@@ -552,7 +586,7 @@ impl<K: Object> Named<'_, K> {
             }
         };
         let kubernetes = self.objects.kubernetes;
-        let gave_up = match kubernetes.call(deadline, &call, attempt).await {
+        let gave_up = match kubernetes.call(deadline, call, attempt).await {
             Err(gave_up) if gave_up.maybe_applied => gave_up,
             done => return done,
         };

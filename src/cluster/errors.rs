@@ -189,7 +189,7 @@ impl Unanswered {
 /// The errors behind `error`, outermost first. An `io::Error` hides the
 /// error it wraps from `source()` (it returns that error's own source), so
 /// the wrapped one is taken from it directly.
-fn causes<'a>(
+pub(super) fn causes<'a>(
     error: &'a (dyn std::error::Error + 'static),
 ) -> Vec<&'a (dyn std::error::Error + 'static)> {
     let mut chain = Vec::new();

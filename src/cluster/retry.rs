@@ -34,7 +34,7 @@ use tokio::time::Instant;
 use tower::{BoxError, Service};
 
 use super::api::Kind;
-use super::errors::{api_error, api_missing, status};
+use super::errors::{api_error, api_missing, causes, status};
 use crate::framework::timeouts::{Operation, Timeouts};
 use crate::protocol::{Diagnostic, Diagnostics, stop};
 
@@ -270,11 +270,12 @@ struct ConnectionFailure {
 }
 
 /// The connection-level failure behind an error, if that is what it is.
+/// Its causes are walked as [`causes`] does: a reset in the TLS handshake
+/// comes as an `io::Error` that hides the one it wraps from `source()`.
 fn connection_failure(error: &kube::Error) -> Option<ConnectionFailure> {
     use std::io::ErrorKind;
     let mut connecting = false;
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(error) = source {
+    for error in causes(error) {
         if let Some(client) = error.downcast_ref::<hyper_util::client::legacy::Error>() {
             connecting |= client.is_connect();
         }
@@ -304,7 +305,6 @@ fn connection_failure(error: &kube::Error) -> Option<ConnectionFailure> {
                 return found(Cause::NoAnswer);
             }
         }
-        source = error.source();
     }
     None
 }

@@ -465,16 +465,10 @@ impl<T: NodeScoped> Resource<Cluster> for NodeResource<T> {
     ) -> Result<Warnings, Diagnostics> {
         let deadline = prior.deadline(Operation::Delete);
         let release = |node: &str, _| self.0.change(Some(&prior), &prior, node, false);
-        NodeTarget::default()
-            .rewrite(
-                &cluster.kubernetes,
-                &prior.written(),
-                release,
-                T::WRITTEN,
-                deadline,
-            )
-            .await
-            .map_err(|interrupted| interrupted.diagnostics)?;
+        prior
+            .target
+            .release(&cluster.kubernetes, &prior.written(), release, deadline)
+            .await?;
         self.0.delete_companions(cluster, &prior, deadline).await?;
         Ok(Warnings::default())
     }

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use futures::stream::{FuturesUnordered, StreamExt};
 use k8s_openapi::api::core::v1::Node;
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,20 @@ use crate::framework::IdentityAttr;
 use crate::framework::schema::Attr;
 use crate::framework::validators::{ObjectValidator, exactly_one_of};
 use crate::protocol::{AttributePath, Diagnostic, Diagnostics, Value};
+
+/// How many node writes a resource has in flight at once. kube-apiserver
+/// shares its 600 seats (`--max-requests-inflight` 400 plus
+/// `--max-mutating-requests-inflight` 200, k8s.io/apiserver
+/// pkg/server/config.go) among priority levels by their shares
+/// (pkg/apis/flowcontrol/bootstrap/default.go; the arithmetic in
+/// pkg/util/flowcontrol/apf_controller.go): a user's requests fall in
+/// `global-default` (20 of 245 shares: 49 seats, 24 never lent to other
+/// levels) and a service account's in `workload-low` (100 shares: 245
+/// seats, 24 never lent). 16 stays within the seats either level keeps
+/// however busy the others are, so one resource's writes neither wait in
+/// the level's queues nor come back 429, and leave the level room for its
+/// other clients.
+pub const IN_FLIGHT: usize = 16;
 
 /// Which nodes a resource writes to: one by name, or every node a label
 /// selector matches at apply time. Flattened into the resource's model.
@@ -164,21 +179,6 @@ impl NodeTarget {
         }
     }
 
-    /// The names of the targeted nodes: a named node without asking the
-    /// cluster (a missing one shows when it is written), a selector's by
-    /// listing them.
-    async fn names(
-        &self,
-        nodes: &Objects<'_, Node>,
-        deadline: Deadline,
-    ) -> Result<BTreeSet<String>, GaveUp> {
-        if let Some(known) = self.known_nodes() {
-            return Ok(known);
-        }
-        let found = self.find(nodes, deadline).await?;
-        Ok(found.iter().map(|n| name_of(n).to_string()).collect())
-    }
-
     /// What a read sees: the targeted nodes and those of `written` (the
     /// nodes state says carry the resource's writes) that still exist and
     /// are no longer targeted. `None` when the named node is gone: state
@@ -207,59 +207,140 @@ impl NodeTarget {
     /// Writes `change(node, targeted)` to every targeted node and to every
     /// node of `written_before` (where `targeted` is false, to release what
     /// is there), one [`update`](crate::cluster::api::Named::update) per
-    /// node. Returns the targeted nodes written. A named node that does not
-    /// exist is an error at `node_name`, saying it cannot be `done`.
-    pub async fn rewrite<C: Change<Node>>(
+    /// node, [`IN_FLIGHT`] at a time. Returns the targeted nodes written. A
+    /// named node that does not exist is an error at `node_name`, saying it
+    /// cannot be `done`.
+    pub async fn rewrite<C: Change<Node> + Send>(
         &self,
         kubernetes: &Kubernetes,
         written_before: &BTreeSet<String>,
-        change: impl Fn(&str, bool) -> C,
+        change: impl Fn(&str, bool) -> C + Sync,
         done: &str,
         deadline: Deadline,
     ) -> Result<BTreeSet<String>, Interrupted> {
-        let mut written = BTreeSet::new();
-        let stop = |written: &BTreeSet<String>, diagnostics: Diagnostics| Interrupted {
-            written: written.clone(),
+        self.write(kubernetes, written_before, true, change, done, deadline)
+            .await
+    }
+
+    /// Releases what is ours on every node of `written`: `change(node,
+    /// false)` on each, [`IN_FLIGHT`] at a time. The target only says which
+    /// nodes to list, so that those it still selects need no GET.
+    pub async fn release<C: Change<Node> + Send>(
+        &self,
+        kubernetes: &Kubernetes,
+        written: &BTreeSet<String>,
+        change: impl Fn(&str, bool) -> C + Sync,
+        deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        self.write(kubernetes, written, false, change, "released", deadline)
+            .await
+            .map(drop)
+            .map_err(|interrupted| interrupted.diagnostics)
+    }
+
+    /// [`Self::rewrite`], or with `targeting` false [`Self::release`]. A
+    /// selector's nodes are listed once, and each is written with the
+    /// resourceVersion the list returned (read again only after a
+    /// conflict); a named node, and a node written before that the
+    /// selector no longer matches, are read before their write. After a
+    /// failure no further write starts, those in flight finish, and the
+    /// targeted nodes written (or that may have been: an answer lost) are
+    /// returned with the first failure.
+    async fn write<C: Change<Node> + Send>(
+        &self,
+        kubernetes: &Kubernetes,
+        written_before: &BTreeSet<String>,
+        targeting: bool,
+        change: impl Fn(&str, bool) -> C + Sync,
+        done: &str,
+        deadline: Deadline,
+    ) -> Result<BTreeSet<String>, Interrupted> {
+        let stop = |written: BTreeSet<String>, diagnostics: Diagnostics| Interrupted {
+            written,
             diagnostics,
         };
         let nodes = nodes(kubernetes)
             .await
-            .map_err(|gave_up| stop(&written, gave_up.diagnostics))?;
-        let targets = self
-            .names(&nodes, deadline)
-            .await
-            .map_err(|gave_up| stop(&written, gave_up.diagnostics))?;
-        for name in targets.union(written_before) {
+            .map_err(|gave_up| stop(BTreeSet::new(), gave_up.diagnostics))?;
+        let mut listed = BTreeMap::new();
+        if self.node_selector.is_some() && (targeting || !written_before.is_empty()) {
+            let found = self
+                .find(&nodes, deadline)
+                .await
+                .map_err(|gave_up| stop(BTreeSet::new(), gave_up.diagnostics))?;
+            listed.extend(found.into_iter().map(|n| (name_of(&n).to_string(), n)));
+        }
+        let targets: BTreeSet<String> = match self.known_nodes() {
+            _ if !targeting => BTreeSet::new(),
+            Some(known) => known,
+            None => listed.keys().cloned().collect(),
+        };
+        let mut pending = targets.union(written_before).map(|name| {
             let targeted = targets.contains(name);
-            let node = nodes.named(name);
-            let exists = match node.update(&change(name, targeted), deadline).await {
-                Ok(before) => before.is_some(),
+            (name.clone(), targeted, listed.remove(name))
+        });
+        let write_one = |(name, targeted, listed): (String, bool, Option<Node>)| {
+            let (nodes, change) = (&nodes, &change);
+            async move {
+                let node = nodes.named(&name);
+                let change = change(&name, targeted);
+                let before = match listed {
+                    Some(listed) => node.update_listed(listed, &change, deadline).await,
+                    None => node.update(&change, deadline).await,
+                };
+                (name, targeted, before.map(|before| before.is_some()))
+            }
+        };
+        let mut in_flight = FuturesUnordered::new();
+        let mut written = BTreeSet::new();
+        let mut failed: Vec<(String, Diagnostics)> = Vec::new();
+        loop {
+            while failed.is_empty() && in_flight.len() < IN_FLIGHT {
+                match pending.next() {
+                    Some(next) => in_flight.push(write_one(next)),
+                    None => break,
+                }
+            }
+            let Some((name, targeted, outcome)) = in_flight.next().await else {
+                break;
+            };
+            match outcome {
+                Ok(true) if targeted => {
+                    written.insert(name);
+                }
+                Ok(false) if targeted && self.node_name.is_some() => {
+                    let missing = Diagnostic::error(
+                        "Node not found",
+                        format!(
+                            "Node {name:?} does not exist on {}, so it cannot be {done}.",
+                            kubernetes.describe()
+                        ),
+                    )
+                    .at(AttributePath::attr("node_name"));
+                    failed.push((name, missing.into()));
+                }
+                Ok(_) => {}
                 Err(gave_up) => {
                     // The write may have landed before the policy gave up.
                     if targeted && gave_up.maybe_applied {
                         written.insert(name.clone());
                     }
-                    return Err(stop(&written, gave_up.diagnostics));
+                    failed.push((name, gave_up.diagnostics));
                 }
-            };
-            if !targeted {
-                continue;
-            }
-            if exists {
-                written.insert(name.clone());
-            } else if self.node_name.is_some() {
-                let missing = Diagnostic::error(
-                    "Node not found",
-                    format!(
-                        "Node {name:?} does not exist on {}, so it cannot be {done}.",
-                        kubernetes.describe()
-                    ),
-                )
-                .at(AttributePath::attr("node_name"));
-                return Err(stop(&written, missing.into()));
             }
         }
-        Ok(written)
+        let mut failed = failed.into_iter();
+        let Some((_, mut diagnostics)) = failed.next() else {
+            return Ok(written);
+        };
+        let others: Vec<String> = failed.map(|(name, _)| format!("{name:?}")).collect();
+        if let (Some(first), false) = (diagnostics.0.first_mut(), others.is_empty()) {
+            first.detail += &format!(
+                "\n\nThe writes in flight beside it failed too, on nodes {}; no other write was started.",
+                others.join(", ")
+            );
+        }
+        Err(stop(written, diagnostics))
     }
 }
 

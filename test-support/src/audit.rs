@@ -19,20 +19,26 @@ use std::path::PathBuf;
 /// The user whose requests the test cluster audits.
 pub const COUNTED_USER: &str = "gpufleet-counted";
 
-/// The kubeconfig of [`COUNTED_USER`], beside the cluster's.
+/// The kubeconfig of [`COUNTED_USER`], beside the test cluster's.
 pub fn counted_kubeconfig() -> String {
-    cluster_file("kubeconfig-counted")
+    counted_kubeconfig_beside(&crate::kubeconfig())
 }
 
-fn cluster_file(name: &str) -> String {
-    std::path::Path::new(&crate::kubeconfig())
+/// The kubeconfig of [`COUNTED_USER`] of the cluster whose admin
+/// kubeconfig is `kubeconfig` (a cluster of testbed/cluster.sh).
+pub fn counted_kubeconfig_beside(kubeconfig: &str) -> String {
+    cluster_file(kubeconfig, "kubeconfig-counted")
+}
+
+fn cluster_file(kubeconfig: &str, name: &str) -> String {
+    std::path::Path::new(kubeconfig)
         .with_file_name(name)
         .to_string_lossy()
         .into_owned()
 }
 
-fn log_path() -> PathBuf {
-    PathBuf::from(cluster_file("logs")).join("audit-counted.log")
+fn log_path(kubeconfig: &str) -> PathBuf {
+    PathBuf::from(cluster_file(kubeconfig, "logs")).join("audit-counted.log")
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -91,8 +97,8 @@ fn key(event: &serde_json::Value) -> (String, String) {
 }
 
 /// What the audit log holds from `offset` on: the counts and the new end.
-fn read_from(offset: u64) -> (Counts, u64) {
-    let Ok(mut file) = std::fs::File::open(log_path()) else {
+fn read_from(log: &std::path::Path, offset: u64) -> (Counts, u64) {
+    let Ok(mut file) = std::fs::File::open(log) else {
         return (Counts::default(), 0);
     };
     let end = file.seek(SeekFrom::End(0)).unwrap();
@@ -120,12 +126,19 @@ fn read_from(offset: u64) -> (Counts, u64) {
 
 /// Runs `command` and returns the requests [`COUNTED_USER`] sent meanwhile.
 pub fn counted(command: impl FnOnce()) -> Counts {
+    counted_with(&crate::kubeconfig(), command).0
+}
+
+/// [`counted`] on the cluster whose admin kubeconfig is `kubeconfig`, with
+/// what `command` returned.
+pub fn counted_with<T>(kubeconfig: &str, command: impl FnOnce() -> T) -> (Counts, T) {
+    let counted_kubeconfig = counted_kubeconfig_beside(kubeconfig);
     assert!(
-        std::path::Path::new(&counted_kubeconfig()).exists(),
-        "no {} beside the cluster's kubeconfig: the cluster predates the audited user (testbed/cluster.sh down && up)",
-        counted_kubeconfig()
+        std::path::Path::new(&counted_kubeconfig).exists(),
+        "no {counted_kubeconfig} beside the cluster's kubeconfig: the cluster predates the audited user (testbed/cluster.sh down && up)",
     );
-    let start = std::fs::metadata(log_path()).map_or(0, |m| m.len());
-    command();
-    read_from(start).0
+    let log = log_path(kubeconfig);
+    let start = std::fs::metadata(&log).map_or(0, |m| m.len());
+    let returned = command();
+    (read_from(&log, start).0, returned)
 }

@@ -12,7 +12,9 @@
 //!
 //! One writer per kind, not a second taint race: tests/acceptance/node_taint.rs
 //! races taints alone, and tests/acceptance/sharing.rs edits the ConfigMap
-//! between applies.
+//! between applies. Apart from those, one taint over many nodes, which the
+//! provider writes several at a time from one LIST, races a writer on every
+//! one of its nodes.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -39,6 +41,10 @@ const APPLIES: u32 = 3;
 /// More applies while none of the provider's node writes has met a
 /// writer's (how often they meet depends on the machine's load), up to this.
 const MAX_APPLIES: u32 = 12;
+/// The nodes one taint goes over in its race: twice the writes the
+/// provider has in flight at once (`kit::node_target::IN_FLIGHT`), so that
+/// later writes start from a LIST the writer has long moved past.
+const RACED_NODES: usize = 32;
 
 /// What one writer did.
 #[derive(Debug, Default)]
@@ -75,12 +81,14 @@ impl<K> Marks<K> {
 }
 
 /// Rewrites the writer's fields on every object of `names` until `stop`,
-/// one round after another on each; an object not there yet is waited for.
-/// `api` makes the writer's API from a client of its own thread.
+/// one round after another on each, `pause` between them; an object not
+/// there yet is waited for. `api` makes the writer's API from a client of
+/// its own thread.
 fn start_writer<K>(
     api: impl FnOnce(kube::Client) -> Api<K> + Send + 'static,
     names: Vec<String>,
     marks: Marks<K>,
+    pause: Duration,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<Report>
 where
@@ -127,7 +135,7 @@ where
                             }
                         }
                         report.rounds += 1;
-                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        tokio::time::sleep(pause).await;
                     }
                     // The last round, once Terraform is done.
                     if let Some((r, written)) = last {
@@ -437,12 +445,14 @@ fn foreign_writers_and_terraform_both_keep_their_fields() {
                 Api::<Node>::all,
                 fixture.nodes.clone(),
                 node_marks(),
+                Duration::from_millis(5),
                 stop.clone(),
             ),
             start_writer(
                 |client| Api::all_with(client, &node_pools("karpenter.sh")),
                 vec![fleet_name.clone()],
                 node_pool_marks(),
+                Duration::from_millis(5),
                 stop.clone(),
             ),
             start_writer(
@@ -452,6 +462,7 @@ fn foreign_writers_and_terraform_both_keep_their_fields() {
                 },
                 vec![CONFIG_MAP.to_string()],
                 config_map_marks(),
+                Duration::from_millis(5),
                 stop.clone(),
             ),
         ];
@@ -555,6 +566,170 @@ fn foreign_writers_and_terraform_both_keep_their_fields() {
         // resourceVersion-guarded writes met a conflict, and were retried.
         assert!(
             refused_nodes > 0,
+            "{}: no provider write on a node met a conflict in {applies} applies; the race was never run",
+            cli.name
+        );
+    });
+}
+
+/// Nodes of a test's own, deleted however it ends.
+struct Nodes(Vec<String>);
+
+impl Nodes {
+    /// `count` nodes labelled `example.com/pool=pool`.
+    fn new(pool: &str, count: usize) -> Self {
+        let names: Vec<String> = (0..count).map(|i| format!("{pool}-{i}")).collect();
+        block_on(async {
+            let api = Api::<Node>::all(kube_client().await);
+            for name in &names {
+                let node: Node = serde_json::from_value(json!({
+                    "metadata": {"name": name, "labels": {"example.com/pool": pool}},
+                }))
+                .unwrap();
+                api.create(&PostParams::default(), &node).await.unwrap();
+            }
+        });
+        Self(names)
+    }
+}
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        block_on(async {
+            let api = Api::<Node>::all(kube_client().await);
+            for name in &self.0 {
+                let _ = api.delete(name, &DeleteParams::default()).await;
+            }
+        });
+    }
+}
+
+/// The values of our taint on each node of `pool`.
+fn our_taint_values(pool: &str) -> BTreeMap<String, Vec<String>> {
+    let nodes = block_on(async {
+        let selector = kube::api::ListParams::default().labels(&format!("example.com/pool={pool}"));
+        Api::<Node>::all(kube_client().await)
+            .list(&selector)
+            .await
+            .unwrap()
+    });
+    nodes
+        .items
+        .into_iter()
+        .map(|node| {
+            let values = node
+                .spec
+                .and_then(|s| s.taints)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|t| t.key == OURS)
+                .map(|t| t.value.unwrap_or_default())
+                .collect();
+            (node.metadata.name.unwrap_or_default(), values)
+        })
+        .collect()
+}
+
+/// One `gpufleet_node_taint` over [`RACED_NODES`] nodes, written several at
+/// a time from one LIST, while a careful writer rewrites a taint and a
+/// label of its own on every one of them: after each apply our taint is on
+/// every node with the configured value and the plan is empty, every round
+/// of the writer is found intact (no foreign taint dropped), and destroy
+/// takes only ours away.
+#[test]
+fn one_taint_over_many_nodes_races_a_writer_on_each() {
+    each_cli(|cli| {
+        let pool = unique_name("raced");
+        let nodes = Nodes::new(&pool, RACED_NODES);
+        let before = block_on(conflicts());
+        let stop = Arc::new(AtomicBool::new(false));
+        let _stop_on_drop = StopOnDrop(stop.clone());
+        // A round per node every quarter second: a few hundred writes a
+        // second in all, enough to meet the provider's between its LIST and
+        // its writes, on a machine other tests share.
+        let writer = start_writer(
+            Api::<Node>::all,
+            nodes.0.clone(),
+            node_marks(),
+            Duration::from_millis(250),
+            stop.clone(),
+        );
+        let refused_since = || {
+            let key = ("nodes".to_string(), "PATCH".to_string());
+            block_on(conflicts()).get(&key).copied().unwrap_or(0)
+                - before.get(&key).copied().unwrap_or(0)
+        };
+        let mut ws = Workspace::new(cli);
+        let mut applies = 0;
+        while applies < APPLIES || (applies < MAX_APPLIES && refused_since() == 0) {
+            ws.config(&format!(
+                "resource \"gpufleet_node_taint\" \"t\" {{\n  node_selector = {{ \"example.com/pool\" = \"{pool}\" }}\n  taints = [{{ key = \"{OURS}\", value = \"{applies}\", effect = \"NoSchedule\" }}]\n}}\n"
+            ));
+            ws.apply();
+            let expected: BTreeMap<String, Vec<String>> = nodes
+                .0
+                .iter()
+                .map(|name| (name.clone(), vec![applies.to_string()]))
+                .collect();
+            assert_eq!(
+                our_taint_values(&pool),
+                expected,
+                "{}: after apply {applies}",
+                cli.name
+            );
+            assert_eq!(
+                ws.resource_values("gpufleet_node_taint.t")["nodes"]
+                    .as_array()
+                    .map_or(0, Vec::len),
+                RACED_NODES,
+                "{}: the nodes in state",
+                cli.name
+            );
+            applies += 1;
+        }
+        ws.assert_plan_empty();
+        stop.store(true, Ordering::Relaxed);
+        let report = writer.join().expect("the writer panicked");
+        let refused = refused_since();
+        ws.destroy();
+        assert!(
+            our_taint_values(&pool).values().all(Vec::is_empty),
+            "{}: destroy left our taint",
+            cli.name
+        );
+        for name in &nodes.0 {
+            let node =
+                block_on(async { Api::<Node>::all(kube_client().await).get(name).await }).unwrap();
+            assert_eq!(
+                (node_marks().get)(&node).len(),
+                2,
+                "{}: the writer's fields on {name} after destroy",
+                cli.name
+            );
+        }
+        eprintln!(
+            "conflict figures: {}",
+            json!({
+                "cli": cli.name,
+                "test": "one taint over many nodes",
+                "nodes": RACED_NODES,
+                "applies": applies,
+                "writer_rounds": report.rounds,
+                "writer_rounds_found_intact": report.intact,
+                "writer_conflicts_retried": report.conflicts,
+                "lost": report.lost.len(),
+                "provider_conflicts_retried": refused,
+            })
+        );
+        assert!(
+            report.lost.is_empty(),
+            "{}: the writer's fields were lost:\n  {}",
+            cli.name,
+            report.lost.join("\n  ")
+        );
+        assert_eq!(report.intact, report.rounds, "{}", cli.name);
+        assert!(
+            refused > 0,
             "{}: no provider write on a node met a conflict in {applies} applies; the race was never run",
             cli.name
         );

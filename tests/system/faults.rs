@@ -10,7 +10,9 @@
 //! After each: no object lost, duplicated or left unmanaged, state equal to
 //! the cluster, a second plan empty, and destroy leaves nothing. Beside
 //! them, an apply of priority classes that meets a restarted API server
-//! still loading its RBAC rules must succeed.
+//! still loading its RBAC rules must succeed, and kube-apiserver is killed
+//! in the middle of one taint's writes to 200 nodes, which the provider
+//! makes several at a time.
 //!
 //! The short runs (20 resources) are part of `make test`; the 200-resource
 //! runs, and a fault-free apply to compare them with, are `#[ignore]`d and
@@ -27,11 +29,12 @@ use common::fixtures::{
 };
 use common::terraform::{Cli, Workspace, clis, provider_block_for};
 use common::{block_on, repo_root, unique_name};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use k8s_openapi::api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
-use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams, WatchEvent, WatchParams};
 
 /// The runs take turns: each may kill a component the others use.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -1343,4 +1346,239 @@ fn a_namespace_fence_needs_kubernetes_1_30() {
         });
     }
     cluster.restore();
+}
+
+/// The nodes one taint goes over when kube-apiserver is killed in the
+/// middle of its writes: a dozen rounds of the writes the provider has in
+/// flight at once (`kit::node_target::IN_FLIGHT`).
+const NODES_UNDER_ONE_TAINT: usize = 200;
+/// Another tool's taint on each of those nodes, which must survive.
+const FOREIGN_TAINT: &str = "other.example.com/keep";
+
+/// A run's nodes on the fault cluster, deleted however the test ends.
+struct RunNodes {
+    cluster: FaultCluster,
+    names: Vec<String>,
+}
+
+impl RunNodes {
+    /// `count` nodes labelled with the run, each with [`FOREIGN_TAINT`].
+    fn new(cluster: &FaultCluster, run: &str, count: usize) -> Self {
+        let names: Vec<String> = (0..count).map(|i| format!("{run}-node-{i}")).collect();
+        block_on(async {
+            let api = Api::<Node>::all(cluster.client().await);
+            for name in &names {
+                let node: Node = serde_json::from_value(serde_json::json!({
+                    "metadata": { "name": name, "labels": { RUN_LABEL: run } },
+                    "spec": { "taints": [{ "key": FOREIGN_TAINT, "value": "v", "effect": "NoSchedule" }] },
+                }))
+                .unwrap();
+                api.create(&PostParams::default(), &node).await.unwrap();
+            }
+        });
+        Self {
+            cluster: cluster.clone(),
+            names,
+        }
+    }
+
+    /// Each node's taints as `key=value`, ours and the other tool's.
+    fn taints(&self, run: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+        block_on(async {
+            let selector = ListParams::default().labels(&format!("{RUN_LABEL}={run}"));
+            let nodes = Api::<Node>::all(self.cluster.client().await)
+                .list(&selector)
+                .await
+                .unwrap();
+            nodes
+                .items
+                .into_iter()
+                .map(|node| {
+                    let taints = node
+                        .spec
+                        .and_then(|s| s.taints)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|t| format!("{}={}", t.key, t.value.unwrap_or_default()))
+                        .collect();
+                    (node.metadata.name.unwrap_or_default(), taints)
+                })
+                .collect()
+        })
+    }
+
+    /// The nodes carrying our taint.
+    fn tainted(&self, run: &str) -> BTreeSet<String> {
+        self.taints(run)
+            .into_iter()
+            .filter(|(_, taints)| taints.iter().any(|t| t.starts_with(TAINT_KEY)))
+            .map(|(name, _)| name)
+            .collect()
+    }
+}
+
+impl Drop for RunNodes {
+    fn drop(&mut self) {
+        block_on(async {
+            let api = Api::<Node>::all(self.cluster.client().await);
+            for name in &self.names {
+                let _ = api.delete(name, &DeleteParams::default()).await;
+            }
+        });
+    }
+}
+
+/// Starts `apply` once a watch on the run's nodes is open, and SIGKILLs
+/// kube-apiserver (its pid, not `cluster.sh`, which would take longer than
+/// the writes) at the first node that carries our taint. Returns the
+/// started CLI and how many nodes the watch had seen tainted by then.
+fn kill_at_first_taint(cluster: &FaultCluster, run: &str, apply: &mut Command) -> (Child, usize) {
+    block_on(async {
+        let api = Api::<Node>::all(cluster.client().await);
+        let selector = format!("{RUN_LABEL}={run}");
+        let listed = api
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .unwrap();
+        let version = listed.metadata.resource_version.unwrap_or_default();
+        let mut events = Box::pin(
+            api.watch(&WatchParams::default().labels(&selector), &version)
+                .await
+                .unwrap(),
+        );
+        let mut child = apply.spawn().unwrap();
+        let started = Instant::now();
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(1), events.next()).await;
+            if let Ok(Some(Ok(WatchEvent::Modified(node)))) = next
+                && node
+                    .spec
+                    .and_then(|s| s.taints)
+                    .is_some_and(|t| t.iter().any(|t| t.key == TAINT_KEY))
+            {
+                break;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the apply ended ({status}) before it tainted any node");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the apply tainted no node in 2 minutes"
+            );
+        }
+        let pid = std::fs::read_to_string(cluster.dir.join("kube-apiserver.pid")).unwrap();
+        let killed = Command::new("kill")
+            .args(["-KILL", pid.trim()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "kill -KILL kube-apiserver");
+        // What the watch had delivered before the kill, for the figures.
+        let mut seen = 1;
+        while let Ok(Some(Ok(WatchEvent::Modified(_)))) =
+            tokio::time::timeout(Duration::from_millis(1), events.next()).await
+        {
+            seen += 1;
+        }
+        (child, seen)
+    })
+}
+
+/// One `gpufleet_node_taint` over [`NODES_UNDER_ONE_TAINT`] nodes (a
+/// selector), which the provider writes several at a time from one LIST,
+/// each node also carrying another tool's taint. kube-apiserver is
+/// SIGKILLed at the first node tainted and started again 2 s later: the
+/// writes in flight and those after them meet refused connections or lost
+/// answers and are retried. State must then name exactly the nodes that
+/// carry the taint, the apply (or the next) put it once on every node,
+/// the other tool's taint must be on every node, the plan empty, and
+/// destroy must leave that taint alone. Both CLIs, one after the other.
+#[test]
+fn api_server_killed_mid_node_writes() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cluster) = FaultCluster::get() else {
+        return;
+    };
+    cluster.restore();
+    let kubeconfig = cluster.provider_kubeconfig();
+    for cli in clis() {
+        let run = unique_name("node-writes");
+        let nodes = RunNodes::new(&cluster, &run, NODES_UNDER_ONE_TAINT);
+        let all: BTreeSet<String> = nodes.names.iter().cloned().collect();
+        let mut ws = Workspace::new(cli);
+        ws.config_raw(&(provider_block_for(&kubeconfig, "")
+            + &format!(
+                "resource \"gpufleet_node_taint\" \"t\" {{\n  node_selector = {{ \"{RUN_LABEL}\" = \"{run}\" }}\n  taints = [{{ key = \"{TAINT_KEY}\", value = \"{run}\", effect = \"NoSchedule\" }}]\n}}\n"
+            )));
+        let log = ws.path().join("provider.log");
+        let started = Instant::now();
+        let mut apply = apply_command(&mut ws, 10, &log);
+        let (apply, seen_before_kill) = kill_at_first_taint(&cluster, &run, &mut apply);
+        std::thread::sleep(SHORT_OUTAGE);
+        cluster.start("kube-apiserver");
+        let output = finish(apply, &ws, Duration::from_secs(300));
+        let apply_time = started.elapsed();
+        let retried = retries(&log);
+        assert!(
+            retried.total > 0,
+            "{}: the provider retried nothing: the API server died after the writes\n{}",
+            cli.name,
+            text(&output)
+        );
+
+        // State names exactly the nodes carrying the taint: all of them
+        // after a successful apply, else those the apply wrote.
+        let in_state = |ws: &Workspace| -> BTreeSet<String> {
+            ws.resource_values("gpufleet_node_taint.t")["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect()
+        };
+        let first_apply_ok = output.status.success();
+        let first_error = (!first_apply_ok).then(|| {
+            let printed = text(&output);
+            let error = printed.find("Error: ").map_or("", |at| &printed[at..]);
+            error.chars().take(600).collect::<String>()
+        });
+        let tainted = nodes.tainted(&run);
+        if first_apply_ok {
+            assert_eq!(tainted, all, "{}: nodes left untainted", cli.name);
+        } else {
+            ws.apply();
+        }
+        assert_eq!(in_state(&ws), nodes.tainted(&run), "{}: state", cli.name);
+        for (name, taints) in nodes.taints(&run) {
+            assert_eq!(
+                taints,
+                [format!("{FOREIGN_TAINT}=v"), format!("{TAINT_KEY}={run}")],
+                "{}: the taints of {name}",
+                cli.name
+            );
+        }
+        ws.assert_plan_empty();
+        ws.destroy();
+        for (name, taints) in nodes.taints(&run) {
+            assert_eq!(
+                taints,
+                [format!("{FOREIGN_TAINT}=v")],
+                "{}: the taints of {name} after destroy",
+                cli.name
+            );
+        }
+        eprintln!(
+            "fault figures: {}",
+            serde_json::json!({
+                "cli": cli.name,
+                "fault": "kube-apiserver killed mid node writes",
+                "nodes": NODES_UNDER_ONE_TAINT,
+                "tainted_when_killed": seen_before_kill,
+                "first_apply_succeeded": first_apply_ok,
+                "first_apply_error": first_error,
+                "first_apply_seconds": round(apply_time),
+                "retries": retried.total,
+                "retries_by_cause": retried.by_cause,
+            })
+        );
+    }
 }

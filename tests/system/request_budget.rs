@@ -2,12 +2,12 @@
 //! itself records them (its audit log, read before and after each
 //! terraform/tofu command). The budget per resource:
 //!
-//! | command | priority class, fleet | node taint |
-//! |---|---|---|
-//! | refresh (`plan`) | 1 GET | 1 GET |
-//! | create | 1 GET (refuses to adopt an existing object) + 1 APPLY | 1 GET + 1 PATCH |
-//! | update | refresh + 1 APPLY | refresh + 1 GET + 1 PATCH |
-//! | delete | refresh + 1 DELETE | refresh + 1 GET + 1 PATCH |
+//! | command | priority class, fleet | node taint on a named node | node taint over N nodes (a selector) |
+//! |---|---|---|---|
+//! | refresh (`plan`) | 1 GET | 1 GET | 1 LIST |
+//! | create | 1 GET (refuses to adopt an existing object) + 1 APPLY | 1 GET + 1 PATCH | 1 LIST + N PATCH |
+//! | update | refresh + 1 APPLY | refresh + 1 GET + 1 PATCH | refresh + 1 LIST + N PATCH |
+//! | delete | refresh + 1 DELETE | refresh + 1 GET + 1 PATCH | refresh + 1 LIST + N PATCH |
 //!
 //! A fleet without `gpu_sharing` also reads the device-plugin ConfigMap's
 //! `default` key each time it is planned (1 GET per plan, 2 per apply), to
@@ -51,7 +51,9 @@
 //!
 //! A node's taints are a list the kubelet and others write too, so the taint
 //! resource reads the node and writes it back with its resourceVersion as a
-//! precondition, where the others apply server-side. Every resource knows
+//! precondition, where the others apply server-side; a selector's nodes are
+//! read by one LIST, whose resourceVersions their writes carry (a node is
+//! read again only after a conflict, which this run does not meet). Every resource knows
 //! its API group, version and kind; the one discovery request is the check
 //! of what a fleet needs (Karpenter's CRDs, its node class's): a plan that
 //! creates or changes a fleet makes it once per provider process (so twice
@@ -78,6 +80,8 @@ use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 
 const CLASSES: u64 = 2;
+/// The nodes the selector of the second node taint matches.
+const SELECTED: u64 = 3;
 
 fn verbs(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(v, n)| (v.to_string(), *n)).collect()
@@ -103,7 +107,7 @@ fn assert_budget(what: &str, counts: &Counts, expected: &[(&str, &[(&str, u64)])
     );
 }
 
-fn config(classes: &[String], pool: &str, node: &str, revision: &str) -> String {
+fn config(classes: &[String], pool: &str, node: &str, selected: &str, revision: &str) -> String {
     let mut body = provider_block_for(&counted_kubeconfig(), "");
     body += &classes
         .iter()
@@ -126,28 +130,40 @@ fn config(classes: &[String], pool: &str, node: &str, revision: &str) -> String 
     body += &format!(
         "resource \"gpufleet_node_taint\" \"t\" {{\n  node_name = \"{node}\"\n  taints    = [{{ key = \"budget\", value = \"{revision}\", effect = \"NoSchedule\" }}]\n}}\n"
     );
+    body += &format!(
+        "resource \"gpufleet_node_taint\" \"selected\" {{\n  node_selector = {{ \"example.com/budget\" = \"{selected}\" }}\n  taints        = [{{ key = \"budget\", value = \"{revision}\", effect = \"NoSchedule\" }}]\n}}\n"
+    );
     body
 }
 
 /// A node of the run's own for the node-scoped resources, deleted when
 /// the guard drops.
 fn scratch_node(prefix: &str) -> (String, Guard) {
-    let node = unique_name(prefix);
-    let object = Node {
-        metadata: ObjectMeta {
-            name: Some(node.clone()),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let (mut nodes, guard) = scratch_nodes(prefix, 1, None);
+    (nodes.remove(0), guard)
+}
+
+/// `count` nodes of the run's own, labelled `label` if given, deleted when
+/// the guard drops.
+fn scratch_nodes(prefix: &str, count: u64, label: Option<(&str, &str)>) -> (Vec<String>, Guard) {
+    let nodes: Vec<String> = (0..count).map(|_| unique_name(prefix)).collect();
     block_on(async {
-        Api::<Node>::all(kube_client().await)
-            .create(&PostParams::default(), &object)
-            .await
-    })
-    .unwrap();
-    let guard = Guard::of::<Node>(&[&node]);
-    (node, guard)
+        let api = Api::<Node>::all(kube_client().await);
+        for node in &nodes {
+            let object = Node {
+                metadata: ObjectMeta {
+                    name: Some(node.clone()),
+                    labels: label.map(|(k, v)| [(k.to_string(), v.to_string())].into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            api.create(&PostParams::default(), &object).await.unwrap();
+        }
+    });
+    let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let guard = Guard::of::<Node>(&names);
+    (nodes, guard)
 }
 
 /// Both budgets, one after the other: the counted user's requests are
@@ -261,11 +277,17 @@ fn queue_resources(cli: &Cli) {
 
 fn plain_resources(cli: &Cli) {
     let (node, _node) = scratch_node("budget-node");
+    let selected = unique_name("budget-selected");
+    let (_, _selected) = scratch_nodes(
+        "budget-selected",
+        SELECTED,
+        Some(("example.com/budget", &selected)),
+    );
 
     let classes: Vec<String> = (0..CLASSES).map(|_| unique_name("budget-pc")).collect();
     let pool = unique_name("budget-fleet");
     let mut ws = Workspace::new(cli);
-    ws.config_raw(&config(&classes, &pool, &node, "first"))
+    ws.config_raw(&config(&classes, &pool, &node, &selected, "first"))
         .init();
     let what = |command: &str| format!("{} {command}", cli.name);
 
@@ -283,7 +305,7 @@ fn plain_resources(cli: &Cli) {
             ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
             ("configmaps", &[("GET", 2)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
-            ("nodes", &[("GET", 1), ("PATCH", 1)]),
+            ("nodes", &[("GET", 1), ("LIST", 1), ("PATCH", 1 + SELECTED)]),
             ("apis", &[("GET", 2)]),
             ("kwoknodeclasses", &[("GET", 2)]),
         ],
@@ -297,12 +319,12 @@ fn plain_resources(cli: &Cli) {
             ("priorityclasses", &[("GET", CLASSES)]),
             ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 1)]),
-            ("nodes", &[("GET", 1)]),
+            ("nodes", &[("GET", 1), ("LIST", 1)]),
         ],
     );
     assert_eq!(refresh.discovery(), 0, "{}: discovery requests", cli.name);
 
-    ws.config_raw(&config(&classes, &pool, &node, "second"));
+    ws.config_raw(&config(&classes, &pool, &node, &selected, "second"));
     let update = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (update)"),
@@ -311,7 +333,7 @@ fn plain_resources(cli: &Cli) {
             ("priorityclasses", &[("GET", CLASSES), ("APPLY", CLASSES)]),
             ("configmaps", &[("GET", 2)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
-            ("nodes", &[("GET", 2), ("PATCH", 1)]),
+            ("nodes", &[("GET", 2), ("LIST", 2), ("PATCH", 1 + SELECTED)]),
             ("apis", &[("GET", 2)]),
             ("kwoknodeclasses", &[("GET", 2)]),
         ],
@@ -325,7 +347,7 @@ fn plain_resources(cli: &Cli) {
             ("priorityclasses", &[("GET", CLASSES), ("DELETE", CLASSES)]),
             ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 1), ("DELETE", 1)]),
-            ("nodes", &[("GET", 2), ("PATCH", 1)]),
+            ("nodes", &[("GET", 2), ("LIST", 2), ("PATCH", 1 + SELECTED)]),
         ],
     );
 }

@@ -42,6 +42,13 @@ fn what_is_worth_another_attempt() {
     assert_eq!(retried(&io(ConnectionReset)), Some(Cause::ConnectionLost));
     assert_eq!(retried(&io(TimedOut)), Some(Cause::NoAnswer));
     assert_eq!(retried(&io(InvalidData)), None, "a TLS failure is final");
+    // A reset that an io::Error of another kind wraps (as the TLS
+    // handshake's errors come), which hides it from `source()`.
+    let wrapped = std::io::Error::other(std::io::Error::new(ConnectionReset, "reset"));
+    assert_eq!(
+        retried(&kube::Error::Service(Box::new(wrapped))),
+        Some(Cause::ConnectionLost)
+    );
     // A server never reached is not waited for; one that accepted the
     // connection is.
     assert_eq!(judge(&io(ConnectionRefused), false).retry, None);
