@@ -14,7 +14,7 @@ cli=$(command -v terraform || true)
 [ -n "$cli" ] || cli=$repo/target/tools/bin/tofu
 
 if bash testbed/cluster.sh status >/dev/null 2>&1; then
-  kubectl delete namespace ml --ignore-not-found >/dev/null
+  kubectl delete namespace training inference --ignore-not-found >/dev/null
   if [ -f target/demo/terraform.tfstate ]; then
     echo "==> terraform destroy in target/demo"
     (cd target/demo && "$cli" destroy -auto-approve -input=false -no-color | tail -1)

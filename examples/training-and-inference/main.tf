@@ -5,7 +5,9 @@
 # workload=inference:NoSchedule, each GPU time-sliced for 4 pods;
 # a CPU-only fleet for everything else; and a join token with which a
 # self-managed GPU server joins as a training node, tainted from the moment
-# it registers. Only the workloads' namespace may use the fleets and classes.
+# it registers. Only training's and inference's namespaces may use the fleets
+# and classes: the training fleets admit both (inference overflows onto them),
+# the inference fleet and class inference's, the training class training's.
 # `make demo` applies it to the local control plane, where
 # Karpenter's kwok provider stands in for the cloud; on EC2's instance types
 # the test applies it with label_scheme = "aws" and a spot training fleet.
@@ -78,10 +80,16 @@ variable "inference" {
   }
 }
 
-variable "namespace" {
-  description = "Namespace the seed's workloads run in (the workloads configuration's namespace), training and inference alike: the only one the fleets and priority classes admit; the API server refuses, anywhere else, workloads that tolerate the GPU taints, select a GPU fleet or name a priority class."
+variable "training_namespace" {
+  description = "Namespace training runs in (the workloads configuration's training_namespace): with inference's, the only one the training fleets admit, and the only one the training priority class admits. The API server refuses, anywhere else, workloads that tolerate the training taint, select a training fleet or name the class."
   type        = string
-  default     = "ml"
+  default     = "training"
+}
+
+variable "inference_namespace" {
+  description = "Namespace inference runs in (the workloads configuration's inference_namespace): the only one the inference fleet and the online-inference priority class admit, so no other namespace can preempt training with that class."
+  type        = string
+  default     = "inference"
 }
 
 variable "mig_strategy" {
@@ -112,9 +120,9 @@ module "cluster" {
   training_priority       = { name = "batch-training", value = 1000 }
   inference_priority      = { name = "online-inference", value = 100000 }
   spot_training           = var.spot_training
-  # The seed runs training and inference in one namespace.
-  training_namespaces  = [var.namespace]
-  inference_namespaces = [var.namespace]
+  # Training and inference each in a namespace of its own.
+  training_namespaces  = [var.training_namespace]
+  inference_namespaces = [var.inference_namespace]
   # Only the aws scheme can say it; null elsewhere.
   training_network_bandwidth_min_gbps = var.training_network_bandwidth_min_gbps
 }

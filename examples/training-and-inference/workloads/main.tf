@@ -20,10 +20,16 @@ variable "cluster_state" {
   default     = "../terraform.tfstate"
 }
 
-variable "namespace" {
-  description = "Namespace the workloads run in."
+variable "training_namespace" {
+  description = "Namespace the training Jobs (and the pods on training GPUs) run in."
   type        = string
-  default     = "ml"
+  default     = "training"
+}
+
+variable "inference_namespace" {
+  description = "Namespace the inference Deployments run in."
+  type        = string
+  default     = "inference"
 }
 
 variable "finetune_runs_for" {
@@ -86,7 +92,7 @@ locals {
       }) : name => {
       apiVersion = "batch/v1"
       kind       = "Job"
-      metadata   = { name = name, namespace = var.namespace }
+      metadata   = { name = name, namespace = var.training_namespace }
       spec = {
         parallelism  = job.pods
         completions  = job.pods
@@ -123,7 +129,7 @@ locals {
       } : name => {
       apiVersion = "apps/v1"
       kind       = "Deployment"
-      metadata   = { name = name, namespace = var.namespace }
+      metadata   = { name = name, namespace = var.inference_namespace }
       spec = {
         replicas = d.replicas
         selector = { matchLabels = { app = name } }
@@ -144,39 +150,54 @@ locals {
     }
   }
 
-  pod_spec = {
+  # Each single pod in the namespace of the work it resembles: the fleets
+  # refuse pods carrying training's tolerations anywhere but training's (and
+  # inference's) namespace.
+  single_pod_spec = {
     # Tolerates no taint: lands on the CPU-only fleet.
     report-builder = {
-      containers = [{
-        name      = "report-builder"
-        image     = "registry.example/report-builder:1"
-        resources = { requests = { cpu = "1", memory = "2Gi" } }
-      }]
+      namespace = var.training_namespace
+      spec = {
+        containers = [{
+          name      = "report-builder"
+          image     = "registry.example/report-builder:1"
+          resources = { requests = { cpu = "1", memory = "2Gi" } }
+        }]
+      }
     }
     # Asks for a GPU but tolerates no taint: no node may take it.
     stray-gpu-pod = {
-      containers = [merge(local.container.inference, { name = "stray" })]
+      namespace = var.inference_namespace
+      spec = {
+        containers = [merge(local.container.inference, { name = "stray" })]
+      }
     }
     # Wants a 1-GPU node of the 8-GPU training fleet: no instance type can be both.
     one-gpu-on-training = {
-      nodeSelector = merge(local.training.node_selector, { (local.training.gpu_count_label) = "1" })
-      tolerations  = local.training.tolerations
-      containers   = [merge(local.container.inference, { name = "one-gpu-on-training" })]
+      namespace = var.training_namespace
+      spec = {
+        nodeSelector = merge(local.training.node_selector, { (local.training.gpu_count_label) = "1" })
+        tolerations  = local.training.tolerations
+        containers   = [merge(local.container.inference, { name = "one-gpu-on-training" })]
+      }
     }
     # No priority class (priority 0) on training GPUs: a training pod could
     # preempt it, but training never preempts.
     notebook = {
-      nodeSelector = local.training.node_selector
-      tolerations  = local.training.tolerations
-      containers   = [merge(local.container.training, { name = "notebook" })]
+      namespace = var.training_namespace
+      spec = {
+        nodeSelector = local.training.node_selector
+        tolerations  = local.training.tolerations
+        containers   = [merge(local.container.training, { name = "notebook" })]
+      }
     }
   }
   single_pod = {
-    for name, spec in local.pod_spec : name => {
+    for name, pod in local.single_pod_spec : name => {
       apiVersion = "v1"
       kind       = "Pod"
-      metadata   = { name = name, namespace = var.namespace, labels = { app = name } }
-      spec       = merge({ terminationGracePeriodSeconds = local.grace_seconds }, spec)
+      metadata   = { name = name, namespace = pod.namespace, labels = { app = name } }
+      spec       = merge({ terminationGracePeriodSeconds = local.grace_seconds }, pod.spec)
     }
   }
 }
@@ -189,7 +210,8 @@ output "placement" {
     apiVersion = "v1"
     kind       = "List"
     items = concat([
-      { apiVersion = "v1", kind = "Namespace", metadata = { name = var.namespace } },
+      { apiVersion = "v1", kind = "Namespace", metadata = { name = var.training_namespace } },
+      { apiVersion = "v1", kind = "Namespace", metadata = { name = var.inference_namespace } },
       local.training_job["finetune-llm"],
       local.inference_deployment["chat-api"],
       local.training_job["eval-on-server"],

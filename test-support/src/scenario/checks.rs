@@ -13,7 +13,7 @@ use super::lookups::{
     POOL, all_pods, events, fleet_node_claims, gpus, label, live_node_pool, node_claims, node_map,
     node_of, nodes_of_pool, pod, unschedulable,
 };
-use super::{NAMESPACE, SERVER, Scenario, TRAINING_GPU_LIMIT};
+use super::{NAMESPACES, SERVER, Scenario, TRAINING_GPU_LIMIT};
 
 /// Where Karpenter records a node's capacity type (`on-demand` or `spot`).
 const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
@@ -331,13 +331,16 @@ impl Scenario {
             .await
             .unwrap();
         assert!(secret.is_none(), "the join token outlives destroy");
-        assert!(
-            Api::<Namespace>::all(client.clone())
-                .get_opt(NAMESPACE)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        for namespace in NAMESPACES {
+            assert!(
+                Api::<Namespace>::all(client.clone())
+                    .get_opt(namespace)
+                    .await
+                    .unwrap()
+                    .is_none(),
+                "namespace {namespace} outlives destroy"
+            );
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 
-use super::NAMESPACE;
+use super::NAMESPACES;
 use super::narrator::{Narrator, report};
 
 pub const POOL: &str = "karpenter.sh/nodepool";
@@ -103,33 +103,48 @@ pub(crate) async fn live_node_pool(client: &Client, name: &str) -> Option<Dynami
         .unwrap()
 }
 
-/// The pods of one workload (label `app`), in the scenario's namespace.
+/// The pods of one workload (label `app`), in the scenario's namespaces.
 pub(crate) async fn pods(client: &Client, app: &str) -> Vec<Pod> {
-    Api::<Pod>::namespaced(client.clone(), NAMESPACE)
-        .list(&ListParams::default().labels(&format!("app={app}")))
-        .await
-        .unwrap()
-        .items
+    pods_matching(client, &ListParams::default().labels(&format!("app={app}"))).await
 }
 
 pub(crate) async fn all_pods(client: &Client) -> Vec<Pod> {
-    Api::<Pod>::namespaced(client.clone(), NAMESPACE)
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
+    pods_matching(client, &ListParams::default()).await
 }
 
+async fn pods_matching(client: &Client, params: &ListParams) -> Vec<Pod> {
+    let mut pods = Vec::new();
+    for namespace in NAMESPACES {
+        let list = Api::<Pod>::namespaced(client.clone(), namespace)
+            .list(params)
+            .await
+            .unwrap();
+        pods.extend(list.items);
+    }
+    pods
+}
+
+/// The pod `name` of whichever of the scenario's namespaces has it.
 pub(crate) async fn pod(client: &Client, name: &str) -> Option<Pod> {
-    Api::<Pod>::namespaced(client.clone(), NAMESPACE)
-        .get_opt(name)
-        .await
-        .unwrap()
+    for namespace in NAMESPACES {
+        let pod = Api::<Pod>::namespaced(client.clone(), namespace)
+            .get_opt(name)
+            .await
+            .unwrap();
+        if pod.is_some() {
+            return pod;
+        }
+    }
+    None
 }
 
-/// The events of the scenario's namespace.
+/// The events of the scenario's namespaces.
 pub(crate) async fn events(client: &Client) -> Vec<Event> {
-    events_in(client, NAMESPACE).await
+    let mut events = Vec::new();
+    for namespace in NAMESPACES {
+        events.extend(events_in(client, namespace).await);
+    }
+    events
 }
 
 pub(crate) async fn events_in(client: &Client, namespace: &str) -> Vec<Event> {

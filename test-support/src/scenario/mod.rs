@@ -39,7 +39,12 @@ use crate::tls_bootstrap::{self, JoinMaterial};
 
 pub const EXAMPLE: &str = "examples/training-and-inference";
 pub const SERVER: &str = "simulated-8xh100-server";
-pub const NAMESPACE: &str = "ml";
+/// Where the workloads run (the workloads configuration's defaults): the
+/// training fleets admit both, the inference fleet and class inference's
+/// alone, the training class training's alone.
+pub const TRAINING_NAMESPACE: &str = "training";
+pub const INFERENCE_NAMESPACE: &str = "inference";
+pub const NAMESPACES: [&str; 2] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE];
 /// The ClusterPolicy the GPU Operator's Helm chart makes
 /// ([`crate::helm::cluster_policy`] names it so).
 const GPU_OPERATOR_POLICY: &str = "cluster-policy";
@@ -155,7 +160,7 @@ impl Scenario {
         // The test removes what it made outside Terraform however it ends.
         let mut made = matches!(self.audience, Audience::Test(_)).then(|| {
             (
-                Guard::of::<Namespace>(&[NAMESPACE]),
+                Guard::of::<Namespace>(&NAMESPACES),
                 Guard::of::<Node>(&[SERVER]),
                 Guard::of::<CertificateSigningRequest>(&[]),
             )
@@ -199,7 +204,7 @@ impl Scenario {
 
         match &self.audience {
             Audience::Test(_) => {
-                self.delete_namespace().await;
+                self.delete_namespaces().await;
                 // The workloads read the cluster's state: they go first.
                 workloads.destroy();
                 cluster.destroy();
@@ -309,16 +314,16 @@ impl Scenario {
         ));
     }
 
-    /// 1b. Only the workloads' namespace may use the GPU fleets and the
-    ///    priority classes: in another (`default`), the API server refuses
-    ///    a pod copying training's toleration and one naming
-    ///    online-inference (server-side dry runs: admission runs, nothing
-    ///    is stored). A new policy takes about a second to take effect.
+    /// 1b. Only the workloads' namespaces may use the GPU fleets and the
+    ///    priority classes: the API server refuses, in `default`, a pod
+    ///    copying training's toleration, and in training's namespace a pod
+    ///    naming online-inference, which would let it preempt training
+    ///    (server-side dry runs: admission runs, nothing is stored). A new
+    ///    policy takes about a second to take effect.
     async fn fences(&self) {
-        self.story.step(
-            "1b. in namespace default, a pod copying training's toleration and one naming online-inference: the API server refuses both",
-        );
-        let pods = Api::<Pod>::namespaced(self.client.clone(), "default");
+        self.story.step(&format!(
+            "1b. a pod copying training's toleration in namespace default, and one naming online-inference in namespace {TRAINING_NAMESPACE}: the API server refuses both"
+        ));
         let dry_run = PostParams {
             dry_run: true,
             ..Default::default()
@@ -330,34 +335,51 @@ impl Scenario {
         ], "containers": container});
         let naming =
             serde_json::json!({"priorityClassName": "online-inference", "containers": container});
-        for (name, spec, policy) in [
-            ("copies-training", copying, "gpufleet-fleet-training"),
+        let training_fleet_allows =
+            format!("namespaces \"{INFERENCE_NAMESPACE}\", \"{TRAINING_NAMESPACE}\";");
+        let inference_class_allows = format!("namespace \"{INFERENCE_NAMESPACE}\";");
+        for (name, namespace, spec, policy, allowed) in [
+            (
+                "copies-training",
+                "default",
+                copying,
+                "gpufleet-fleet-training",
+                training_fleet_allows,
+            ),
             (
                 "names-online-inference",
+                TRAINING_NAMESPACE,
                 naming,
                 "gpufleet-class-online-inference",
+                inference_class_allows,
             ),
         ] {
+            let pods = Api::<Pod>::namespaced(self.client.clone(), namespace);
             let object: Pod = serde_json::from_value(
                 serde_json::json!({"metadata": {"name": name}, "spec": spec}),
             )
             .unwrap();
             let refusal = self
-                .wait(&format!("{name} refused"), 15, async || {
-                    match pods.create(&dry_run, &object).await {
+                .wait(
+                    &format!("{name} refused in {namespace}"),
+                    15,
+                    async || match pods.create(&dry_run, &object).await {
                         Err(kube::Error::Api(e)) if e.code == 403 => Some(e.message),
                         _ => None,
-                    }
-                })
+                    },
+                )
                 .await;
             assert!(
-                refusal.contains(policy) && refusal.contains(&format!("namespace \"{NAMESPACE}\"")),
-                "{name}: {refusal}"
+                refusal.contains(policy)
+                    && refusal.contains(&allowed)
+                    && refusal.contains(&format!("this workload in namespace {namespace} ")),
+                "{name} in {namespace}: {refusal}"
             );
-            self.story.line(&format!("  {name}: {refusal}"));
+            self.story
+                .line(&format!("  {name} in {namespace}: {refusal}"));
         }
         self.story.phase(&format!(
-            "fences: only namespace {NAMESPACE} may use the GPU fleets and priority classes"
+            "fences: the training fleets admit only namespaces {TRAINING_NAMESPACE} and {INFERENCE_NAMESPACE}, online-inference only {INFERENCE_NAMESPACE}"
         ));
     }
 
@@ -366,7 +388,7 @@ impl Scenario {
         self.story.step(&format!(
             "2. finetune-llm runs {FINETUNE_RUNS_FOR} and succeeds"
         ));
-        let jobs = Api::<Job>::namespaced(self.client.clone(), NAMESPACE);
+        let jobs = Api::<Job>::namespaced(self.client.clone(), TRAINING_NAMESPACE);
         self.wait("finetune-llm to succeed", 120, async || {
             let job = jobs.get("finetune-llm").await.unwrap();
             (job.status?.succeeded? == 1).then_some(())
@@ -439,7 +461,7 @@ impl Scenario {
     async fn sweep_replaces_notebook(&self, sweep_name: &str) {
         self.story
             .step("5. the notebook ends; sweep-lr takes its GPUs");
-        Api::<Pod>::namespaced(self.client.clone(), NAMESPACE)
+        Api::<Pod>::namespaced(self.client.clone(), TRAINING_NAMESPACE)
             .delete("notebook", &DeleteParams::default())
             .await
             .unwrap();
@@ -534,7 +556,7 @@ impl Scenario {
                 of_this_run.extend(node.metadata.name);
             }
         }
-        self.start_deleting_namespace().await;
+        self.start_deleting_namespaces().await;
         self.wait(
             "Karpenter to remove every empty fleet node",
             180,
@@ -550,7 +572,7 @@ impl Scenario {
         self.story
             .phase("workloads deleted; Karpenter removed every fleet node");
         self.story.disruptions(&self.client, &of_this_run).await;
-        self.wait_namespace_gone().await;
+        self.wait_namespaces_gone().await;
     }
 
     // ---------------------------------------------------------------- setup
@@ -591,7 +613,7 @@ impl Scenario {
     }
 
     async fn reset(&self) {
-        self.delete_namespace().await;
+        self.delete_namespaces().await;
         if let Audience::Demo(dir) = &self.audience
             && dir.join("terraform.tfstate").is_file()
         {
@@ -742,27 +764,30 @@ impl Scenario {
         }
     }
 
-    async fn delete_namespace(&self) {
-        self.start_deleting_namespace().await;
-        self.wait_namespace_gone().await;
+    async fn delete_namespaces(&self) {
+        self.start_deleting_namespaces().await;
+        self.wait_namespaces_gone().await;
     }
 
-    async fn start_deleting_namespace(&self) {
+    async fn start_deleting_namespaces(&self) {
         let namespaces = Api::<Namespace>::all(self.client.clone());
-        if namespaces.get_opt(NAMESPACE).await.unwrap().is_some() {
-            let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
+        for namespace in NAMESPACES {
+            if namespaces.get_opt(namespace).await.unwrap().is_some() {
+                let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
+            }
         }
     }
 
-    async fn wait_namespace_gone(&self) {
+    async fn wait_namespaces_gone(&self) {
         let namespaces = Api::<Namespace>::all(self.client.clone());
-        self.wait("namespace ml to go", 120, async || {
-            namespaces
-                .get_opt(NAMESPACE)
-                .await
-                .unwrap()
-                .is_none()
-                .then_some(())
+        let what = format!("namespaces {} to go", NAMESPACES.join(" and "));
+        self.wait(&what, 120, async || {
+            for namespace in NAMESPACES {
+                if namespaces.get_opt(namespace).await.unwrap().is_some() {
+                    return None;
+                }
+            }
+            Some(())
         })
         .await;
     }
@@ -790,9 +815,13 @@ impl Scenario {
     /// message.
     async fn karpenter_gave_up(&self, pod: &str, expected: &str) -> String {
         self.wait(&format!("Karpenter's verdict on {pod}"), 60, async || {
-            karpenter_failure(&self.client, NAMESPACE, pod)
-                .await
-                .filter(|m| m.contains(expected))
+            for namespace in NAMESPACES {
+                let failure = karpenter_failure(&self.client, namespace, pod).await;
+                if failure.as_ref().is_some_and(|m| m.contains(expected)) {
+                    return failure;
+                }
+            }
+            None
         })
         .await
     }
