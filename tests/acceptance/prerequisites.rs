@@ -281,10 +281,11 @@ fn present_prerequisites_give_no_warning() {
         // Applied, the node sharing's key is known and in the map.
         ws.config_with_provider(&ns.provider(), &format!("{default}{sharing}{referenced}"));
         ws.apply();
-        assert_eq!(
-            ws.resource_values("gpufleet_node_join.referenced")["sharing_config"],
-            ws.resource_values("gpufleet_node_sharing.n")["config_key"]
-        );
+        let key = &ws.resource_values("gpufleet_node_sharing.n")["config_key"];
+        let join = ws.resource_values("gpufleet_node_join.referenced");
+        assert_eq!(&join["sharing_config"], key);
+        // The servers register labelled with it.
+        assert_eq!(&join["node_labels"]["nvidia.com/device-plugin.config"], key);
         let plan = ws.plan();
         assert!(!plan.has_changes, "{}:\n{}", cli.name, plan.text);
         assert!(

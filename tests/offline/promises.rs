@@ -303,6 +303,78 @@ const PROMISES: &[(&str, &[&str])] = &[
             "a_priority_class_fence_refuses_other_namespaces_at_admission",
         ],
     ),
+    // What the cluster lacks (tests/acceptance/prerequisites.rs).
+    (
+        "warns about each of these that the cluster lacks",
+        &[
+            "a_bare_cluster_lacks_each_prerequisite",
+            "present_prerequisites_give_no_warning",
+        ],
+    ),
+    (
+        "Without it the apply fails before writing anything",
+        &["a_bare_cluster_lacks_each_prerequisite"],
+    ),
+    (
+        "warns when the cluster does not serve its kind, or when an EC2NodeClass or KWOKNodeClass",
+        &[
+            "a_bare_cluster_lacks_each_prerequisite",
+            "present_prerequisites_give_no_warning",
+        ],
+    ),
+    (
+        "already warns that nothing reads it",
+        &["a_bare_cluster_lacks_each_prerequisite"],
+    ),
+    (
+        "warns that nothing reads the key",
+        &["a_bare_cluster_lacks_each_prerequisite"],
+    ),
+    (
+        "warns when a key known at plan is not in the device-plugin ConfigMap",
+        &["present_prerequisites_give_no_warning"],
+    ),
+    (
+        "warns when a `sharing_config` known at plan names no key",
+        &["present_prerequisites_give_no_warning"],
+    ),
+    (
+        "that plan does not warn about a key the ConfigMap lacks",
+        &["present_prerequisites_give_no_warning"],
+    ),
+    // Node writes.
+    (
+        "When a node's write fails, no further write starts",
+        &[
+            "node_taint_writes_refused_part_way_are_tracked",
+            "api_server_killed_mid_node_writes",
+        ],
+    ),
+    // Queues.
+    (
+        "**Refused as Kueue refuses**",
+        &[
+            "kueue_s_refusals_are_refused_at_their_paths_naming_its_rule",
+            "plan_warns_of_quotas_over_the_fleet_s_limit_and_refuses_what_kueue_refuses",
+            "every_bad_input_fails_with_a_located_diagnostic_on_every_cli",
+        ],
+    ),
+    (
+        "add up to more of its GPU resource than the fleet's `limits` let it launch",
+        &["plan_warns_of_quotas_over_the_fleet_s_limit_and_refuses_what_kueue_refuses"],
+    ),
+    (
+        "a warning when a quota's `gpu_resource` is not what the fleet's nodes advertise",
+        &["a_quota_in_whole_gpus_on_a_mig_fleet_is_warned_with_the_resource_to_use"],
+    ),
+    (
+        "an error naming the resource when the fleet's pods request an interconnect resource",
+        &["an_interconnect_resource_the_quota_does_not_cover_is_refused_by_name"],
+    ),
+    (
+        "if admitted workloads still hold it then, the error names them",
+        &["a_queued_job_is_held_then_admitted_onto_the_fleet_and_the_queue_updates_in_place"],
+    ),
 ];
 
 /// Sentences with those words that promise nothing of gpufleet's, and why.
