@@ -3,7 +3,7 @@
 #               applies examples/training-and-inference and runs its workloads
 #   make test   every test: lint, unit and the offline, acceptance and system tiers (terraform and tofu)
 #   make test-fast   unit tests and the offline tier: no cluster, no Go build, no lint
-#   make test-long   the long runs: fuzzing, the reproducible release
+#   make test-long   the long runs: fuzzing, the reproducible release, the acceptance tier on Kubernetes 1.37
 
 .PHONY: all build install controlplane cluster cluster-karpenter cluster-down demo demo-down test test-fast test-long fuzz unit lint bench bench-publish docs rbac versions release clean
 

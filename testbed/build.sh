@@ -6,13 +6,15 @@
 # `make docs`) and the Helm CLI (for rendering the GPU Operator's chart in
 # tests) from Go modules, with no container images or release tarballs;
 # on request also the bench's plugin floor (plugin-floor: our own Go source in
-# benches/plugin-floor, for `make bench` only).
+# benches/plugin-floor, for `make bench` only) and the four Kubernetes
+# binaries at 1.37 (kube-apiserver-1.37, ...: `cluster.sh up --kubernetes=1.37`,
+# for `make test-long` only).
 # `aws-instance-types` is data, not a binary: the kwok provider's EC2 instance
 # types, which the generator aws-kwok-instance-types (built here too) writes
 # from the EC2 data of moto's wheel (fetched with pip at the version
 # aws-kwok-instance-types/moto.txt pins) into target/tools/aws-instance-types.json.
 #
-#   testbed/build.sh [name...]   # default: all but plugin-floor
+#   testbed/build.sh [name...]   # default: all but plugin-floor and the 1.37 binaries
 #
 # Each binary is cached as $GPUFLEET_BIN_CACHE/<name>-<version> (default
 # ~/.cache/gpufleet/bin), so only the first run on a machine pays the long cold
@@ -49,6 +51,8 @@ module_dir() {
   case $1 in
     etcd) echo etcd ;;
     kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo k8s ;;
+    # The newest Kubernetes, beside the pinned one (cluster.sh up --kubernetes=1.37).
+    kube-apiserver-1.37 | kube-scheduler-1.37 | kube-controller-manager-1.37 | kubectl-1.37) echo k8s-1.37 ;;
     kwok) echo kwok ;;
     karpenter-kwok) echo karpenter ;;
     # Kueue's manager (cluster.sh up --kueue).
@@ -78,7 +82,7 @@ module_root() {
 version_module() {
   case $(module_dir "$1") in
     etcd) echo go.etcd.io/etcd/server/v3 ;;
-    k8s) echo k8s.io/kubernetes ;;
+    k8s | k8s-1.37) echo k8s.io/kubernetes ;;
     kwok) echo sigs.k8s.io/kwok ;;
     karpenter) echo sigs.k8s.io/karpenter ;;
     kueue) echo sigs.k8s.io/kueue ;;
@@ -102,7 +106,7 @@ package() {
     helm) echo helm.sh/helm/v3/cmd/helm ;;
     aws-kwok-instance-types) echo gpufleet.test/controlplane/aws-kwok-instance-types ;;
     plugin-floor) echo gpufleet.test/benches/plugin-floor ;;
-    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+    *) echo "k8s.io/kubernetes/cmd/${1%-1.37}" ;;
   esac
 }
 # The version pinned in the wrapper's go.mod (read as text: cheap, no network).
@@ -122,14 +126,14 @@ version() {
 ldflags() {
   local dir=$1 v=$2 flags="-s -w"
   case $dir in
-    k8s)
+    k8s | k8s-1.37)
       # What upstream's hack/lib/version.sh stamps. Without it the binaries
       # report v0.0.0-master, which breaks tools that parse --version (kwokctl,
       # kubectl's skew warning). The build date is the release's publication
       # time, so the output does not depend on when it was built.
       local date minor=${v#v1.}
       minor=${minor%%.*}
-      date=$(cd "$here/k8s" && "$GO" list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
+      date=$(cd "$here/$dir" && "$GO" list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
       for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
         flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
         flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date -X $pkg.gitCommit="
@@ -265,7 +269,7 @@ for name in "${asked[@]}"; do
     want_aws_types=1
     name=aws-kwok-instance-types
   fi
-  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]} plugin-floor)"
+  module_dir "$name" >/dev/null || die "unknown binary '$name' (known: ${all[*]} plugin-floor kube-apiserver-1.37 kube-scheduler-1.37 kube-controller-manager-1.37 kubectl-1.37)"
   names+=("$name")
 done
 
@@ -297,7 +301,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 # Group what is missing by wrapper module, keeping a stable order.
-for dir in etcd k8s kwok karpenter kueue tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs helm aws-kwok-instance-types plugin-floor; do
+for dir in etcd k8s k8s-1.37 kwok karpenter kueue tofu terraform-1.13 terraform-1.5 tofu-1.8 tfplugindocs helm aws-kwok-instance-types plugin-floor; do
   todo=()
   for name in "${names[@]}"; do
     [ "$(module_dir "$name")" = "$dir" ] || continue

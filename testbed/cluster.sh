@@ -14,6 +14,8 @@
 #   testbed/cluster.sh up --kueue   the same plus Kueue's manager (combines with
 #                       --karpenter[=aws]): its CRDs, and its webhooks served on
 #                       loopback for the API server (see up_kueue)
+#   testbed/cluster.sh up --kubernetes=1.37 [--karpenter[=aws]]   the control plane at
+#                       Kubernetes 1.37 (wrapper k8s-1.37/) instead of the pinned one (k8s/)
 #   testbed/cluster.sh down     stop everything, delete the state (keeps logs/)
 #   testbed/cluster.sh status   exit 0 when running and ready
 #   testbed/cluster.sh roles    apply and bind docs/rbac.yaml again (after it changed)
@@ -82,8 +84,20 @@ log() { printf '[cluster.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+# The Kubernetes minor the cluster runs when not the pinned one (k8s/go.mod):
+# `up --kubernetes=1.37` runs the binaries of wrapper k8s-1.37/, which
+# build.sh names <binary>-1.37. Kept in the env file, for `start` and `roles`.
+kubernetes_minor=
+# kube_binary <name>: the binary of a Kubernetes component (or kubectl) at
+# the cluster's version; other names as they are.
+kube_binary() {
+  case $1 in
+    kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo "$1${kubernetes_minor:+-$kubernetes_minor}" ;;
+    *) echo "$1" ;;
+  esac
+}
 # The local cluster, unless `crds` targets another one.
-kubectl() { "$bin/kubectl" --kubeconfig="${target_kubeconfig:-$state/kubeconfig}" "$@"; }
+kubectl() { "$bin/$(kube_binary kubectl)" --kubeconfig="${target_kubeconfig:-$state/kubeconfig}" "$@"; }
 
 # --- processes ---------------------------------------------------------------
 
@@ -116,7 +130,7 @@ detach() {
 start() {
   local name=$1
   shift
-  detach "$name" "$bin/$name" "$@"
+  detach "$name" "$bin/$(kube_binary "$name")" "$@"
 }
 
 stop() {
@@ -741,16 +755,20 @@ ENV
 # --- commands ----------------------------------------------------------------
 
 up() {
-  local t0=$SECONDS
+  local t0=$SECONDS asked=$kubernetes_minor name binaries=()
   if healthy; then
+    [ "$kubernetes_minor" = "$asked" ] ||
+      die "the cluster in $state runs Kubernetes ${kubernetes_minor:-as pinned in k8s/go.mod}; \`down\` it first"
     log "already running and ready; KUBECONFIG=$state/kubeconfig"
     return 0
   fi
+  kubernetes_minor=$asked
   if compgen -G "$state/*.pid" >/dev/null; then
     log "found a partial or dead cluster; cleaning it up first"
     down
   fi
-  "$here/build.sh" etcd kube-apiserver kube-scheduler kube-controller-manager kubectl
+  for name in etcd kube-apiserver kube-scheduler kube-controller-manager kubectl; do binaries+=("$(kube_binary "$name")"); done
+  "$here/build.sh" "${binaries[@]}"
   t0=$SECONDS
   mkdir -p "$state" "$logs"
   # If anything below fails (die exits), do not leave half a cluster running.
@@ -795,9 +813,10 @@ etcd_peer_port=$etcd_peer_port
 scheduler_port=$scheduler_port
 controller_manager_port=$controller_manager_port
 apiserver_flags='$apiserver_flags'
+kubernetes_minor=$kubernetes_minor
 EOF
   trap - EXIT
-  log "cluster up in $((SECONDS - t0))s: https://127.0.0.1:$api_port, KUBECONFIG=$state/kubeconfig"
+  log "cluster up in $((SECONDS - t0))s: Kubernetes $("$bin/$(kube_binary kube-apiserver)" --version | cut -d' ' -f2), https://127.0.0.1:$api_port, KUBECONFIG=$state/kubeconfig"
 }
 
 down() {
@@ -894,14 +913,19 @@ case ${1:-} in
       case $flag in
         --karpenter | --karpenter=aws) provision=$flag ;;
         --kueue) kueue=1 ;;
+        --kubernetes=*)
+          kubernetes_minor=${flag#--kubernetes=}
+          [ -f "$here/k8s-$kubernetes_minor/go.mod" ] ||
+            die "no wrapper module testbed/k8s-$kubernetes_minor for --kubernetes=$kubernetes_minor"
+          ;;
         # No CRDs: a cluster without Karpenter or the GPU Operator, for the
         # tests of what a plan says is missing (tests/acceptance/prerequisites.rs).
         --bare) bare=1 ;;
-        *) echo "usage: $0 up [--karpenter[=aws]] [--kueue] | up --bare" >&2; exit 2 ;;
+        *) echo "usage: $0 up [--karpenter[=aws]] [--kueue] [--kubernetes=1.37] | up --bare" >&2; exit 2 ;;
       esac
     done
     if [ -n "$bare" ] && { [ -n "$provision" ] || [ $kueue = 1 ]; }; then
-      die "up --bare installs no CRDs, so it takes no other flag"
+      die "up --bare installs no CRDs, so it takes no Karpenter or Kueue"
     fi
     bare=$bare up
     case $provision in
@@ -936,5 +960,5 @@ case ${1:-} in
     stop "$2"
     start_component "$2"
     ;;
-  *) echo "usage: $0 up [--karpenter[=aws]] [--kueue] | up --bare|down|status|roles|crds|kill <component> [SIGNAL]|start <component>|restart <component>" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--karpenter[=aws]] [--kueue] [--kubernetes=1.37] | up --bare|down|status|roles|crds|kill <component> [SIGNAL]|start <component>|restart <component>" >&2; exit 2 ;;
 esac

@@ -255,7 +255,8 @@ impl AppliedObject for PriorityClass {
                 annotations: model.annotations.clone(),
                 ..Default::default()
             },
-            value,
+            // Optional in the API's schema from 1.36, required before: always sent.
+            value: Some(value),
             preemption_policy: model.preemption_policy.clone(),
             global_default: model.global_default,
             description: model.description.clone(),
@@ -272,7 +273,9 @@ impl AppliedObject for PriorityClass {
         Ok(Model {
             id: None,
             name: object.metadata.name.unwrap_or_default(),
-            value: i64::from(object.value),
+            // The API's Go type always writes `value` (no omitempty) and
+            // reads a missing one as 0 (k8s.io/api, scheduling/v1 types.go).
+            value: i64::from(object.value.unwrap_or_default()),
             preemption_policy: Some(
                 object
                     .preemption_policy
@@ -401,7 +404,7 @@ mod tests {
         let cluster = Cluster::offline(LabelScheme::Cfke);
         let state = seed();
         let mut object = PriorityClass.to_object(&(), &state).unwrap();
-        assert_eq!(object.value, 1000);
+        assert_eq!(object.value, Some(1000));
         assert_eq!(object.preemption_policy.as_deref(), Some("Never"));
         // Someone else's label and annotation stay out of state.
         object

@@ -202,7 +202,7 @@ pub async fn bind_operator_role(namespace: &str) {
     let binding = RoleBinding {
         metadata: meta,
         role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
+            api_group: Some("rbac.authorization.k8s.io".into()),
             kind: "Role".into(),
             name: ROLE_NAME.into(),
         },

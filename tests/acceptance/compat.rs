@@ -79,7 +79,7 @@ fn priority_class_and_fleet_lifecycle() {
         ws.config(&config);
         ws.apply();
         let object = live_priority_class(&pc).expect("PriorityClass exists");
-        assert_eq!(object.value, 4242);
+        assert_eq!(object.value, Some(4242));
         assert_eq!(object.preemption_policy.as_deref(), Some("Never"));
         let node_pool = live_node_pool(&pool).expect("NodePool exists");
         assert_eq!(

@@ -32,13 +32,13 @@ fn seed_classes_exactly_as_described() {
         );
         ws.apply();
         let inference = live_priority_class("online-inference").expect("online-inference exists");
-        assert_eq!(inference.value, 100000);
+        assert_eq!(inference.value, Some(100000));
         assert_eq!(
             inference.preemption_policy.as_deref(),
             Some("PreemptLowerPriority")
         );
         let training = live_priority_class("batch-training").expect("batch-training exists");
-        assert_eq!(training.value, 1000);
+        assert_eq!(training.value, Some(1000));
         assert_eq!(training.preemption_policy.as_deref(), Some("Never"));
         assert!(!training.global_default.unwrap_or(false));
         ws.destroy();
@@ -107,7 +107,7 @@ fn lifecycle_update_replace_and_destroy() {
         ws.assert_plan_changes()
             .assert_replaced_for("gpufleet_priority_class.c", &["value"]);
         ws.apply();
-        assert_eq!(live_priority_class(&name).unwrap().value, 6000);
+        assert_eq!(live_priority_class(&name).unwrap().value, Some(6000));
         let second_uid = uid(&name);
         assert_ne!(first_uid, second_uid, "value changed without a new object");
 
@@ -665,6 +665,11 @@ fn creating_a_class_that_exists_fails_with_a_hint_to_import_it() {
             "{}: {error}",
             cli.name
         );
-        assert_eq!(live_priority_class(&name).unwrap().value, 7, "{}", cli.name);
+        assert_eq!(
+            live_priority_class(&name).unwrap().value,
+            Some(7),
+            "{}",
+            cli.name
+        );
     });
 }

@@ -187,7 +187,7 @@ async fn list_resource_as_terraform_query_calls_it() {
                 }),
                 ..Default::default()
             },
-            value: 1000 * (i as i32 + 1),
+            value: Some(1000 * (i as i32 + 1)),
             preemption_policy: (i % 2 == 1).then(|| "Never".to_string()),
             description: (i != 2).then(|| format!("hand-written class {i}")),
             ..Default::default()
@@ -670,7 +670,7 @@ fn list_resources_adopt_a_hand_written_cluster() {
                     labels: Some(BTreeMap::from([(LISTED_BY.to_string(), run.clone())])),
                     ..Default::default()
                 },
-                value: 100 * (i as i32 + 1),
+                value: Some(100 * (i as i32 + 1)),
                 preemption_policy: (i % 2 == 0).then(|| "Never".to_string()),
                 description: (i != 1).then(|| format!("hand-written class {i}")),
                 ..Default::default()
@@ -1114,7 +1114,7 @@ async fn stop_provider_cancels_work_in_flight() {
             name: Some(name.clone()),
             ..Default::default()
         },
-        value: 77,
+        value: Some(77),
         ..Default::default()
     };
     Api::<PriorityClass>::all(common::kube_client().await)

@@ -82,7 +82,7 @@ impl Grant {
             ..Default::default()
         }]);
         let role_ref = |kind: &str| RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
+            api_group: Some("rbac.authorization.k8s.io".into()),
             kind: kind.into(),
             name: name.clone(),
         };
@@ -877,8 +877,8 @@ fn service_account_token() -> String {
             .await
             .unwrap()
             .status
-            .unwrap()
-            .token
+            .and_then(|status| status.token)
+            .expect("the TokenRequest's status carries the token")
     })
 }
 

@@ -105,7 +105,7 @@ fn a_create_cut_short_by_ctrl_c_is_kept_and_replaced() {
             .assert_actions(CLASS, &["delete", "create"]);
         ws.apply();
         ws.assert_plan_empty();
-        assert_eq!(live_priority_class(&name).unwrap().value, 10);
+        assert_eq!(live_priority_class(&name).unwrap().value, Some(10));
         eprintln!(
             "{}: Ctrl-C during a create whose answers were lost ({} lost): stopped {stopped_in:.1?} after SIGINT, the object kept in state as tainted, replaced by the next apply",
             cli.name,
@@ -128,7 +128,7 @@ fn a_lost_answer_is_retried() {
         ws.apply();
         assert_eq!(network.answers_lost(), 2);
         ws.assert_plan_empty();
-        assert_eq!(live_priority_class(&name).unwrap().value, 20);
+        assert_eq!(live_priority_class(&name).unwrap().value, Some(20));
         assert!(live_node_pool(&name).is_some());
     });
 }

@@ -240,7 +240,6 @@ fn placeholder(unshared: &str) -> Placeholder<'_> {
 fn match_labels(daemon_set: &DaemonSet) -> Option<String> {
     let labels = daemon_set
         .spec
-        .as_ref()?
         .selector
         .match_labels
         .as_ref()
