@@ -206,12 +206,16 @@ fn queue_resources(cli: &Cli) {
     let what = |command: &str| format!("{} {command}", cli.name);
     // Each plan of the queue reads its fleet's flavor and NodePool and
     // lists the ClusterQueues (the sum of quotas on the fleet); an apply
-    // plans twice. The fleet reads its flavor with its NodePool.
+    // plans twice. The fleet reads its flavor with its NodePool; created,
+    // it is checked for what it needs (one discovery and its node class per
+    // plan), unchanged on the update below.
     let create = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (create)"),
         &create,
         &[
+            ("apis", &[("GET", 2)]),
+            ("kwoknodeclasses", &[("GET", 2)]),
             ("configmaps", &[("GET", 2)]),
             ("nodepools", &[("GET", 3), ("APPLY", 1)]),
             ("resourceflavors", &[("GET", 2), ("APPLY", 1)]),
