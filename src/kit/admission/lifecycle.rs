@@ -24,22 +24,23 @@ fn not_served(what: &str) -> Diagnostic {
     .at(AttributePath::attr("allowed_namespaces"))
 }
 
-/// Whether the API server serves the policies; `Err` when it cannot say.
-async fn served(cluster: &Cluster, name: &str, deadline: Deadline) -> Result<bool, GaveUp> {
-    let policies = cluster.kubernetes.custom(POLICY).await?;
-    Ok(policies
-        .named(name)
-        .get_if_installed(deadline)
-        .await?
-        .is_some())
+/// Whether the API server serves the policies, from the provider's one
+/// discovery per process ([`crate::cluster::discovery`]), so the check
+/// costs no request of its own: a server without aggregated discovery
+/// predates them. `Err` when it cannot say.
+async fn served(cluster: &Cluster, deadline: Deadline) -> Result<bool, GaveUp> {
+    let served = cluster.kubernetes.served(deadline).await?;
+    Ok(served.is_some_and(|kinds| kinds.serves(POLICY)))
 }
 
-/// Plan-time check of a configuration with a fence: a warning when the API
-/// server does not serve the policies (apply fails before writing), or
-/// cannot be reached (apply checks).
-pub async fn plan(cluster: &Cluster, what: &str, policy_name: &str) -> Diagnostics {
+/// Plan-time check of a configuration with a fence, made by a plan that
+/// creates or changes the resource (one that changes nothing does not, so
+/// a refresh costs no more): a warning when the API server does not serve
+/// the policies (apply fails before writing), or cannot be reached (apply
+/// checks).
+pub async fn plan(cluster: &Cluster, what: &str) -> Diagnostics {
     let path = AttributePath::attr("allowed_namespaces");
-    match served(cluster, policy_name, Deadline::at_plan()).await {
+    match served(cluster, Deadline::at_plan()).await {
         Ok(true) => Diagnostics::default(),
         Ok(false) => Diagnostic::warning(
             "Namespace fence needs Kubernetes 1.30",
@@ -80,7 +81,7 @@ pub async fn prepare(
     if !guarded.fence.fenced() {
         return Ok(());
     }
-    if served(cluster, &guarded.policy_name, deadline).await? {
+    if served(cluster, deadline).await? {
         Ok(())
     } else {
         Err(not_served(&guarded.what).into())
