@@ -61,7 +61,7 @@ pub async fn plan(cluster: &Cluster, what: &str) -> Diagnostics {
             Diagnostic::warning(
                 "Namespace fence checked at apply",
                 format!(
-                    "The cluster could not be reached at plan ({why}). Before writing anything, the apply of {what} checks that the API server serves {} ({}, Kubernetes {SINCE} or later), and fails if it does not.",
+                    "Before writing anything, the apply of {what} checks that the API server serves {} ({}, Kubernetes {SINCE} or later), and fails if it does not. The cluster could not be reached at plan: {why}",
                     POLICY.kind, POLICY.api_version
                 ),
             )

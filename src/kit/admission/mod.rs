@@ -9,8 +9,9 @@
 //! apply (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob and
 //! ReplicationController), so a `kubectl apply` in the wrong namespace fails
 //! at once rather than as a ReplicaSet that never gets pods. Only creates
-//! and updates that change `spec` are checked, so a workload admitted before
-//! the fence can still be cleaned up (its finalizers removed). Namespaces
+//! and updates that change the pod spec are checked, so a workload admitted
+//! before the fence can still be scaled, suspended (Kueue's eviction
+//! included) or cleaned up (its finalizers removed). Namespaces
 //! where system components run (kube-system, the GPU Operator's namespace,
 //! and the resource's `exempt_namespaces`) are left out by the binding's
 //! namespace selector: their DaemonSets tolerate every taint.
@@ -18,7 +19,6 @@
 //! What the policy says lives in CEL literals, readable with `kubectl get
 //! validatingadmissionpolicy gpufleet-fleet-NAME -o yaml`; the settings it
 //! came from are annotations on it, which an import reads back.
-
 //!
 //! The tree: [`rule`] is what the policy says (CEL and the refusal's
 //! words), [`objects`] the policy and binding written from it, and
@@ -82,7 +82,7 @@ macro_rules! fence_description {
         concat!(
             "Namespaces allowed to use this ", $what, ". When this or `allowed_namespace_selector` is set, the API server refuses, in every other namespace, a Pod that ", $uses,
             ", and a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob or ReplicationController whose pod template does: a ValidatingAdmissionPolicy and its binding, named in `admission_policy`, which gpufleet writes and removes with this ", $what,
-            ". Needs Kubernetes 1.30 or later (admissionregistration.k8s.io/v1): on an older API server the apply fails before writing anything. kube-system, the GPU Operator's namespace (the provider's `gpu_operator_namespace`) and `exempt_namespaces` are never checked. A new policy takes effect about a second after the apply; only creates, and updates that change a workload's spec, are checked."
+            ". Needs Kubernetes 1.30 or later (admissionregistration.k8s.io/v1): on an older API server the apply fails before writing anything. kube-system, the GPU Operator's namespace (the provider's `gpu_operator_namespace`) and `exempt_namespaces` are never checked. A new policy takes effect about a second after the apply; only creates, and updates that change a pod's spec or a workload's pod template, are checked, so a workload admitted before can still be scaled, suspended or deleted."
         )
     };
 }

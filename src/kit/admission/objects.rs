@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kube::api::DynamicObject;
 use serde_json::{Value as Json, json};
 
-use super::rule::{POD_SPEC, cel_string, resource_rules};
+use super::rule::{cel_string, checked_requests, pod_spec, resource_rules};
 use super::{
     ALLOWED_ANNOTATION, BINDING, Fence, Guarded, KUBE_SYSTEM, NAME_LABEL, OWNER_ANNOTATION, POLICY,
     SELECTOR_ANNOTATION,
@@ -48,7 +48,7 @@ impl Guarded {
     pub fn policy(&self) -> DynamicObject {
         let (before, after) = self.message_parts();
         let mut variables = vec![
-            json!({"name": "podSpec", "expression": POD_SPEC}),
+            json!({"name": "podSpec", "expression": pod_spec("object")}),
             json!({"name": "tolerations", "expression": "variables.podSpec.?tolerations.orValue([])"}),
         ];
         variables.extend(
@@ -64,8 +64,8 @@ impl Guarded {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": resource_rules()},
             "matchConditions": [{
-                "name": "creates-and-spec-changes",
-                "expression": "request.operation == 'CREATE' || object.spec != oldObject.spec",
+                "name": "creates-and-pod-spec-changes",
+                "expression": checked_requests(),
             }],
             "variables": variables,
             "validations": [{

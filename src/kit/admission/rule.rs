@@ -39,11 +39,30 @@ pub fn tolerated(key: &str, value: &str, effect: &str) -> String {
     )
 }
 
-/// The pod spec whatever the kind (Pod; CronJob's job template; the others'
-/// template). `dyn`: the kinds disagree on the path, and the type check
-/// (kube-controller-manager's, per kind) would otherwise find the other
-/// kinds' paths missing.
-pub(super) const POD_SPEC: &str = "object.kind == 'Pod' ? dyn(object).spec : (object.kind == 'CronJob' ? dyn(object).spec.jobTemplate.spec.template.spec : dyn(object).spec.template.spec)";
+/// The pod spec of `object` (`object` or `oldObject`) whatever the kind
+/// (Pod; CronJob's job template; the others' template). `dyn`: the kinds
+/// disagree on the path, and the type check (kube-controller-manager's,
+/// per kind) would otherwise find the other kinds' paths missing.
+pub(super) fn pod_spec(object: &str) -> String {
+    format!(
+        "({object}.kind == 'Pod' ? dyn({object}).spec : ({object}.kind == 'CronJob' ? dyn({object}).spec.jobTemplate.spec.template.spec : dyn({object}).spec.template.spec))"
+    )
+}
+
+/// The requests checked: creates, and updates that change the pod spec.
+/// An update that leaves it alone lets no new pod onto anything, and must
+/// pass where the namespace is no longer allowed: a workload admitted
+/// before can still be relabelled, scaled or cleaned up, and Kueue can
+/// still evict it, whose first update suspends a Job with its template
+/// untouched (sigs.k8s.io/kueue, pkg/controller/jobs/job/job_controller.go,
+/// `Job.Stop`) before a second one takes back what it injected.
+pub(super) fn checked_requests() -> String {
+    format!(
+        "request.operation == 'CREATE' || {} != {}",
+        pod_spec("object"),
+        pod_spec("oldObject")
+    )
+}
 
 /// The kinds checked: Pods and the workload kinds with a pod template
 /// (k8s.io/api: core/v1, apps/v1, batch/v1).
