@@ -132,13 +132,15 @@ struct ResponseKind {
 
 impl Kubernetes {
     /// What the cluster serves, asked once per provider process (one plan,
-    /// or one apply) and kept: `None` when it could not be asked (the
-    /// cluster is not reachable) or the server has no aggregated discovery.
-    pub async fn served(&self, deadline: Deadline) -> Option<&Served> {
+    /// or one apply) and kept once answered: `None` when the server has no
+    /// aggregated discovery (Kubernetes 1.26 or older), `Err` when it could
+    /// not be asked (the cluster is not reachable), which the next caller
+    /// asks again.
+    pub async fn served(&self, deadline: Deadline) -> Result<Option<&Served>, GaveUp> {
         self.served
-            .get_or_init(|| async { self.discover(deadline).await.ok().flatten() })
+            .get_or_try_init(|| self.discover(deadline))
             .await
-            .as_ref()
+            .map(Option::as_ref)
     }
 
     async fn discover(&self, deadline: Deadline) -> Result<Option<Served>, GaveUp> {

@@ -154,20 +154,24 @@ impl AppliedObject for PriorityClass {
         model.fence.derive(policy_name(&model.name));
     }
 
-    /// Whether the API server enforces the fence.
+    /// Whether the API server enforces the fence, when the plan creates or
+    /// changes the class.
     async fn modify_plan(
         &self,
         cluster: &Cluster,
         change: &mut PlanChange<'_>,
         diagnostics: &mut Diagnostics,
     ) {
+        if !change.prior.is_null() && *change.planned == *change.prior {
+            return;
+        }
         let config = change.config;
         let fenced = ["allowed_namespaces", "allowed_namespace_selector"]
             .iter()
             .any(|a| !config.attr(a).is_null());
         if let Some(name) = config.attr("name").as_str().filter(|_| fenced) {
             let what = format!("priority class {name:?}");
-            diagnostics.extend(admission::plan(cluster, &what, &policy_name(name)).await);
+            diagnostics.extend(admission::plan(cluster, &what).await);
         }
     }
 

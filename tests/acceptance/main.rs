@@ -6,6 +6,7 @@
 //! the cluster's one ClusterPolicy slot take turns (`common::exclusive`).
 
 mod admission;
+mod admission_kueue;
 mod compat;
 mod connection;
 mod fleet;

@@ -275,6 +275,14 @@ const PROMISES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "a job in a namespace without a queue that copies them is refused at create",
+        &["a_job_admitted_by_kueue_passes_the_fence_and_a_copy_elsewhere_does_not"],
+    ),
+    (
+        "is refused the fleet's tolerations and stays suspended",
+        &["a_job_admitted_by_kueue_passes_the_fence_and_a_copy_elsewhere_does_not"],
+    ),
+    (
         "One of `deny`, `warn`, `audit`",
         &["every_bad_input_fails_with_a_located_diagnostic_on_every_cli"],
     ),

@@ -9,6 +9,12 @@
 //! | update | refresh + 1 APPLY | refresh + 1 GET + 1 PATCH | refresh + 1 LIST + N PATCH |
 //! | delete | refresh + 1 DELETE | refresh + 1 GET + 1 PATCH | refresh + 1 LIST + N PATCH |
 //!
+//! A namespace fence (`allowed_namespaces`, on the fleet and each class
+//! here) adds its ValidatingAdmissionPolicy and binding: 1 GET each per
+//! refresh, 1 APPLY each per create and update, 1 DELETE each per delete.
+//! Whether the API server serves them comes from the one discovery request
+//! below, so the fence asks nothing more.
+//!
 //! A fleet without `gpu_sharing` also reads the device-plugin ConfigMap's
 //! `default` key each time it is planned (1 GET per plan, 2 per apply), to
 //! warn when the cluster-wide default shares GPUs; also once on destroy,
@@ -80,6 +86,10 @@ use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 
 const CLASSES: u64 = 2;
+/// The namespace fence each class and the fleet have: a
+/// ValidatingAdmissionPolicy and its binding apiece.
+const FENCE: &str = "  allowed_namespaces = [\"budget\"]\n";
+const FENCES: u64 = CLASSES + 1;
 /// The nodes the selector of the second node taint matches.
 const SELECTED: u64 = 3;
 
@@ -117,7 +127,7 @@ fn config(classes: &[String], pool: &str, node: &str, selected: &str, revision: 
                 &format!("c{i}"),
                 name,
                 1000 + i as i64,
-                &format!("  description = \"{revision}\"\n"),
+                &format!("  description = \"{revision}\"\n{FENCE}"),
             )
         })
         .collect::<String>();
@@ -125,7 +135,7 @@ fn config(classes: &[String], pool: &str, node: &str, selected: &str, revision: 
     body += &fleet(
         "f",
         pool,
-        &format!("  accelerators = [\"L4\"]\n  weight = {weight}\n"),
+        &format!("  accelerators = [\"L4\"]\n  weight = {weight}\n{FENCE}"),
     );
     body += &format!(
         "resource \"gpufleet_node_taint\" \"t\" {{\n  node_name = \"{node}\"\n  taints    = [{{ key = \"budget\", value = \"{revision}\", effect = \"NoSchedule\" }}]\n}}\n"
@@ -312,6 +322,8 @@ fn plain_resources(cli: &Cli) {
             ("nodes", &[("GET", 1), ("LIST", 1), ("PATCH", 1 + SELECTED)]),
             ("apis", &[("GET", 2)]),
             ("kwoknodeclasses", &[("GET", 2)]),
+            ("validatingadmissionpolicies", &[("APPLY", FENCES)]),
+            ("validatingadmissionpolicybindings", &[("APPLY", FENCES)]),
         ],
     );
 
@@ -324,6 +336,8 @@ fn plain_resources(cli: &Cli) {
             ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 1)]),
             ("nodes", &[("GET", 1), ("LIST", 1)]),
+            ("validatingadmissionpolicies", &[("GET", FENCES)]),
+            ("validatingadmissionpolicybindings", &[("GET", FENCES)]),
         ],
     );
     assert_eq!(refresh.discovery(), 0, "{}: discovery requests", cli.name);
@@ -340,6 +354,14 @@ fn plain_resources(cli: &Cli) {
             ("nodes", &[("GET", 2), ("LIST", 2), ("PATCH", 1 + SELECTED)]),
             ("apis", &[("GET", 2)]),
             ("kwoknodeclasses", &[("GET", 2)]),
+            (
+                "validatingadmissionpolicies",
+                &[("GET", FENCES), ("APPLY", FENCES)],
+            ),
+            (
+                "validatingadmissionpolicybindings",
+                &[("GET", FENCES), ("APPLY", FENCES)],
+            ),
         ],
     );
 
@@ -352,6 +374,14 @@ fn plain_resources(cli: &Cli) {
             ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 1), ("DELETE", 1)]),
             ("nodes", &[("GET", 2), ("LIST", 2), ("PATCH", 1 + SELECTED)]),
+            (
+                "validatingadmissionpolicies",
+                &[("GET", FENCES), ("DELETE", FENCES)],
+            ),
+            (
+                "validatingadmissionpolicybindings",
+                &[("GET", FENCES), ("DELETE", FENCES)],
+            ),
         ],
     );
 }

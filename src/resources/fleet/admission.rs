@@ -95,11 +95,13 @@ fn guarded(model: &Model, fence: Fence) -> Guarded {
     }
 }
 
-/// Plan-time: whether the API server enforces the fence, and a warning for
-/// a fleet whose nodes no taint keeps other pods off.
+/// Plan-time: a warning for a fleet whose nodes no taint keeps other pods
+/// off, and, when the plan creates or changes the fleet (`changing`),
+/// whether the API server enforces the fence.
 pub(super) async fn modify_plan(
     cluster: &Cluster,
     change: &PlanChange<'_>,
+    changing: bool,
     diagnostics: &mut Diagnostics,
 ) {
     let config = change.config;
@@ -126,8 +128,10 @@ pub(super) async fn modify_plan(
             .at(AttributePath::attr("taints")),
         );
     }
-    let what = format!("fleet {name:?}");
-    diagnostics.extend(admission::plan(cluster, &what, &policy_name(name)).await);
+    if changing {
+        let what = format!("fleet {name:?}");
+        diagnostics.extend(admission::plan(cluster, &what).await);
+    }
 }
 
 /// Before the NodePool is written: the API server must enforce the fence.

@@ -229,7 +229,7 @@ impl AppliedObject for Fleet {
         // Resolved once for every check; its scheme counts only once known.
         let resolved = Resolved::of(&constraints, scheme.unwrap_or(cluster.label_scheme));
         sharing::modify_plan(cluster, change, &resolved.models, changing, diagnostics).await;
-        admission::modify_plan(cluster, change, diagnostics).await;
+        admission::modify_plan(cluster, change, changing, diagnostics).await;
         if changing {
             let overlays = change.planned.attr("node_overlays");
             diagnostics.extend(prerequisites::check(cluster, config, overlays).await);

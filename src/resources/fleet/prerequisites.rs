@@ -64,7 +64,7 @@ pub(super) async fn check(cluster: &Cluster, config: &Value, overlays: &Value) -
     let Some(name) = config.attr("name").as_str() else {
         return diagnostics;
     };
-    let Some(served) = cluster.kubernetes.served(Deadline::at_plan()).await else {
+    let Ok(Some(served)) = cluster.kubernetes.served(Deadline::at_plan()).await else {
         return diagnostics;
     };
     if !served.serves(NODE_POOL) {
