@@ -4,7 +4,8 @@
 //! Planning resolves them once for its checks; an apply once, before the
 //! NodePool is built, for the NodePool and the fleet's sharing both (see
 //! `AppliedObject::resolve`); validation and derivation need the models
-//! alone, and a read the models of what it read.
+//! alone, and a read the models of what it read. An apply's sharing also
+//! keeps here the GPU Operator's ClusterPolicy, listed once.
 
 use std::collections::BTreeSet;
 
