@@ -246,6 +246,16 @@ impl NodeTarget {
     /// failure no further write starts, those in flight finish, and the
     /// targeted nodes written (or that may have been: an answer lost) are
     /// returned with the first failure.
+    ///
+    /// Other writers make those conflicts even on nodes nobody else
+    /// targets. kube-controller-manager's TTL controller sets
+    /// `node.alpha.kubernetes.io/ttl` by cluster size (0 up to 100 nodes, 15
+    /// up to 500) on a node whenever it sees that node added or updated
+    /// (k8s.io/kubernetes pkg/controller/ttl/ttl_controller.go). So nodes
+    /// created before the cluster passed a bound keep the old value until
+    /// their next update, and when the controller relists (after an API
+    /// server restart) it rewrites all of them at once: each one listed
+    /// before and written after comes back 409 once.
     async fn write<C: Change<Node> + Send>(
         &self,
         kubernetes: &Kubernetes,

@@ -24,7 +24,7 @@
 //! on the nodes that use it are restarted (`restart_device_plugin`).
 
 use super::sharing::caveats::{self, PolicyFacts, Subject};
-use super::sharing::cluster_policy::{self, CLUSTER_POLICY, TakenOver};
+use super::sharing::cluster_policy::{self, CLUSTER_POLICY, FoundOnce, TakenOver};
 use super::sharing::device_plugin::{self, MigStrategy};
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, DEFAULT_KEY, DEFAULT_OWNER, Settings, Strategy, field_manager};
@@ -121,7 +121,10 @@ impl GpuSharing {
     ) -> Result<Stored<Model>, Failed<Model>> {
         let deadline = planned.deadline(operation);
         let text = planned.config_text();
-        let changed = key().write(cluster, &text, deadline).await?;
+        // Writing the default key needs no ClusterPolicy; pointing one at
+        // it lists them, once.
+        let policy = FoundOnce::default();
+        let changed = key().write(cluster, &policy, &text, deadline).await?;
         planned.device_plugin_config = Some(text);
         let mut warnings = Warnings::default();
         let manager = field_manager(DEFAULT_OWNER);
@@ -129,17 +132,17 @@ impl GpuSharing {
         let result: Result<(), Diagnostics> = async {
             planned.cluster_policy = None;
             if planned.manage_cluster_policy != Some(false) {
-                match cluster_policy::find(cluster, deadline).await? {
+                match policy.get(cluster, deadline).await? {
                     Some(policy) => {
                         let fields = cluster_policy::default_fields(
                             cluster,
                             planned.settings.mig_strategy.as_deref(),
                         );
                         cluster_policy::point(
-                            cluster, &policy, &fields, &manager, &mut taken, deadline,
+                            cluster, policy, &fields, &manager, &mut taken, deadline,
                         )
                         .await?;
-                        planned.cluster_policy = policy.metadata.name;
+                        planned.cluster_policy = policy.metadata.name.clone();
                     }
                     None => warnings.push(no_operator(cluster)),
                 }

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::sharing::caveats::{self, Subject};
+use super::sharing::cluster_policy::FoundOnce;
 use super::sharing::writes::{ConfigKey, observed_config};
 use super::sharing::{self, CONFIG_LABEL, MIG_CONFIG_LABEL, Settings, Strategy, field_manager};
 use crate::cluster::api::{Change, Edit};
@@ -318,10 +319,15 @@ impl NodeScoped for NodeSharing {
     ) -> Result<Companions, GaveUp> {
         let subject = subject(&state.own.name, &state.own.settings);
         let key = state.own.key().key;
+        let policy = FoundOnce::default();
         state.own.settings.mig_strategy =
-            caveats::check_before_write(cluster, &subject, &key, deadline).await?;
+            caveats::check_before_write(cluster, &policy, &subject, &key, deadline).await?;
         let text = state.own.config_text();
-        let changed = state.own.key().write(cluster, &text, deadline).await?;
+        let changed = state
+            .own
+            .key()
+            .write(cluster, &policy, &text, deadline)
+            .await?;
         state.own.device_plugin_config = Some(text);
         state.own.labels = Some(state.own.wanted_labels());
         state.own.config_key = Some(key);

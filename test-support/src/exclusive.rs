@@ -27,9 +27,33 @@ pub fn own_cluster_policy() -> RwLockWriteGuard<'static, ()> {
 /// the ClusterPolicy's MIG strategy, meet none of theirs. One the cluster
 /// held before the tests may be there: a test under this guard neither
 /// writes it (`manage_cluster_policy = false`) nor depends on it; one that
-/// would owns a ClusterPolicy instead.
+/// would owns a ClusterPolicy instead, or is about a cluster without the
+/// operator and takes [`no_gpu_operator`].
 pub fn no_cluster_policy() -> RwLockReadGuard<'static, ()> {
     CLUSTER_POLICY
         .read()
         .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// [`no_cluster_policy`] for a test of a cluster without the GPU
+/// Operator: a device plugin that gpufleet's sharing reaches through the
+/// ConfigMap alone. On a cluster whose operator has a ClusterPolicy, which
+/// reads no gpufleet ConfigMap until told to (so gpufleet rightly refuses
+/// the test's sharing), `what` is skipped: `None`. Under this guard any
+/// ClusterPolicy is the cluster's own, as tests own theirs exclusively.
+pub fn no_gpu_operator(what: &str) -> Option<RwLockReadGuard<'static, ()>> {
+    let guard = no_cluster_policy();
+    let held = crate::block_on(async {
+        crate::fixtures::cluster_policy_names(&crate::kube_client().await).await
+    });
+    match held.first() {
+        None => Some(guard),
+        Some(theirs) => {
+            crate::skipped(
+                what,
+                &format!("the cluster holds the GPU Operator's ClusterPolicy {theirs:?}"),
+            );
+            None
+        }
+    }
 }

@@ -81,7 +81,7 @@ fn with_defaults(mut config: Value) -> Value {
 
 /// Destroys what `ws` holds, which leaves nothing of gpufleet's in `ns` but
 /// what a device plugin may still read: without a ClusterPolicy (the
-/// callers hold `no_cluster_policy`) a standalone device plugin may be
+/// callers hold `no_gpu_operator`) a standalone device plugin may be
 /// pointed at the ConfigMap, so it stays, with only a `default` that shares
 /// nothing, held by `gpufleet-unshared-default`.
 fn destroy_leaves_only_the_unshared_default(ws: &mut Workspace, ns: &OperatorNamespace) {
@@ -128,7 +128,9 @@ fn cluster_sharing(body: &str) -> String {
 #[test]
 fn configured_like_nvidias_examples() {
     // Plans check its MIG or MPS sharing against the ClusterPolicy.
-    let _no_policy = common::exclusive::no_cluster_policy();
+    let Some(_no_operator) = common::exclusive::no_gpu_operator("NVIDIA's examples applied") else {
+        return;
+    };
     let ten_gpus = json!([{"name": "nvidia.com/gpu", "replicas": 10}]);
     let mut examples = vec![
         (
@@ -761,7 +763,9 @@ fn owners_keep_their_own_keys() {
 fn identities_import_the_sharing_objects() {
     // Import reads back which ClusterPolicy points at the configuration,
     // and what destroy leaves depends on what reads the ConfigMap.
-    let _no_policy = common::exclusive::no_cluster_policy();
+    let Some(_no_operator) = common::exclusive::no_gpu_operator("the sharing imports") else {
+        return;
+    };
     each_identity_cli(|cli| {
         let mut nodes = Nodes(Vec::new());
         let pool_value = unique_name("lab");
@@ -1136,7 +1140,10 @@ fn restart_test(cli: &Cli) {
 fn device_plugin_restarted_exactly_when_its_config_changed() {
     // Its sharing is read by the device plugin only without another
     // test's ClusterPolicy (which would read no gpufleet ConfigMap).
-    let _no_policy = common::exclusive::no_cluster_policy();
+    let Some(_no_operator) = common::exclusive::no_gpu_operator("the device plugin restarts")
+    else {
+        return;
+    };
     each_cli(restart_test);
 }
 
@@ -1148,7 +1155,10 @@ fn device_plugin_restarted_exactly_when_its_config_changed() {
 #[test]
 fn what_nvidia_allows_applies() {
     // Plans check its MIG or MPS sharing against the ClusterPolicy.
-    let _no_policy = common::exclusive::no_cluster_policy();
+    let Some(_no_operator) = common::exclusive::no_gpu_operator("what NVIDIA allows, applied")
+    else {
+        return;
+    };
     each_cli(|cli| {
         let ns = OperatorNamespace::new("sharing-allowed");
         let (pascal, whole) = (unique_name("pascal"), unique_name("mig-off"));

@@ -114,7 +114,10 @@ async fn whole_gpu_pod_is_scheduled(cli: &str, whole: &str) {
 /// still read.
 #[test]
 fn standalone_plugin_keeps_its_default_after_the_last_sharing_fleet() {
-    let _no_policy = common::exclusive::no_cluster_policy();
+    let Some(_no_operator) = common::exclusive::no_gpu_operator("the standalone plugin's default")
+    else {
+        return;
+    };
     each_cli(|cli| {
         let (shared, whole) = (unique_name("unshared-s"), unique_name("unshared-w"));
         let _guard = (

@@ -426,10 +426,11 @@ fn sharing_resources(cli: &Cli) {
     // Each of the three writes its key after reading what it held, and
     // restarts the device plugin where its key is read: it reads the
     // GPU Operator's three DaemonSets (none in this namespace). The
-    // ClusterPolicies are listed by each key write (whether a device
-    // plugin reads the map), by gpufleet_gpu_sharing to point one at it,
-    // and by the fleet and the node sharing at plan and again before they
-    // write (whether their sharing is read, and under which MIG strategy).
+    // ClusterPolicies are listed by each of the three at plan (an apply
+    // plans twice), and once by the fleet and by the node sharing when
+    // they write: for the checks before anything is written (whether
+    // their sharing is read, and under which MIG strategy) and for their
+    // key's write (whether a device plugin reads the map) alike.
     //
     // A plan that creates or changes one of the three checks that
     // something reads its key: with no ClusterPolicy, whether the map is
@@ -443,7 +444,7 @@ fn sharing_resources(cli: &Cli) {
         &create,
         &[
             ("configmaps", &[("GET", 3 + 2 + 3 * 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2 + 2)]),
+            ("clusterpolicies", &[("LIST", 3 * 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("APPLY", 1)]),
@@ -472,7 +473,7 @@ fn sharing_resources(cli: &Cli) {
         &update,
         &[
             ("configmaps", &[("GET", 3 + 3 + 2 + 3 * 2), ("APPLY", 3)]),
-            ("clusterpolicies", &[("LIST", 3 + 1 + 2 + 2 + 2)]),
+            ("clusterpolicies", &[("LIST", 3 * 2 + 2)]),
             ("daemonsets", &[("GET", 9)]),
             ("nodepools", &[("GET", 1), ("APPLY", 1)]),
             ("nodeoverlays", &[("GET", 1), ("APPLY", 1)]),

@@ -302,7 +302,7 @@ impl AppliedObject for Fleet {
         deadline: Deadline,
     ) -> Result<(), Diagnostics> {
         admission::prepare(cluster, planned, deadline).await?;
-        sharing::prepare(cluster, planned, &resolved.models, deadline).await
+        sharing::prepare(cluster, planned, resolved, deadline).await
     }
 
     async fn write_companions(

@@ -4,7 +4,8 @@
 //! Planning resolves them once for its checks; an apply once, before the
 //! NodePool is built, for the NodePool and the fleet's sharing both (see
 //! `AppliedObject::resolve`); validation and derivation need the models
-//! alone, and a read the models of what it read.
+//! alone, and a read the models of what it read. An apply's sharing also
+//! keeps here the GPU Operator's ClusterPolicy, listed once.
 
 use std::collections::BTreeSet;
 
@@ -12,6 +13,7 @@ use super::constraints::Constraints;
 use crate::catalog::{self, Accelerator, LabelScheme, MemoryRange, Part, selected_by};
 use crate::framework::validators::quoted_list;
 use crate::protocol::{AttributePath, Diagnostic};
+use crate::resources::sharing::cluster_policy::FoundOnce;
 
 /// A fleet's label scheme and models.
 pub struct Resolved {
@@ -20,6 +22,9 @@ pub struct Resolved {
     /// The scheme's GPU name values selecting exactly `models` within the
     /// GPU memory bounds, or why no values do.
     pub(super) gpu_names: Result<Vec<String>, Diagnostic>,
+    /// The GPU Operator's ClusterPolicy, which an apply's sharing reads
+    /// once: to check before the NodePool, and to write its key after.
+    pub(super) cluster_policy: FoundOnce,
 }
 
 /// The catalog models of `accelerators`, in its order.
@@ -90,6 +95,7 @@ impl Resolved {
             gpu_names: gpu_name_values(&models, constraints.memory_range(), scheme),
             scheme,
             models,
+            cluster_policy: FoundOnce::default(),
         }
     }
 

@@ -482,9 +482,10 @@ async fn cluster_wide_sharing(cluster: &Cluster, name: &str) -> Diagnostics {
 pub(super) async fn prepare(
     cluster: &Cluster,
     state: &mut Model,
-    models: &Models,
+    resolved: &Resolved,
     deadline: Deadline,
 ) -> Result<(), Diagnostics> {
+    let models = &resolved.models;
     let Some(settings) = &state.sharing.gpu_sharing else {
         return Ok(());
     };
@@ -494,8 +495,14 @@ pub(super) async fn prepare(
         settings,
         models: &models.known,
     };
-    let strategy =
-        caveats::check_before_write(cluster, &subject, &key(&state.name).key, deadline).await?;
+    let strategy = caveats::check_before_write(
+        cluster,
+        &resolved.cluster_policy,
+        &subject,
+        &key(&state.name).key,
+        deadline,
+    )
+    .await?;
     if let Some(settings) = state.sharing.gpu_sharing.as_mut() {
         settings.mig_strategy = strategy;
     }
@@ -531,7 +538,11 @@ pub(super) async fn write(
     let mut warnings = Vec::new();
     let key = key(&state.name);
     match config_text(state, &resolved.models) {
-        Some(text) if key.write(cluster, &text, deadline).await? => {
+        Some(text)
+            if key
+                .write(cluster, &resolved.cluster_policy, &text, deadline)
+                .await? =>
+        {
             key.restart_readers(cluster, deadline).await?;
         }
         Some(_) => {}

@@ -24,7 +24,7 @@
 
 use kube::api::DynamicObject;
 
-use super::cluster_policy::{self, CONFIG_NAME, MIG_STRATEGY};
+use super::cluster_policy::{self, CONFIG_NAME, FoundOnce, MIG_STRATEGY};
 use super::device_plugin::MigStrategy;
 use super::{DEFAULT_KEY, DEFAULT_OWNER, Settings, Strategy, field_manager};
 use crate::catalog::Accelerator;
@@ -300,6 +300,7 @@ pub async fn plan(
 /// know it), or why nothing may be written.
 pub async fn check_before_write(
     cluster: &Cluster,
+    policy: &FoundOnce,
     subject: &Subject<'_>,
     key: &str,
     deadline: Deadline,
@@ -310,7 +311,7 @@ pub async fn check_before_write(
     }
     // Read as any write's read: what keeps it from the cluster (a missing
     // permission, say) is said as such.
-    let seen = seen(cluster, cluster_policy::find(cluster, deadline).await?);
+    let seen = seen(cluster, policy.get(cluster, deadline).await?.cloned());
     let strategy = check_at_apply(&seen, subject)?;
     if shares && let Some(detail) = not_read(cluster, &seen, subject, key, "so nothing was written")
     {

@@ -10,6 +10,7 @@ use kube::ResourceExt;
 use kube::api::DynamicObject;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
+use tokio::sync::OnceCell;
 
 use crate::cluster::api::{Change, Edit, Kind};
 use crate::cluster::retry::{Deadline, GaveUp};
@@ -109,6 +110,24 @@ pub fn mounts_ours(cluster: &Cluster, policy: &DynamicObject) -> bool {
 pub async fn find(cluster: &Cluster, deadline: Deadline) -> Result<Option<DynamicObject>, GaveUp> {
     let policies = list(cluster, deadline).await?;
     Ok(running(policies.into_iter().flatten()))
+}
+
+/// [`find`] at most once for one apply: a fleet's or node sharing's checks
+/// before it writes and its configuration key's write read the same
+/// ClusterPolicy.
+#[derive(Default)]
+pub struct FoundOnce(OnceCell<Option<DynamicObject>>);
+
+impl FoundOnce {
+    /// The ClusterPolicy, listed on the first call.
+    pub async fn get(
+        &self,
+        cluster: &Cluster,
+        deadline: Deadline,
+    ) -> Result<Option<&DynamicObject>, GaveUp> {
+        let found = self.0.get_or_try_init(|| find(cluster, deadline)).await?;
+        Ok(found.as_ref())
+    }
 }
 
 /// The operator runs from the first ClusterPolicy it reconciles and marks

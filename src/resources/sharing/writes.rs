@@ -29,8 +29,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::DynamicObject;
 
-use super::cluster_policy;
+use super::cluster_policy::{self, FoundOnce};
 use super::device_plugin::same_behaviour;
 use super::{CONFIG_LABEL, DEFAULT_KEY, Settings, UNSHARED_OWNER, field_manager};
 use crate::cluster::api::Kind;
@@ -83,15 +84,19 @@ fn unshared() -> String {
     .to_yaml()
 }
 
-/// Whether a device plugin may read the ConfigMap: the GPU Operator's
-/// ClusterPolicy mounts it, or there is no operator and the standalone
-/// chart may be installed with `config.name` set to it (as
-/// `gpufleet_gpu_sharing`'s warning says), which nothing on the cluster
-/// tells before its pods run.
-async fn device_plugin_may_read(cluster: &Cluster, deadline: Deadline) -> Result<bool, GaveUp> {
-    Ok(cluster_policy::find(cluster, deadline)
-        .await?
-        .is_none_or(|policy| cluster_policy::mounts_ours(cluster, &policy)))
+/// Whether a device plugin may read the ConfigMap, given the GPU
+/// Operator's ClusterPolicy: it mounts the map, or there is no operator
+/// and the standalone chart may be installed with `config.name` set to it
+/// (as `gpufleet_gpu_sharing`'s warning says), which nothing on the
+/// cluster tells before its pods run.
+fn device_plugin_may_read(cluster: &Cluster, policy: Option<&DynamicObject>) -> bool {
+    policy.is_none_or(|policy| cluster_policy::mounts_ours(cluster, policy))
+}
+
+/// [`device_plugin_may_read`] with the ClusterPolicy as it is now.
+async fn device_plugin_reads_now(cluster: &Cluster, deadline: Deadline) -> Result<bool, GaveUp> {
+    let policy = cluster_policy::find(cluster, deadline).await?;
+    Ok(device_plugin_may_read(cluster, policy.as_ref()))
 }
 
 impl ConfigKey {
@@ -117,11 +122,13 @@ impl ConfigKey {
     }
 
     /// Writes `config`, and the placeholder `default` beside it where that
-    /// is missing and a device plugin may read the map; true when that
-    /// changes what the device plugin does on the nodes using the key.
+    /// is missing and a device plugin may read the map (by `policy`, read
+    /// once for the apply's checks and this write); true when that changes
+    /// what the device plugin does on the nodes using the key.
     pub async fn write(
         &self,
         cluster: &Cluster,
+        policy: &FoundOnce,
         config: &str,
         deadline: Deadline,
     ) -> Result<bool, GaveUp> {
@@ -132,7 +139,9 @@ impl ConfigKey {
         let previous = owned
             .apply(kubernetes, config, &placeholder, deadline)
             .await?;
-        if self.key != DEFAULT_KEY && device_plugin_may_read(cluster, deadline).await? {
+        if self.key != DEFAULT_KEY
+            && device_plugin_may_read(cluster, policy.get(cluster, deadline).await?)
+        {
             owned.fill_in(kubernetes, &placeholder, deadline).await?;
         }
         Ok(previous.is_none_or(|p| !same_behaviour(&p, config)))
@@ -148,7 +157,7 @@ impl ConfigKey {
         let placeholder = placeholder(&unshared);
         let owned = self.owned(cluster);
         let kubernetes = &cluster.kubernetes;
-        if !device_plugin_may_read(cluster, deadline).await? {
+        if !device_plugin_reads_now(cluster, deadline).await? {
             let before = owned.release(kubernetes, &placeholder, deadline).await?;
             return Ok(before.is_some());
         }
@@ -161,7 +170,7 @@ impl ConfigKey {
         // turned the ClusterPolicy away would outlive every reader: once
         // nothing reads the map, this release is its last.
         if owned.fill_in(kubernetes, &placeholder, deadline).await?
-            && !device_plugin_may_read(cluster, deadline).await?
+            && !device_plugin_reads_now(cluster, deadline).await?
         {
             owned.release(kubernetes, &placeholder, deadline).await?;
         }
