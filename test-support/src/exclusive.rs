@@ -3,10 +3,28 @@
 //! themselves hold one of these guards while they run, and the tests that
 //! would disturb them hold the other side. A test that panics while holding
 //! a guard does not poison it for the tests after.
+//!
+//! A guard excludes only within its process. `make test` runs the
+//! acceptance tests that take one in a process of their own, beside the
+//! others on the same cluster (scripts/test.sh), so that threads waiting
+//! their turn do not idle the others' slots; it marks the other process
+//! with `GPUFLEET_CLUSTER_POLICY_TESTS_ELSEWHERE`, where taking a guard is a failure.
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 static CLUSTER_POLICY: RwLock<()> = RwLock::new(());
+
+/// Set in a process whose tests must take no guard: those that do run in
+/// another process at the same time, where this one's guards exclude nothing.
+const ELSEWHERE: &str = "GPUFLEET_CLUSTER_POLICY_TESTS_ELSEWHERE";
+
+fn not_elsewhere() {
+    assert!(
+        std::env::var_os(ELSEWHERE).is_none(),
+        "this test takes a ClusterPolicy guard in a process whose guards exclude nothing ({ELSEWHERE} is set): \
+         add its module to cluster_policy_modules in scripts/test.sh"
+    );
+}
 
 /// A ClusterPolicy of the test's own, the one that counts on the cluster
 /// while it runs, and no other test's: `gpufleet_gpu_sharing` points the
@@ -15,6 +33,7 @@ static CLUSTER_POLICY: RwLock<()> = RwLock::new(());
 /// has one) may be there too: `fixtures::HelmClusterPolicy` names the
 /// test's own to sort before it.
 pub fn own_cluster_policy() -> RwLockWriteGuard<'static, ()> {
+    not_elsewhere();
     CLUSTER_POLICY
         .write()
         .unwrap_or_else(PoisonError::into_inner)
@@ -30,6 +49,7 @@ pub fn own_cluster_policy() -> RwLockWriteGuard<'static, ()> {
 /// would owns a ClusterPolicy instead, or is about a cluster without the
 /// operator and takes [`no_gpu_operator`].
 pub fn no_cluster_policy() -> RwLockReadGuard<'static, ()> {
+    not_elsewhere();
     CLUSTER_POLICY
         .read()
         .unwrap_or_else(PoisonError::into_inner)
