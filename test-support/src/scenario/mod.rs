@@ -6,13 +6,14 @@
 //! examples/training-and-inference/workloads writes from the
 //! configuration's outputs, and kwok playing the kubelet. Every step
 //! asserts what it shows, in the demo too. Needs a cluster started with
-//! `testbed/cluster.sh up --karpenter` (`--karpenter=aws` for
-//! [`Cloud::Ec2`]).
+//! `testbed/cluster.sh up --karpenter --kueue` (`--karpenter=aws` for
+//! [`Cloud::Ec2`], whose runs have no queues).
 
 mod checks;
 mod fleets;
 pub mod lookups;
 mod narrator;
+mod queues;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -32,6 +33,7 @@ use self::lookups::{
     node_map, node_of, nodes_of_pool, pod, pods, unschedulable,
 };
 use self::narrator::Narrator;
+pub use self::queues::TEAMS;
 use crate::fixtures::Guard;
 use crate::repo_root;
 use crate::terraform::{Cli, Workspace};
@@ -44,7 +46,8 @@ pub const SERVER: &str = "simulated-8xh100-server";
 /// alone, the training class training's alone.
 pub const TRAINING_NAMESPACE: &str = "training";
 pub const INFERENCE_NAMESPACE: &str = "inference";
-pub const NAMESPACES: [&str; 2] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE];
+/// With the training teams' (the queue steps'), each holding a queue.
+pub const NAMESPACES: [&str; 4] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE, TEAMS[0], TEAMS[1]];
 /// The ClusterPolicy the GPU Operator's Helm chart makes
 /// ([`crate::helm::cluster_policy`] names it so).
 const GPU_OPERATOR_POLICY: &str = "cluster-policy";
@@ -70,7 +73,9 @@ pub enum Audience {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Length {
     /// Every step: placement, the training fleet full, its limit held, no
-    /// preemption by training, preemption by inference, consolidation.
+    /// preemption by training, preemption by inference, the training teams'
+    /// queues (on the cfke instance types: the EC2 cluster runs no Kueue),
+    /// consolidation.
     Full,
     /// Placement and an empty second plan only: what differs between CLIs
     /// is their side of the protocol, which this covers.
@@ -90,7 +95,7 @@ pub struct Scenario {
 }
 
 /// The workloads' steps, by output name: each a Kubernetes List (JSON).
-type Steps = BTreeMap<String, String>;
+pub(crate) type Steps = BTreeMap<String, String>;
 
 impl Scenario {
     /// The scenario with `cli` on the cluster of the admin `kubeconfig`.
@@ -139,6 +144,12 @@ impl Scenario {
         self
     }
 
+    /// Whether the run has the training teams' queues: the full one on the
+    /// cfke instance types (the cluster of EC2's runs no Kueue).
+    fn queues(&self) -> bool {
+        self.length() == Length::Full && self.cloud == Cloud::Cfke
+    }
+
     fn length(&self) -> Length {
         let length = match self.audience {
             Audience::Test(length) => length,
@@ -167,6 +178,9 @@ impl Scenario {
         });
         self.reset().await;
         let helm_spec = self.install_gpu_operator().await;
+        if self.queues() {
+            self.make_team_namespaces().await;
+        }
         let mut cluster = self.apply_cluster();
         let (token, csr) = self.join_server(&cluster).await;
         if let Some((_, _, csrs)) = &mut made {
@@ -187,6 +201,10 @@ impl Scenario {
             let sweep = self.sweep_waits(&steps).await;
             self.sweep_replaces_notebook(&sweep).await;
             self.overflow_preempts(&steps).await;
+            if self.queues() {
+                self.training_work_ends().await;
+                self.queues_share_training_fleet(&steps).await;
+            }
             self.story.summary(&self.client).await;
         }
         // Karpenter has been reconciling the NodePools all along (status,
@@ -209,6 +227,9 @@ impl Scenario {
                 workloads.destroy();
                 cluster.destroy();
                 self.assert_destroyed(&token).await;
+                if self.queues() {
+                    self.assert_no_kueue_objects().await;
+                }
                 self.assert_gpu_operator_restored(&helm_spec).await;
                 self.story
                     .phase("destroyed (Karpenter removed the fleets' nodes with them)");
@@ -335,8 +356,16 @@ impl Scenario {
         ], "containers": container});
         let naming =
             serde_json::json!({"priorityClassName": "online-inference", "containers": container});
-        let training_fleet_allows =
-            format!("namespaces \"{INFERENCE_NAMESPACE}\", \"{TRAINING_NAMESPACE}\";");
+        // And the training teams' namespaces, where Kueue gives the teams'
+        // jobs the fleet's tolerations.
+        let mut training_users = vec![INFERENCE_NAMESPACE, TRAINING_NAMESPACE];
+        if self.queues() {
+            training_users.extend(TEAMS);
+        }
+        training_users.sort();
+        let training_users: Vec<String> =
+            training_users.iter().map(|n| format!("\"{n}\"")).collect();
+        let training_fleet_allows = format!("namespaces {};", training_users.join(", "));
         let inference_class_allows = format!("namespace \"{INFERENCE_NAMESPACE}\";");
         for (name, namespace, spec, policy, allowed) in [
             (
@@ -379,7 +408,8 @@ impl Scenario {
                 .line(&format!("  {name} in {namespace}: {refusal}"));
         }
         self.story.phase(&format!(
-            "fences: the training fleets admit only namespaces {TRAINING_NAMESPACE} and {INFERENCE_NAMESPACE}, online-inference only {INFERENCE_NAMESPACE}"
+            "fences: the training fleets admit only namespaces {}, online-inference only {INFERENCE_NAMESPACE}",
+            training_users.join(", ")
         ));
     }
 
@@ -545,11 +575,13 @@ impl Scenario {
         ));
     }
 
-    /// 7. Every job finishes and every pod goes: Karpenter removes the empty
-    ///    nodes of all three fleets.
+    /// 7 (9 after the queue steps). Every job finishes and every pod goes:
+    ///    Karpenter removes the empty nodes of all three fleets.
     async fn consolidation(&self) {
-        self.story
-            .step("7. all work ends: the pods go, and Karpenter removes the empty nodes");
+        let step = if self.queues() { 9 } else { 7 };
+        self.story.step(&format!(
+            "{step}. all work ends: the pods go, and Karpenter removes the empty nodes"
+        ));
         let mut of_this_run = BTreeSet::new();
         for fleet in self.fleets() {
             for node in nodes_of_pool(&self.client, fleet.name).await {
@@ -663,9 +695,14 @@ impl Scenario {
         cluster.env("KUBECONFIG", &self.provider_kubeconfig).file(
             "terraform.tfvars",
             &format!(
-                "{FAST_DISRUPTION}{}{}",
+                "{FAST_DISRUPTION}{}{}{}",
                 self.cloud.tfvars(),
-                self.sharing.tfvars()
+                self.sharing.tfvars(),
+                if self.queues() {
+                    queues::tfvars()
+                } else {
+                    String::new()
+                }
             ),
         );
         let run = cluster.apply();
