@@ -46,7 +46,11 @@ pub const SERVER: &str = "simulated-8xh100-server";
 /// alone, the training class training's alone.
 pub const TRAINING_NAMESPACE: &str = "training";
 pub const INFERENCE_NAMESPACE: &str = "inference";
-/// With the training teams' (the queue steps'), each holding a queue.
+/// The workloads configuration makes these, and the end of the work
+/// deletes them.
+const WORKLOAD_NAMESPACES: [&str; 2] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE];
+/// With the training teams' (the queue steps'), made before the
+/// configuration that gives them queues and deleted after it.
 pub const NAMESPACES: [&str; 4] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE, TEAMS[0], TEAMS[1]];
 /// The ClusterPolicy the GPU Operator's Helm chart makes
 /// ([`crate::helm::cluster_policy`] names it so).
@@ -222,14 +226,17 @@ impl Scenario {
 
         match &self.audience {
             Audience::Test(_) => {
-                self.delete_namespaces().await;
+                self.delete_namespaces(&WORKLOAD_NAMESPACES).await;
                 // The workloads read the cluster's state: they go first.
                 workloads.destroy();
                 cluster.destroy();
-                self.assert_destroyed(&token).await;
                 if self.queues() {
+                    // Destroy removed the LocalQueues of the teams'
+                    // namespaces, which outlive it.
                     self.assert_no_kueue_objects().await;
+                    self.delete_namespaces(&TEAMS).await;
                 }
+                self.assert_destroyed(&token).await;
                 self.assert_gpu_operator_restored(&helm_spec).await;
                 self.story
                     .phase("destroyed (Karpenter removed the fleets' nodes with them)");
@@ -575,8 +582,9 @@ impl Scenario {
         ));
     }
 
-    /// 7 (9 after the queue steps). Every job finishes and every pod goes:
-    ///    Karpenter removes the empty nodes of all three fleets.
+    /// 7 (9 after the queue steps). Every job finishes and every pod goes
+    ///    (the teams' namespaces stay, with their queues): Karpenter removes
+    ///    the empty nodes of all three fleets.
     async fn consolidation(&self) {
         let step = if self.queues() { 9 } else { 7 };
         self.story.step(&format!(
@@ -588,7 +596,10 @@ impl Scenario {
                 of_this_run.extend(node.metadata.name);
             }
         }
-        self.start_deleting_namespaces().await;
+        self.start_deleting_namespaces(&WORKLOAD_NAMESPACES).await;
+        if self.queues() {
+            self.delete_team_jobs().await;
+        }
         self.wait(
             "Karpenter to remove every empty fleet node",
             180,
@@ -604,7 +615,7 @@ impl Scenario {
         self.story
             .phase("workloads deleted; Karpenter removed every fleet node");
         self.story.disruptions(&self.client, &of_this_run).await;
-        self.wait_namespaces_gone().await;
+        self.wait_namespaces_gone(&WORKLOAD_NAMESPACES).await;
     }
 
     // ---------------------------------------------------------------- setup
@@ -645,7 +656,7 @@ impl Scenario {
     }
 
     async fn reset(&self) {
-        self.delete_namespaces().await;
+        self.delete_namespaces(&NAMESPACES).await;
         if let Audience::Demo(dir) = &self.audience
             && dir.join("terraform.tfstate").is_file()
         {
@@ -801,25 +812,25 @@ impl Scenario {
         }
     }
 
-    async fn delete_namespaces(&self) {
-        self.start_deleting_namespaces().await;
-        self.wait_namespaces_gone().await;
+    async fn delete_namespaces(&self, which: &[&str]) {
+        self.start_deleting_namespaces(which).await;
+        self.wait_namespaces_gone(which).await;
     }
 
-    async fn start_deleting_namespaces(&self) {
+    async fn start_deleting_namespaces(&self, which: &[&str]) {
         let namespaces = Api::<Namespace>::all(self.client.clone());
-        for namespace in NAMESPACES {
+        for &namespace in which {
             if namespaces.get_opt(namespace).await.unwrap().is_some() {
                 let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
             }
         }
     }
 
-    async fn wait_namespaces_gone(&self) {
+    async fn wait_namespaces_gone(&self, which: &[&str]) {
         let namespaces = Api::<Namespace>::all(self.client.clone());
-        let what = format!("namespaces {} to go", NAMESPACES.join(" and "));
+        let what = format!("namespaces {} to go", which.join(" and "));
         self.wait(&what, 120, async || {
-            for namespace in NAMESPACES {
+            for &namespace in which {
                 if namespaces.get_opt(namespace).await.unwrap().is_some() {
                     return None;
                 }

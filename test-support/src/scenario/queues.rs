@@ -237,6 +237,17 @@ impl Scenario {
         ));
     }
 
+    /// The teams' Jobs go (their pods with them); the teams' namespaces
+    /// stay with their queues.
+    pub(crate) async fn delete_team_jobs(&self) {
+        for team in TEAMS {
+            Api::<Job>::namespaced(self.client.clone(), team)
+                .delete_collection(&DeleteParams::background(), &ListParams::default())
+                .await
+                .unwrap();
+        }
+    }
+
     /// Destroy left no ResourceFlavor, ClusterQueue or LocalQueue of the
     /// teams'.
     pub(crate) async fn assert_no_kueue_objects(&self) {
