@@ -1,5 +1,5 @@
 # gpufleet: two commands on a fresh machine.
-#   make demo   builds the provider, starts a local control plane with Karpenter,
+#   make demo   builds the provider, starts a local control plane with Karpenter and Kueue,
 #               applies examples/training-and-inference and runs its workloads
 #   make test   every test: lint, unit and the offline, acceptance and system tiers (terraform and tofu)
 #   make test-fast   unit tests and the offline tier: no cluster, no Go build, no lint

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Undoes `make demo`: its workloads, what Terraform declared (fleets, their
-# nodes, priority classes, the server's join token), the joined stand-in
-# server, and the local control plane.
+# Undoes `make demo`: its workloads and the training teams' namespaces, what
+# Terraform declared (fleets, their nodes, priority classes, the teams'
+# queues, the server's join token), the joined stand-in server, and the local
+# control plane (Kueue's manager with it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -14,7 +15,7 @@ cli=$(command -v terraform || true)
 [ -n "$cli" ] || cli=$repo/target/tools/bin/tofu
 
 if bash testbed/cluster.sh status >/dev/null 2>&1; then
-  kubectl delete namespace training inference --ignore-not-found >/dev/null
+  kubectl delete namespace training inference team-a team-b --ignore-not-found >/dev/null
   if [ -f target/demo/terraform.tfstate ]; then
     echo "==> terraform destroy in target/demo"
     (cd target/demo && "$cli" destroy -auto-approve -input=false -no-color | tail -1)

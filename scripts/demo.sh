@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job, live: build and install the provider, start the local control
-# plane with Karpenter's kwok provider, then run the seed scenario narrated
+# plane with Karpenter's kwok provider and Kueue's manager, then run the seed scenario narrated
 # (scripts/demo.rs: the system test's own scenario, test-support's
 # `scenario`). It applies examples/training-and-inference, runs its workloads
 # step by step while Karpenter creates nodes and the scheduler places pods,
@@ -16,7 +16,7 @@ export GPUFLEET_CLUSTER_DIR=$repo/target/cluster
 start=$SECONDS
 
 bash scripts/install.sh
-bash testbed/cluster.sh up --karpenter
+bash testbed/cluster.sh up --karpenter --kueue
 cargo build --quiet --example demo
 echo "==> provider installed, control plane up and the scenario built in $((SECONDS - start))s"
 exec "${CARGO_TARGET_DIR:-$repo/target}/debug/examples/demo" "$GPUFLEET_CLUSTER_DIR/kubeconfig" "$repo/target/demo"

@@ -8,6 +8,9 @@
 # it registers. Only training's and inference's namespaces may use the fleets
 # and classes: the training fleets admit both (inference overflows onto them),
 # the inference fleet and class inference's, the training class training's.
+# With training_teams, teams share the training fleet through Kueue: a queue
+# per team (`make demo`: two of 32 GPUs) in one cohort, their namespaces
+# admitted to the training fleet, which becomes a Kueue flavor.
 # `make demo` applies it to the local control plane, where
 # Karpenter's kwok provider stands in for the cloud; on EC2's instance types
 # the test applies it with label_scheme = "aws" and a spot training fleet.
@@ -92,6 +95,12 @@ variable "inference_namespace" {
   default     = "inference"
 }
 
+variable "training_teams" {
+  description = "Training teams sharing the training fleet through Kueue queues, as namespace => GPUs, e.g. { team-a = 32, team-b = 32 }: each team's jobs carry only its queue's label (output workloads.training_queues). The namespaces must exist and Kueue must run in the cluster. None by default."
+  type        = map(number)
+  default     = {}
+}
+
 variable "mig_strategy" {
   description = "The MIG strategy every node's device plugin runs with, set in the GPU Operator's ClusterPolicy: \"mixed\" gives each MIG profile a resource of its own (nvidia.com/mig-1g.10gb), \"single\" advertises MIG devices as nvidia.com/gpu; null keeps the ClusterPolicy's (the operator's Helm chart sets single)."
   type        = string
@@ -120,6 +129,7 @@ module "cluster" {
   training_priority       = { name = "batch-training", value = 1000 }
   inference_priority      = { name = "online-inference", value = 100000 }
   spot_training           = var.spot_training
+  training_teams          = var.training_teams
   # Training and inference each in a namespace of its own.
   training_namespaces  = [var.training_namespace]
   inference_namespaces = [var.inference_namespace]
@@ -136,6 +146,7 @@ output "workloads" {
     inference_overflow = module.cluster.inference_overflow
     general            = module.cluster.general
     spot_training      = module.cluster.spot_training
+    training_queues    = module.cluster.training_queues
   }
 }
 

@@ -1,8 +1,9 @@
 //! The seed scenario (common::scenario, which `make demo` runs too) with
 //! every CLI, and what the scenario relies on of Karpenter: that GPU
 //! requirements select instance types. Needs a cluster started with
-//! `testbed/cluster.sh up --karpenter` (`--karpenter=aws` for the scenario
-//! on EC2's instance types).
+//! `testbed/cluster.sh up --karpenter --kueue` (the whole scenario's
+//! training teams queue through Kueue; `--karpenter=aws` for the scenario
+//! on EC2's instance types, which has no queues).
 
 use std::collections::BTreeSet;
 

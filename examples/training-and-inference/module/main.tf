@@ -5,7 +5,8 @@
 # run (inference preempts training, training never preempts); servers that
 # exist already join the training side; pods that tolerate neither taint get
 # CPU-only nodes. Inference nodes share each GPU among several pods (time
-# slicing x4 by default); training keeps whole GPUs.
+# slicing x4 by default); training keeps whole GPUs. Training teams may share
+# the training fleet through Kueue queues (training_teams).
 
 locals {
   no_schedule = "NoSchedule"
@@ -36,8 +37,10 @@ locals {
   # capped by its nodes; a shared one counts what it advertises (GPUs x replicas).
   # Who may use the training fleets: training, and inference overflowing
   # onto them (output inference_overflow); null for no fence.
+  # The teams' namespaces too: Kueue gives their jobs the fleet's tolerations.
   training_fleet_namespaces = var.training_namespaces == null ? null : setunion(
     var.training_namespaces, var.inference_namespaces == null ? [] : var.inference_namespaces,
+    keys(var.training_teams),
   )
   inference_limits = local.inference_sharing.strategy == "mig" ? tomap({
     nodes = ceil(var.inference_gpu_limit / var.inference_gpus_per_node)
@@ -92,11 +95,44 @@ resource "gpufleet_fleet" "training" {
   limits                     = { gpus = var.training_gpu_limit }
   disruption                 = local.disruption
   allowed_namespaces         = local.training_fleet_namespaces
+  # Offered to Kueue when teams queue for it: a team's job names only its
+  # queue, and Kueue adds the fleet's node selector and tolerations.
+  kueue_flavor = length(var.training_teams) > 0
 
   lifecycle {
     precondition {
       condition     = var.training_gpu_limit >= var.training_gpus_per_node
       error_message = "training_gpu_limit must allow at least one training node (training_gpus_per_node GPUs)."
+    }
+  }
+}
+
+# One Kueue queue per training team, named as its namespace, all in one
+# cohort: a team's jobs beyond its GPUs borrow what the others leave idle,
+# jobs beyond the cohort's GPUs wait suspended (no pod, so no node), and a
+# team that submits within its own GPUs takes them back by preempting the
+# borrowers' jobs, whatever their priority.
+resource "gpufleet_queue" "team" {
+  for_each   = var.training_teams
+  name       = each.key
+  namespaces = [each.key]
+  cohort     = var.training_cohort
+  quotas = [{
+    fleet        = gpufleet_fleet.training.name
+    gpu_resource = gpufleet_fleet.training.gpu_resource
+    gpus         = each.value
+    # What the fleet's pods request for its interconnect, if anything.
+    resources = gpufleet_fleet.training.interconnect_resources == null ? null : {
+      for resource, per_node in gpufleet_fleet.training.interconnect_resources :
+      resource => tostring(tonumber(per_node) * each.value / var.training_gpus_per_node)
+    }
+  }]
+  preemption = { reclaim_within_cohort = "Any" }
+
+  lifecycle {
+    precondition {
+      condition     = sum(concat([0], values(var.training_teams))) <= var.training_gpu_limit
+      error_message = "training_teams hold more GPUs than training_gpu_limit: Kueue would admit jobs Karpenter may not launch nodes for."
     }
   }
 }

@@ -21,6 +21,16 @@ output "training" {
   }
 }
 
+output "training_queues" {
+  description = "Per training team (namespace): the labels its jobs carry to queue for the training fleet (nothing else: Kueue adds the fleet's node selector and tolerations on admission), and the GPUs its queue holds. Empty without training_teams."
+  value = {
+    for namespace, queue in gpufleet_queue.team : namespace => {
+      labels = queue.queue_label
+      gpus   = var.training_teams[namespace]
+    }
+  }
+}
+
 output "spot_training" {
   description = "For training jobs that checkpoint: land on the spot training fleet, at training priority (null without one)."
   value = var.spot_training == null ? null : {

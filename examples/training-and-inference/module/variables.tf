@@ -166,6 +166,18 @@ variable "disruption_budget" {
   default     = "10%"
 }
 
+variable "training_teams" {
+  description = "Training teams sharing the training fleet through Kueue: each team's namespace and the GPUs of the fleet its queue holds. A gpufleet_queue per team, named as its namespace, in cohort training_cohort: a team's jobs carry only the queue's label (the training_queues output), borrow the GPUs other teams leave idle, and wait suspended beyond the cohort's; a team submitting within its GPUs reclaims them by preempting the borrowers. The namespaces must exist (they may use the training fleet), and Kueue must run in the cluster: the training fleet becomes a Kueue flavor. Empty: no queues."
+  type        = map(number)
+  default     = {}
+}
+
+variable "training_cohort" {
+  description = "The Kueue cohort of the training teams' queues."
+  type        = string
+  default     = "training"
+}
+
 variable "training_namespaces" {
   description = "Namespaces training runs in. When set, only they may use the training fleets (and inference_namespaces too: inference overflows onto training nodes) and the training priority class: the API server refuses, in any other namespace, pods and workloads that tolerate the training taint, select a training fleet or name the class (a ValidatingAdmissionPolicy per fleet and class, Kubernetes 1.30+). Null: no fence."
   type        = set(string)

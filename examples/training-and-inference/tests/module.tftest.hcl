@@ -406,3 +406,59 @@ run "no_fence_by_default" {
     error_message = "without namespaces, nothing is fenced"
   }
 }
+
+# Teams queue for the training fleet: a queue each, in one cohort, their
+# namespaces admitted to the fleet, which Kueue gets as a flavor.
+run "training_teams_get_queues_in_one_cohort" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    training_namespaces = ["training"]
+    training_teams      = { team-a = 32, team-b = 32 }
+  }
+
+  assert {
+    condition = (
+      gpufleet_fleet.training.kueue_flavor
+      && gpufleet_fleet.training.allowed_namespaces == toset(["team-a", "team-b", "training"])
+    )
+    error_message = "the training fleet is a Kueue flavor that admits the teams' namespaces"
+  }
+  assert {
+    condition = alltrue([
+      for team in ["team-a", "team-b"] :
+      gpufleet_queue.team[team].namespaces == toset([team])
+      && gpufleet_queue.team[team].cohort == "training"
+      && gpufleet_queue.team[team].quotas[0].fleet == "training"
+      && gpufleet_queue.team[team].quotas[0].gpus == 32
+      && gpufleet_queue.team[team].preemption.reclaim_within_cohort == "Any"
+    ])
+    error_message = "each team has a queue of 32 training GPUs in cohort training, reclaiming what it lends"
+  }
+}
+
+run "no_teams_no_queues" {
+  command = plan
+  module {
+    source = "./module"
+  }
+
+  assert {
+    condition     = length(gpufleet_queue.team) == 0 && !gpufleet_fleet.training.kueue_flavor
+    error_message = "without training_teams, no queue and no flavor"
+  }
+}
+
+# Kueue would admit jobs Karpenter may not launch nodes for.
+run "teams_beyond_the_training_limit" {
+  command = plan
+  module {
+    source = "./module"
+  }
+  variables {
+    training_teams = { team-a = 32, team-b = 40 }
+  }
+  expect_failures = [gpufleet_queue.team]
+}

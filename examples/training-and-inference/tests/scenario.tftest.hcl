@@ -61,3 +61,25 @@ run "seed_scenario" {
     error_message = "the self-managed server joins with the training taint"
   }
 }
+
+# The teams of `make demo`: a queue each on the training fleet, whose jobs
+# carry nothing but the queue's label.
+run "training_teams_queue_for_the_training_fleet" {
+  command = plan
+
+  variables {
+    training_teams = { team-a = 32, team-b = 32 }
+  }
+
+  assert {
+    condition = jsonencode(output.workloads.training_queues) == jsonencode({
+      team-a = { labels = { "kueue.x-k8s.io/queue-name" = "team-a" }, gpus = 32 }
+      team-b = { labels = { "kueue.x-k8s.io/queue-name" = "team-b" }, gpus = 32 }
+    })
+    error_message = "each team's jobs carry only its queue's label"
+  }
+  assert {
+    condition     = sum([for q in output.workloads.training_queues : q.gpus]) == output.workloads.training.gpu_limit
+    error_message = "the two queues share the training fleet's 64 GPUs"
+  }
+}

@@ -50,6 +50,10 @@ locals {
   # null unless the cluster has a spot training fleet.
   spot_training = local.workloads.spot_training
   server        = data.terraform_remote_state.cluster.outputs.training_servers[0]
+  # The training teams' queues (none unless the cluster configuration has
+  # training_teams): with two, the first borrows and the second reclaims.
+  queues = local.workloads.training_queues
+  teams  = sort(keys(local.queues))
 
   # Long enough to outlast the scenario; the scenario deletes these Jobs.
   long_running = "1h"
@@ -115,6 +119,46 @@ locals {
             nodeSelector                  = job.node_selector
             tolerations                   = local.training.tolerations
             containers                    = [local.container[job.container]]
+          }
+        }
+      }
+    }
+  }
+
+  # Jobs of the training teams: whole training nodes' worth of GPUs, and
+  # nothing of the fleet's but the queue's label (no node selector, no
+  # toleration, no priority class): Kueue adds the fleet's selector and
+  # tolerations when it admits one.
+  queued_job = length(local.teams) != 2 ? {} : {
+    for name, job in {
+      # Within the first team's GPUs.
+      "${local.teams[0]}-pretrain" = { team = local.teams[0], gpus = local.queues[local.teams[0]].gpus }
+      # Beyond them: borrows the second team's idle GPUs.
+      "${local.teams[0]}-ablation" = { team = local.teams[0], gpus = local.queues[local.teams[1]].gpus }
+      # Beyond the cohort's GPUs: waits suspended.
+      "${local.teams[0]}-sweep" = { team = local.teams[0], gpus = local.training.gpus_per_node }
+      # Within the second team's GPUs, lent to the first: reclaims them.
+      "${local.teams[1]}-pretrain" = { team = local.teams[1], gpus = local.queues[local.teams[1]].gpus }
+      } : name => {
+      apiVersion = "batch/v1"
+      kind       = "Job"
+      metadata   = { name = name, namespace = job.team, labels = local.queues[job.team].labels }
+      spec = {
+        parallelism  = job.gpus / local.training.gpus_per_node
+        completions  = job.gpus / local.training.gpus_per_node
+        backoffLimit = 0
+        template = {
+          metadata = {
+            labels = { app = name }
+            annotations = {
+              "pod-complete.stage.kwok.x-k8s.io/delay"        = local.long_running
+              "pod-complete.stage.kwok.x-k8s.io/jitter-delay" = local.long_running
+            }
+          }
+          spec = {
+            restartPolicy                 = "Never"
+            terminationGracePeriodSeconds = local.grace_seconds
+            containers                    = [local.container.training]
           }
         }
       }
@@ -235,4 +279,40 @@ output "sweep" {
 output "overflow" {
   description = "Step 4 (after the notebook ended): inference overflowing onto the full training fleet preempts training."
   value       = jsonencode({ apiVersion = "v1", kind = "List", items = [local.inference_deployment["chat-api-overflow"]] })
+}
+
+output "queues_within_quota" {
+  description = "Queues (training_teams, on an empty training fleet): the first team's job within its GPUs (empty without two teams)."
+  value = jsonencode({
+    apiVersion = "v1"
+    kind       = "List"
+    items      = [for job in local.queued_job : job if job.metadata.name == "${try(local.teams[0], "")}-pretrain"]
+  })
+}
+
+output "queues_borrow" {
+  description = "Queues, once that is admitted: the first team's job beyond its GPUs, borrowing the second team's idle ones (empty without two teams)."
+  value = jsonencode({
+    apiVersion = "v1"
+    kind       = "List"
+    items      = [for job in local.queued_job : job if job.metadata.name == "${try(local.teams[0], "")}-ablation"]
+  })
+}
+
+output "queues_beyond_cohort" {
+  description = "Queues, once both are admitted: one more of the first team's jobs, beyond the cohort's GPUs (empty without two teams)."
+  value = jsonencode({
+    apiVersion = "v1"
+    kind       = "List"
+    items      = [for job in local.queued_job : job if job.metadata.name == "${try(local.teams[0], "")}-sweep"]
+  })
+}
+
+output "queues_reclaim" {
+  description = "Queues, then: the second team's job, within its GPUs, which the first team borrowed (empty without two teams)."
+  value = jsonencode({
+    apiVersion = "v1"
+    kind       = "List"
+    items      = [for job in local.queued_job : job if job.metadata.name == "${try(local.teams[1], "")}-pretrain"]
+  })
 }

@@ -106,7 +106,17 @@ impl Scenario {
             let Some(node_name) = node_of(&pod) else {
                 continue;
             };
-            let node = &nodes[node_name];
+            // A pod still being deleted may outlive its node: Karpenter
+            // removes an empty node without waiting for pods already
+            // terminating, and such a pod runs nowhere.
+            let Some(node) = nodes.get(node_name) else {
+                assert!(
+                    pod.metadata.deletion_timestamp.is_some(),
+                    "{:?} runs on {node_name}, which is gone",
+                    pod.metadata.name
+                );
+                continue;
+            };
             let estate = workload_taint(node)
                 .or_else(|| (label(node, POOL) == Some("general")).then_some("general"))
                 .unwrap_or("none");

@@ -6,13 +6,14 @@
 //! examples/training-and-inference/workloads writes from the
 //! configuration's outputs, and kwok playing the kubelet. Every step
 //! asserts what it shows, in the demo too. Needs a cluster started with
-//! `testbed/cluster.sh up --karpenter` (`--karpenter=aws` for
-//! [`Cloud::Ec2`]).
+//! `testbed/cluster.sh up --karpenter --kueue` (`--karpenter=aws` for
+//! [`Cloud::Ec2`], whose runs have no queues).
 
 mod checks;
 mod fleets;
 pub mod lookups;
 mod narrator;
+mod queues;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -32,6 +33,7 @@ use self::lookups::{
     node_map, node_of, nodes_of_pool, pod, pods, unschedulable,
 };
 use self::narrator::Narrator;
+pub use self::queues::TEAMS;
 use crate::fixtures::Guard;
 use crate::repo_root;
 use crate::terraform::{Cli, Workspace};
@@ -44,7 +46,12 @@ pub const SERVER: &str = "simulated-8xh100-server";
 /// alone, the training class training's alone.
 pub const TRAINING_NAMESPACE: &str = "training";
 pub const INFERENCE_NAMESPACE: &str = "inference";
-pub const NAMESPACES: [&str; 2] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE];
+/// The workloads configuration makes these, and the end of the work
+/// deletes them.
+const WORKLOAD_NAMESPACES: [&str; 2] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE];
+/// With the training teams' (the queue steps'), made before the
+/// configuration that gives them queues and deleted after it.
+pub const NAMESPACES: [&str; 4] = [TRAINING_NAMESPACE, INFERENCE_NAMESPACE, TEAMS[0], TEAMS[1]];
 /// The ClusterPolicy the GPU Operator's Helm chart makes
 /// ([`crate::helm::cluster_policy`] names it so).
 const GPU_OPERATOR_POLICY: &str = "cluster-policy";
@@ -70,7 +77,9 @@ pub enum Audience {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Length {
     /// Every step: placement, the training fleet full, its limit held, no
-    /// preemption by training, preemption by inference, consolidation.
+    /// preemption by training, preemption by inference, the training teams'
+    /// queues (on the cfke instance types: the EC2 cluster runs no Kueue),
+    /// consolidation.
     Full,
     /// Placement and an empty second plan only: what differs between CLIs
     /// is their side of the protocol, which this covers.
@@ -90,7 +99,7 @@ pub struct Scenario {
 }
 
 /// The workloads' steps, by output name: each a Kubernetes List (JSON).
-type Steps = BTreeMap<String, String>;
+pub(crate) type Steps = BTreeMap<String, String>;
 
 impl Scenario {
     /// The scenario with `cli` on the cluster of the admin `kubeconfig`.
@@ -139,6 +148,12 @@ impl Scenario {
         self
     }
 
+    /// Whether the run has the training teams' queues: the full one on the
+    /// cfke instance types (the cluster of EC2's runs no Kueue).
+    fn queues(&self) -> bool {
+        self.length() == Length::Full && self.cloud == Cloud::Cfke
+    }
+
     fn length(&self) -> Length {
         let length = match self.audience {
             Audience::Test(length) => length,
@@ -167,6 +182,9 @@ impl Scenario {
         });
         self.reset().await;
         let helm_spec = self.install_gpu_operator().await;
+        if self.queues() {
+            self.make_team_namespaces().await;
+        }
         let mut cluster = self.apply_cluster();
         let (token, csr) = self.join_server(&cluster).await;
         if let Some((_, _, csrs)) = &mut made {
@@ -187,6 +205,10 @@ impl Scenario {
             let sweep = self.sweep_waits(&steps).await;
             self.sweep_replaces_notebook(&sweep).await;
             self.overflow_preempts(&steps).await;
+            if self.queues() {
+                self.training_work_ends().await;
+                self.queues_share_training_fleet(&steps).await;
+            }
             self.story.summary(&self.client).await;
         }
         // Karpenter has been reconciling the NodePools all along (status,
@@ -204,10 +226,16 @@ impl Scenario {
 
         match &self.audience {
             Audience::Test(_) => {
-                self.delete_namespaces().await;
+                self.delete_namespaces(&WORKLOAD_NAMESPACES).await;
                 // The workloads read the cluster's state: they go first.
                 workloads.destroy();
                 cluster.destroy();
+                if self.queues() {
+                    // Destroy removed the LocalQueues of the teams'
+                    // namespaces, which outlive it.
+                    self.assert_no_kueue_objects().await;
+                    self.delete_namespaces(&TEAMS).await;
+                }
                 self.assert_destroyed(&token).await;
                 self.assert_gpu_operator_restored(&helm_spec).await;
                 self.story
@@ -335,8 +363,16 @@ impl Scenario {
         ], "containers": container});
         let naming =
             serde_json::json!({"priorityClassName": "online-inference", "containers": container});
-        let training_fleet_allows =
-            format!("namespaces \"{INFERENCE_NAMESPACE}\", \"{TRAINING_NAMESPACE}\";");
+        // And the training teams' namespaces, where Kueue gives the teams'
+        // jobs the fleet's tolerations.
+        let mut training_users = vec![INFERENCE_NAMESPACE, TRAINING_NAMESPACE];
+        if self.queues() {
+            training_users.extend(TEAMS);
+        }
+        training_users.sort();
+        let training_users: Vec<String> =
+            training_users.iter().map(|n| format!("\"{n}\"")).collect();
+        let training_fleet_allows = format!("namespaces {};", training_users.join(", "));
         let inference_class_allows = format!("namespace \"{INFERENCE_NAMESPACE}\";");
         for (name, namespace, spec, policy, allowed) in [
             (
@@ -379,7 +415,8 @@ impl Scenario {
                 .line(&format!("  {name} in {namespace}: {refusal}"));
         }
         self.story.phase(&format!(
-            "fences: the training fleets admit only namespaces {TRAINING_NAMESPACE} and {INFERENCE_NAMESPACE}, online-inference only {INFERENCE_NAMESPACE}"
+            "fences: the training fleets admit only namespaces {}, online-inference only {INFERENCE_NAMESPACE}",
+            training_users.join(", ")
         ));
     }
 
@@ -545,18 +582,24 @@ impl Scenario {
         ));
     }
 
-    /// 7. Every job finishes and every pod goes: Karpenter removes the empty
-    ///    nodes of all three fleets.
+    /// 7 (9 after the queue steps). Every job finishes and every pod goes
+    ///    (the teams' namespaces stay, with their queues): Karpenter removes
+    ///    the empty nodes of all three fleets.
     async fn consolidation(&self) {
-        self.story
-            .step("7. all work ends: the pods go, and Karpenter removes the empty nodes");
+        let step = if self.queues() { 9 } else { 7 };
+        self.story.step(&format!(
+            "{step}. all work ends: the pods go, and Karpenter removes the empty nodes"
+        ));
         let mut of_this_run = BTreeSet::new();
         for fleet in self.fleets() {
             for node in nodes_of_pool(&self.client, fleet.name).await {
                 of_this_run.extend(node.metadata.name);
             }
         }
-        self.start_deleting_namespaces().await;
+        self.start_deleting_namespaces(&WORKLOAD_NAMESPACES).await;
+        if self.queues() {
+            self.delete_team_jobs().await;
+        }
         self.wait(
             "Karpenter to remove every empty fleet node",
             180,
@@ -572,7 +615,7 @@ impl Scenario {
         self.story
             .phase("workloads deleted; Karpenter removed every fleet node");
         self.story.disruptions(&self.client, &of_this_run).await;
-        self.wait_namespaces_gone().await;
+        self.wait_namespaces_gone(&WORKLOAD_NAMESPACES).await;
     }
 
     // ---------------------------------------------------------------- setup
@@ -613,7 +656,7 @@ impl Scenario {
     }
 
     async fn reset(&self) {
-        self.delete_namespaces().await;
+        self.delete_namespaces(&NAMESPACES).await;
         if let Audience::Demo(dir) = &self.audience
             && dir.join("terraform.tfstate").is_file()
         {
@@ -663,9 +706,14 @@ impl Scenario {
         cluster.env("KUBECONFIG", &self.provider_kubeconfig).file(
             "terraform.tfvars",
             &format!(
-                "{FAST_DISRUPTION}{}{}",
+                "{FAST_DISRUPTION}{}{}{}",
                 self.cloud.tfvars(),
-                self.sharing.tfvars()
+                self.sharing.tfvars(),
+                if self.queues() {
+                    queues::tfvars()
+                } else {
+                    String::new()
+                }
             ),
         );
         let run = cluster.apply();
@@ -764,25 +812,25 @@ impl Scenario {
         }
     }
 
-    async fn delete_namespaces(&self) {
-        self.start_deleting_namespaces().await;
-        self.wait_namespaces_gone().await;
+    async fn delete_namespaces(&self, which: &[&str]) {
+        self.start_deleting_namespaces(which).await;
+        self.wait_namespaces_gone(which).await;
     }
 
-    async fn start_deleting_namespaces(&self) {
+    async fn start_deleting_namespaces(&self, which: &[&str]) {
         let namespaces = Api::<Namespace>::all(self.client.clone());
-        for namespace in NAMESPACES {
+        for &namespace in which {
             if namespaces.get_opt(namespace).await.unwrap().is_some() {
                 let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
             }
         }
     }
 
-    async fn wait_namespaces_gone(&self) {
+    async fn wait_namespaces_gone(&self, which: &[&str]) {
         let namespaces = Api::<Namespace>::all(self.client.clone());
-        let what = format!("namespaces {} to go", NAMESPACES.join(" and "));
+        let what = format!("namespaces {} to go", which.join(" and "));
         self.wait(&what, 120, async || {
-            for namespace in NAMESPACES {
+            for &namespace in which {
                 if namespaces.get_opt(namespace).await.unwrap().is_some() {
                     return None;
                 }
