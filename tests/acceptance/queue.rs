@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use common::fixtures::{TRAINING, class, fleet, kubectl_apply};
+use common::fixtures::{TRAINING, class, fleet, kubectl_apply, live_node_pool};
 use common::terraform::{ImportBy, Workspace, each_cli, each_identity_cli};
 use common::{block_on, kube_client, skipped, unique_name};
 use k8s_openapi::api::batch::v1::Job;
@@ -427,37 +427,47 @@ fn plan_warns_of_quotas_over_the_fleet_s_limit_and_refuses_what_kueue_refuses() 
     });
 }
 
-/// A fleet whose flavor a ClusterQueue (not Terraform's) still lists: the
-/// destroy waits within the fleet's delete timeout and names the queue; the
-/// flavor, marked for deletion, goes once the queue does.
+/// Destroying a fleet alone while a queue lists its flavor (the queue
+/// names the fleet by name, so Terraform does not order the two): Kueue
+/// would keep the flavor, so the destroy waits within the fleet's delete
+/// timeout, then fails naming the queue and the timeout with nothing
+/// deleted, state and cluster still agreeing. Destroying both then
+/// succeeds, the fleet waiting for the queue to let go.
 #[test]
-fn a_fleet_whose_flavor_a_queue_lists_names_the_queue_on_destroy() {
+fn destroying_a_fleet_a_queue_uses_deletes_nothing_and_names_the_queue() {
     if !kueue_running("flavor in use") {
         return;
     }
     each_cli(|cli| {
-        let (fleet_name, queue) = (unique_name("qf-fleet"), unique_name("qf-queue"));
+        let (fleet_name, queue, ns) = (
+            unique_name("qf-fleet"),
+            unique_name("qf-queue"),
+            unique_name("qf-ns"),
+        );
+        namespace(&ns);
         let mut ws = Workspace::new(cli);
-        ws.config(&fleet(
-            "training",
-            &fleet_name,
-            &format!("{TRAINING}  kueue_flavor = true\n  timeouts = {{ delete = \"3s\" }}\n"),
-        ));
-        ws.apply();
-        kubectl_apply(&format!(
-            r#"apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata:
-  name: {queue}
-spec:
-  resourceGroups:
-    - coveredResources: [nvidia.com/gpu]
-      flavors:
-        - name: {fleet_name}
-          resources: [{{ name: nvidia.com/gpu, nominalQuota: "8" }}]
+        ws.config(
+            &(fleet(
+                "training",
+                &fleet_name,
+                &format!("{TRAINING}  kueue_flavor = true\n  timeouts = {{ delete = \"5s\" }}\n"),
+            ) + &format!(
+                r#"resource "gpufleet_queue" "team" {{
+  name       = "{queue}"
+  namespaces = ["{ns}"]
+  quotas     = [{{ fleet = "{fleet_name}", gpu_resource = "nvidia.com/gpu", gpus = 8 }}]
+}}
 "#
-        ));
-        let run = ws.run(&["destroy", "-auto-approve", "-no-color", "-input=false"]);
+            )),
+        );
+        ws.apply();
+        let run = ws.run(&[
+            "destroy",
+            "-target=gpufleet_fleet.training",
+            "-auto-approve",
+            "-no-color",
+            "-input=false",
+        ]);
         assert!(
             !run.success,
             "{}: destroy went through:\n{}",
@@ -465,26 +475,35 @@ spec:
         );
         let said = run.stderr.replace('\n', " ");
         assert!(
-            said.contains("ClusterQueues listing it") && said.contains(&queue),
-            "{}: the error does not name the queue:\n{}",
+            said.contains("ClusterQueues listing it")
+                && said.contains(&format!("{queue:?}"))
+                && said.contains("5.0s set by `timeouts.delete`")
+                && said.contains("Nothing of fleet"),
+            "{}: the error does not name the queue and the timeout:\n{}",
             cli.name,
             run.stderr
         );
-        block_on(async {
-            let api: Api<DynamicObject> =
-                Api::all_with(kube_client().await, &kueue("ClusterQueue", "clusterqueues"));
-            api.delete(&queue, &DeleteParams::default()).await.unwrap();
-        });
-        let start = Instant::now();
-        while live("ResourceFlavor", "resourceflavors", None, &fleet_name).is_some() {
+        let deleting = |object: Option<DynamicObject>, what: &str| {
+            let object = object.unwrap_or_else(|| panic!("{}: the {what} is gone", cli.name));
             assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "the flavor outlived its last queue"
+                object.metadata.deletion_timestamp.is_none(),
+                "{}: the {what} is marked for deletion",
+                cli.name
             );
-            std::thread::sleep(Duration::from_millis(300));
-        }
-        // The NodePool went first: the state lets the fleet go.
+        };
+        deleting(live_node_pool(&fleet_name), "NodePool");
+        deleting(
+            live("ResourceFlavor", "resourceflavors", None, &fleet_name),
+            "flavor",
+        );
+        ws.assert_plan_empty();
+
+        // Both at once: the fleet waits for the queue's ClusterQueue to go.
         ws.destroy();
+        assert!(live_node_pool(&fleet_name).is_none());
+        assert!(live("ResourceFlavor", "resourceflavors", None, &fleet_name).is_none());
+        assert!(live("ClusterQueue", "clusterqueues", None, &queue).is_none());
+        delete_namespace(&ns);
     });
 }
 

@@ -47,7 +47,7 @@
 //! | refresh | 1 GET flavor with the NodePool | 1 GET ClusterQueue, 1 GET per LocalQueue; its plan: 1 GET flavor + 1 GET NodePool per quota, 1 LIST ClusterQueues |
 //! | create | 1 APPLY flavor | plan twice, 1 GET + 1 APPLY ClusterQueue, 1 APPLY per LocalQueue |
 //! | update | refresh | refresh, plan again, 1 APPLY ClusterQueue, 1 APPLY per LocalQueue |
-//! | delete | refresh + 1 DELETE flavor, 1 GET per 500 ms until Kueue lets it go | refresh + 1 LIST Workloads, 1 DELETE per LocalQueue, 1 DELETE ClusterQueue, 1 GET per 500 ms until Kueue lets it go |
+//! | delete | refresh + 1 LIST ClusterQueues (none may list it), 1 DELETE flavor, 1 GET per 500 ms until Kueue lets it go | refresh + 1 LIST Workloads, 1 DELETE per LocalQueue, 1 DELETE ClusterQueue, 1 GET per 500 ms until Kueue lets it go |
 //!
 //! A node's taints are a list the kubelet and others write too, so the taint
 //! resource reads the node and writes it back with its resourceVersion as a
@@ -249,6 +249,7 @@ fn queue_resources(cli: &Cli) {
         ],
     );
     // Destroy lists the workloads admitted to the queue (to name them),
+    // and the ClusterQueues before the fleet (none may list its flavor),
     // then waits for Kueue to let the ClusterQueue and the flavor go: one
     // GET each, and one more every 500 ms while Kueue still holds them.
     let mut destroy = counted(|| ws.destroy());
@@ -272,7 +273,7 @@ fn queue_resources(cli: &Cli) {
             ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 2), ("DELETE", 1)]),
             ("resourceflavors", &[("DELETE", 1)]),
-            ("clusterqueues", &[("LIST", 1), ("DELETE", 1)]),
+            ("clusterqueues", &[("LIST", 2), ("DELETE", 1)]),
             ("localqueues", &[("GET", 1), ("DELETE", 1)]),
             ("workloads", &[("LIST", 1)]),
         ],

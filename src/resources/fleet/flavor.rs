@@ -8,7 +8,9 @@
 //!
 //! Kueue keeps a flavor while a ClusterQueue lists it (finalizer
 //! `kueue.x-k8s.io/resource-in-use`): removing the flavor waits for that
-//! within the fleet's timeouts, and then names the queues that hold it.
+//! within the fleet's timeouts, and then names the queues that hold it; a
+//! destroy waits for it before it deletes anything, so that it never
+//! leaves the fleet half gone.
 //! The flavor also carries, as annotations, the resource the fleet's GPUs
 //! are advertised as and what its pods request for the interconnect, so a
 //! `gpufleet_queue` can check its quotas against them when it plans.
@@ -181,6 +183,22 @@ pub(super) async fn read(
         (false, false) => Some(false),
     };
     Ok(())
+}
+
+/// Waits, before anything of the fleet is deleted, until no ClusterQueue
+/// lists the flavor `prior` wrote: Kueue would keep it while one does, and
+/// the fleet would be left half deleted, its NodePool gone and its flavor
+/// marked for deletion. A queue destroyed in the same run lets go of it.
+pub(super) async fn prepare_delete(
+    cluster: &Cluster,
+    prior: &Model,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    if !wanted(prior) {
+        return Ok(());
+    }
+    let what = format!("fleet {:?}", prior.name);
+    kueue::wait_released(cluster, Held::Flavor(&prior.name), &what, deadline).await
 }
 
 /// Removes the flavor `prior` wrote, waiting for the queues that hold it.
