@@ -507,6 +507,87 @@ fn destroying_a_fleet_a_queue_uses_deletes_nothing_and_names_the_queue() {
     });
 }
 
+/// Quantities as the user wrote them: Kueue's webhook serves `1.5` CPUs
+/// back as `1500m` (the canonical form of k8s.io/apimachinery's
+/// `resource.Quantity`), which is no change: the second plan is empty and
+/// state keeps `1.5`; a different quantity still shows.
+#[test]
+fn quantities_keep_their_spelling_and_plan_no_change() {
+    if !kueue_running("queue quantities") {
+        return;
+    }
+    each_cli(|cli| {
+        let (fleet_name, queue, ns) = (
+            unique_name("qq-fleet"),
+            unique_name("qq-team"),
+            unique_name("qq-ns"),
+        );
+        namespace(&ns);
+        let quantities = |cpu: &str| {
+            fleet(
+                "training",
+                &fleet_name,
+                &format!("{TRAINING}  kueue_flavor = true\n"),
+            ) + &format!(
+                r#"resource "gpufleet_queue" "team" {{
+  name                = "{queue}"
+  namespaces          = ["{ns}"]
+  cohort              = "{queue}-cohort"
+  fair_sharing_weight = "0.5"
+  quotas = [{{
+    fleet        = gpufleet_fleet.training.name
+    gpu_resource = gpufleet_fleet.training.gpu_resource
+    gpus         = 8
+    cpu          = "{cpu}"
+    memory       = "1.5Gi"
+    resources    = {{ "example.com/widget" = "2000m" }}
+  }}]
+}}
+"#
+            )
+        };
+        let mut ws = Workspace::new(cli);
+        ws.config(&quantities("1.5"));
+        ws.apply();
+        let cq = live("ClusterQueue", "clusterqueues", None, &queue).expect("the ClusterQueue");
+        let served: Vec<&serde_json::Value> =
+            cq.data["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| &r["nominalQuota"])
+                .collect();
+        assert_eq!(
+            served,
+            [&json!("8"), &json!("1500m"), &json!("1536Mi"), &json!("2")],
+            "{}: Kueue no longer serves quantities in canonical form",
+            cli.name
+        );
+        ws.assert_plan_empty();
+        let quota = &ws.resource_values("gpufleet_queue.team")["quotas"][0];
+        assert_eq!(
+            (&quota["cpu"], &quota["memory"], &quota["resources"]),
+            (
+                &json!("1.5"),
+                &json!("1.5Gi"),
+                &json!({"example.com/widget": "2000m"})
+            ),
+            "{}",
+            cli.name
+        );
+        ws.config(&quantities("1.6"));
+        let plan = ws.assert_plan_changes();
+        assert!(
+            plan.text.contains("\"1.5\" -> \"1.6\""),
+            "{}: {}",
+            cli.name,
+            plan.text
+        );
+        ws.destroy();
+        delete_namespace(&ns);
+    });
+}
+
 /// Kueue orders and preempts a queue's jobs by their pods'
 /// `priorityClassName` (kubernetes-sigs/kueue v0.17.0,
 /// pkg/controller/jobframework/reconciler.go, ExtractPriority), so the
