@@ -109,6 +109,14 @@ impl Guard {
         }
     }
 
+    /// Objects of a custom kind (Kueue's ClusterQueues: [`kueue`]).
+    pub fn custom(resource: ApiResource, names: &[&str]) -> Self {
+        Self {
+            resource,
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
     pub fn add(&mut self, name: &str) {
         self.names.push(name.to_string());
     }
@@ -439,4 +447,30 @@ pub async fn fleet_nodes_gone(client: &kube::Client, fleet: &str) {
             .then_some(())
     })
     .await;
+}
+
+/// A kind of Kueue's (kueue.x-k8s.io/v1beta2, the version
+/// `cluster.sh up --kueue` serves).
+pub fn kueue(kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", kind),
+        plural,
+    )
+}
+
+/// Whether Kueue runs on the test cluster (`cluster.sh up --kueue`); when
+/// not, `test` is reported skipped.
+pub fn kueue_running(test: &str) -> bool {
+    let installed = block_on(async {
+        let api: Api<DynamicObject> =
+            Api::all_with(kube_client().await, &kueue("ClusterQueue", "clusterqueues"));
+        api.list(&Default::default()).await.is_ok()
+    });
+    if !installed {
+        crate::skipped(
+            test,
+            "Kueue is not running on the test cluster (cluster.sh up --kueue)",
+        );
+    }
+    installed
 }
