@@ -474,3 +474,66 @@ pub fn kueue_running(test: &str) -> bool {
     }
     installed
 }
+
+/// A `gpufleet_queue` `resource` named `name` serving `namespace`, with
+/// `quotas` (HCL objects, as [`quota`] writes them) and `extra` lines.
+pub fn queue(
+    resource: &str,
+    name: &str,
+    namespace: &str,
+    quotas: &[String],
+    extra: &str,
+) -> String {
+    format!(
+        "resource \"gpufleet_queue\" \"{resource}\" {{\n  name       = \"{name}\"\n  namespaces = [\"{namespace}\"]\n  quotas     = [{}]\n{extra}}}\n",
+        quotas.join(", ")
+    )
+}
+
+/// A quota of `gpus` on `gpufleet_fleet.<fleet>`, naming the fleet and its
+/// GPU resource by reference (so Terraform destroys the queue first), with
+/// `extra` attributes (`lending_limit = 8`).
+pub fn quota(fleet: &str, gpus: u32, extra: &str) -> String {
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(", {extra}")
+    };
+    format!(
+        "{{ fleet = gpufleet_fleet.{fleet}.name, gpu_resource = gpufleet_fleet.{fleet}.gpu_resource, gpus = {gpus}{extra} }}"
+    )
+}
+
+/// A namespace of the test's own (a queue serves it), deleted when dropped.
+pub struct TestNamespace(pub String);
+
+impl TestNamespace {
+    pub fn new(prefix: &str) -> Self {
+        let name = unique_name(prefix);
+        block_on(async {
+            let ns: Namespace =
+                serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+            Api::<Namespace>::all(kube_client().await)
+                .create(&PostParams::default(), &ns)
+                .await
+                .unwrap();
+        });
+        Self(name)
+    }
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        let name = self.0.clone();
+        // Also dropped inside a test's runtime (on a failed assertion):
+        // deleted from a thread of its own.
+        let delete = move || {
+            block_on(async {
+                let _ = Api::<Namespace>::all(kube_client().await)
+                    .delete(&name, &DeleteParams::default())
+                    .await;
+            })
+        };
+        let _ = std::thread::spawn(delete).join();
+    }
+}

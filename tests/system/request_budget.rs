@@ -72,7 +72,9 @@
 use std::collections::BTreeMap;
 
 use common::audit::{Counts, counted, counted_kubeconfig};
-use common::fixtures::{Guard, OperatorNamespace, class, fleet};
+use common::fixtures::{
+    Guard, OperatorNamespace, TestNamespace, class, fleet, queue as queue_of, quota,
+};
 use common::terraform::{Cli, Workspace, each_cli, provider_block_for};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::Node;
@@ -186,9 +188,7 @@ fn queue_config(pool: &str, queue: &str, namespace: &str, gpus: u32) -> String {
         pool,
         "  accelerators = [\"L4\"]\n  limits = { gpus = 64 }\n  kueue_flavor = true\n",
     );
-    body += &format!(
-        "resource \"gpufleet_queue\" \"q\" {{\n  name       = \"{queue}\"\n  namespaces = [\"{namespace}\"]\n  quotas     = [{{ fleet = gpufleet_fleet.f.name, gpu_resource = gpufleet_fleet.f.gpu_resource, gpus = {gpus} }}]\n}}\n"
-    );
+    body += &queue_of("q", queue, namespace, &[quota("f", gpus, "")], "");
     body
 }
 
@@ -196,12 +196,10 @@ fn queue_config(pool: &str, queue: &str, namespace: &str, gpus: u32) -> String {
 fn queue_resources(cli: &Cli) {
     let pool = unique_name("budget-kueue");
     let queue = unique_name("budget-queue");
-    let namespace = unique_name("budget-ns");
-    common::fixtures::kubectl_apply(&format!(
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n"
-    ));
+    let namespace = TestNamespace::new("budget-ns");
+    let namespace = &namespace.0;
     let mut ws = Workspace::new(cli);
-    ws.config_raw(&queue_config(&pool, &queue, &namespace, 8))
+    ws.config_raw(&queue_config(&pool, &queue, namespace, 8))
         .init();
     let what = |command: &str| format!("{} {command}", cli.name);
     // Each plan of the queue reads its fleet's flavor and NodePool and
@@ -235,7 +233,7 @@ fn queue_resources(cli: &Cli) {
             ("localqueues", &[("GET", 1)]),
         ],
     );
-    ws.config_raw(&queue_config(&pool, &queue, &namespace, 16));
+    ws.config_raw(&queue_config(&pool, &queue, namespace, 16));
     let update = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (update)"),
