@@ -382,7 +382,8 @@ fn plan_warns_of_quotas_over_the_fleet_s_limit_and_refuses_what_kueue_refuses() 
 /// names the fleet by name, so Terraform does not order the two): Kueue
 /// would keep the flavor, so the destroy waits within the fleet's delete
 /// timeout, then fails naming the queue and the timeout with nothing
-/// deleted, state and cluster still agreeing. Destroying both then
+/// deleted, state and cluster still agreeing. Turning `kueue_flavor` off
+/// meanwhile fails the same way, the flavor left as it was. Destroying both then
 /// succeeds, the fleet waiting for the queue to let go.
 #[test]
 fn destroying_a_fleet_a_queue_uses_deletes_nothing_and_names_the_queue() {
@@ -394,14 +395,41 @@ fn destroying_a_fleet_a_queue_uses_deletes_nothing_and_names_the_queue() {
         let (fleet_name, queue) = (&team.fleet, &team.queue);
         let mut ws = Workspace::new(cli);
         // The quota names the fleet by name: no reference orders the two.
-        ws.config(&team.config_with(
-            "  timeouts = { delete = \"5s\" }\n",
+        let offered = team.config_with(
+            "  timeouts = { delete = \"5s\", update = \"5s\" }\n",
             &[format!(
                 "{{ fleet = \"{fleet_name}\", gpu_resource = \"nvidia.com/gpu\", gpus = 8 }}"
             )],
             "",
-        ));
+        );
+        ws.config(&offered);
         ws.apply();
+        // Whether the NodePool or flavor is there, not marked for deletion.
+        let in_place = |object: Option<DynamicObject>, what: &str| {
+            let object = object.unwrap_or_else(|| panic!("{}: the {what} is gone", cli.name));
+            assert!(
+                object.metadata.deletion_timestamp.is_none(),
+                "{}: the {what} is marked for deletion",
+                cli.name
+            );
+        };
+        let flavor = || live("ResourceFlavor", "resourceflavors", None, fleet_name);
+
+        // No longer offered to Kueue: the update fails naming the queue,
+        // the flavor stays, and the plan still shows the change.
+        ws.config(&offered.replace("kueue_flavor = true", "kueue_flavor = false"));
+        let error = ws.apply_fails().replace('\n', " ");
+        assert!(
+            error.contains(&format!("{queue:?}")) && error.contains("is still offered to Kueue"),
+            "{}: {error}",
+            cli.name
+        );
+        in_place(flavor(), "flavor");
+        ws.assert_plan_changes()
+            .assert_actions("gpufleet_fleet.training", &["update"]);
+        ws.config(&offered);
+        ws.apply();
+
         let run = ws.run(&[
             "destroy",
             "-target=gpufleet_fleet.training",
@@ -424,25 +452,14 @@ fn destroying_a_fleet_a_queue_uses_deletes_nothing_and_names_the_queue() {
             cli.name,
             run.stderr
         );
-        let deleting = |object: Option<DynamicObject>, what: &str| {
-            let object = object.unwrap_or_else(|| panic!("{}: the {what} is gone", cli.name));
-            assert!(
-                object.metadata.deletion_timestamp.is_none(),
-                "{}: the {what} is marked for deletion",
-                cli.name
-            );
-        };
-        deleting(live_node_pool(fleet_name), "NodePool");
-        deleting(
-            live("ResourceFlavor", "resourceflavors", None, fleet_name),
-            "flavor",
-        );
+        in_place(live_node_pool(fleet_name), "NodePool");
+        in_place(flavor(), "flavor");
         ws.assert_plan_empty();
 
         // Both at once: the fleet waits for the queue's ClusterQueue to go.
         ws.destroy();
         assert!(live_node_pool(fleet_name).is_none());
-        assert!(live("ResourceFlavor", "resourceflavors", None, fleet_name).is_none());
+        assert!(flavor().is_none());
         assert!(live("ClusterQueue", "clusterqueues", None, queue).is_none());
     });
 }

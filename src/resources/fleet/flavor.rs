@@ -118,7 +118,7 @@ fn matches(live: &DynamicObject, model: &Model) -> bool {
 pub(super) async fn write(
     cluster: &Cluster,
     prior: Option<&Model>,
-    state: &Model,
+    state: &mut Model,
     deadline: Deadline,
 ) -> Result<(), Diagnostics> {
     let had = prior.is_some_and(wanted);
@@ -127,6 +127,15 @@ pub(super) async fn write(
     }
     let flavors = cluster.kubernetes.custom(RESOURCE_FLAVOR).await?;
     if !wanted(state) {
+        // Not marked for deletion while Kueue would keep it: the flavor
+        // stays as it was, state says so, and the next plan shows the
+        // change again.
+        let held = Held::Flavor(&state.name);
+        let left = format!("Fleet {:?} is still offered to Kueue.", state.name);
+        if let Err(held) = kueue::wait_released(cluster, held, &left, deadline).await {
+            state.flavor.kueue_flavor = Some(true);
+            return Err(held);
+        }
         return kueue::delete_and_wait(
             cluster,
             &flavors,
@@ -197,8 +206,8 @@ pub(super) async fn prepare_delete(
     if !wanted(prior) {
         return Ok(());
     }
-    let what = format!("fleet {:?}", prior.name);
-    kueue::wait_released(cluster, Held::Flavor(&prior.name), &what, deadline).await
+    let left = format!("Nothing of fleet {:?} was deleted.", prior.name);
+    kueue::wait_released(cluster, Held::Flavor(&prior.name), &left, deadline).await
 }
 
 /// Removes the flavor `prior` wrote, waiting for the queues that hold it.

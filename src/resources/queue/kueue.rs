@@ -191,14 +191,14 @@ pub async fn wait_gone(
     }
 }
 
-/// Waits, within `deadline`, until nothing holds `held`, before anything
-/// of `what` (a fleet) is deleted: Kueue would keep the object while it is
-/// held, so a delete started now could not finish. When the deadline
-/// passes first, the error names the holders and says nothing was deleted.
+/// Waits, within `deadline`, until nothing holds `held`, before it is
+/// deleted: Kueue would keep the object while it is held, so a delete
+/// started now could not finish. When the deadline passes first, the error
+/// names the holders, then says what was `left` alone (a sentence).
 pub async fn wait_released(
     cluster: &Cluster,
     held: Held<'_>,
-    what: &str,
+    left: &str,
     deadline: Deadline,
 ) -> Result<(), Diagnostics> {
     loop {
@@ -218,7 +218,7 @@ pub async fn wait_released(
             return Err(Diagnostic::error(
                 "Kueue would keep the object",
                 format!(
-                    "{} is still in use at {}: Kueue keeps it (finalizer `{RESOURCE_IN_USE}`) while there are {held_by}: {names}. Nothing of {what} was deleted. {remedy}",
+                    "{} is still in use at {}: Kueue keeps it (finalizer `{RESOURCE_IN_USE}`) while there are {held_by}: {names}. {left} {remedy}",
                     held.describe(),
                     deadline.describe(),
                 ),
