@@ -1707,6 +1707,42 @@ fn kill_at_cluster_queue(cluster: &FaultCluster, queue: &str, apply: &mut Comman
     })
 }
 
+/// How long Kueue may take to release a deleted ClusterQueue: after the
+/// runs before kill kube-apiserver, its watches back off for up to a minute
+/// or more before they see changes again.
+const KUEUE_CATCHES_UP: Duration = Duration::from_secs(180);
+
+/// Waits until Kueue reconciles again: a probe ClusterQueue, deleted, is
+/// gone once Kueue has released its finalizer.
+fn kueue_reconciles(cluster: &FaultCluster) {
+    block_on(async {
+        let api = kueue_api(
+            &cluster.client().await,
+            "ClusterQueue",
+            "clusterqueues",
+            None,
+        );
+        let name = unique_name("kueue-probe");
+        let probe: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {"resourceGroups": []},
+        }))
+        .unwrap();
+        api.create(&PostParams::default(), &probe).await.unwrap();
+        api.delete(&name, &DeleteParams::default()).await.unwrap();
+        let started = Instant::now();
+        while api.get_opt(&name).await.unwrap().is_some() {
+            assert!(
+                started.elapsed() < KUEUE_CATCHES_UP,
+                "Kueue did not release a deleted ClusterQueue in {KUEUE_CATCHES_UP:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    });
+}
+
 /// A fleet offered to Kueue and a `gpufleet_queue` on it serving
 /// [`QUEUE_NAMESPACES`] namespaces: kube-apiserver is SIGKILLed when the
 /// ClusterQueue appears, while the provider writes its LocalQueues, and
@@ -1741,6 +1777,7 @@ fn api_server_killed_mid_queue_apply() {
         );
         return;
     }
+    kueue_reconciles(&cluster);
     let kubeconfig = cluster.provider_kubeconfig();
     for cli in clis() {
         let run = unique_name("queue-fault");
@@ -1813,7 +1850,7 @@ fn api_server_killed_mid_queue_apply() {
         let started = Instant::now();
         while cluster_queue().is_some() {
             assert!(
-                started.elapsed() < Duration::from_secs(60),
+                started.elapsed() < KUEUE_CATCHES_UP,
                 "{}: Kueue kept the unused ClusterQueue",
                 cli.name
             );
