@@ -32,7 +32,7 @@ clusters=(test system ec2 fault)
 # The acceptance and system tiers' clusters also run Kueue
 # (tests/acceptance/queue.rs, the least-privilege workouts): about 13 s more
 # to their start, behind the offline tier.
-declare -A up_flags=([test]="--karpenter --kueue" [system]="--karpenter --kueue" [ec2]=--karpenter=aws [fault]=)
+declare -A up_flags=([test]="--karpenter --kueue" [system]="--karpenter --kueue" [ec2]=--karpenter=aws [fault]=--kueue)
 cluster_dir() { echo "$PWD/target/$1-cluster"; }
 on_cluster() {
   export GPUFLEET_CLUSTER_DIR=$1

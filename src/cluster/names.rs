@@ -287,6 +287,78 @@ pub fn check_non_negative_quantity(quantity: &str) -> Result<(), String> {
     }
 }
 
+/// Whether `a` and `b` are the same Kubernetes quantity however written
+/// (`1.5` and `1500m`, `1Ki` and `1024`): a Kueue webhook serves back a
+/// quantity in the canonical form of k8s.io/apimachinery's
+/// `resource.Quantity`, which a read must not take for a change. Strings
+/// that are no quantity are the same only as strings.
+pub fn same_quantity(a: &str, b: &str) -> bool {
+    a == b || matches!((exact_quantity(a), exact_quantity(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// A quantity as `(negative, digits, power of ten)` with no trailing zero
+/// in `digits` (zero is `(false, 0, 0)`), so that equal quantities give
+/// equal triples; `None` when it is no quantity or too large to hold
+/// exactly. The suffixes are k8s.io/apimachinery's (pkg/api/resource,
+/// suffix.go): binary `Ki`..`Ei`, decimal `m`, `k`..`E`, and `e`/`E` with an
+/// exponent.
+fn exact_quantity(quantity: &str) -> Option<(bool, u128, i64)> {
+    let (negative, unsigned) = match quantity.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, quantity.strip_prefix('+').unwrap_or(quantity)),
+    };
+    let split = unsigned
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(unsigned.len());
+    let (number, suffix) = unsigned.split_at(split);
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let mut digits: u128 = 0;
+    for d in whole.bytes().chain(fraction.bytes()) {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        digits = digits.checked_mul(10)?.checked_add(u128::from(d - b'0'))?;
+    }
+    let mut ten = -i64::try_from(fraction.len()).ok()?;
+    let (power_of_ten, power_of_two) = match suffix {
+        "" => (0, 0),
+        "m" => (-3, 0),
+        "k" => (3, 0),
+        "M" => (6, 0),
+        "G" => (9, 0),
+        "T" => (12, 0),
+        "P" => (15, 0),
+        "E" => (18, 0),
+        "Ki" => (0, 10),
+        "Mi" => (0, 20),
+        "Gi" => (0, 30),
+        "Ti" => (0, 40),
+        "Pi" => (0, 50),
+        "Ei" => (0, 60),
+        exponent => {
+            let exponent = exponent.strip_prefix(['e', 'E'])?;
+            let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (exponent.parse::<i64>().ok()?, 0)
+        }
+    };
+    ten = ten.checked_add(power_of_ten)?;
+    digits = digits.checked_mul(1u128.checked_shl(power_of_two)?)?;
+    if digits == 0 {
+        return Some((false, 0, 0));
+    }
+    while digits.is_multiple_of(10) {
+        digits /= 10;
+        ten += 1;
+    }
+    Some((negative, digits, ten))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,6 +420,39 @@ mod tests {
             let error = check_label_selector(bad).unwrap_err();
             assert!(error.contains(&format!("{bad:?}")), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    fn quantities_compare_by_value() {
+        for (a, b) in [
+            ("1.5", "1500m"),
+            ("1", "1000m"),
+            ("1k", "1000"),
+            ("1Ki", "1024"),
+            ("1.5Gi", "1536Mi"),
+            ("1e3", "1k"),
+            ("1E-3", "1m"),
+            ("+2", "2"),
+            ("0", "0m"),
+            ("0.0", "0Gi"),
+            ("-1", "-1000m"),
+            ("1M", "1000000"),
+            ("1Pi", "1024Ti"),
+        ] {
+            assert!(same_quantity(a, b), "{a} = {b}");
+        }
+        for (a, b) in [
+            ("1", "1.5"),
+            ("1k", "1Ki"),
+            ("1", "-1"),
+            ("1m", "1M"),
+            ("x", "y"),
+            ("1x", "1"),
+        ] {
+            assert!(!same_quantity(a, b), "{a} != {b}");
+        }
+        // No quantity: equal only as strings.
+        assert!(same_quantity("1x", "1x"));
     }
 
     #[test]

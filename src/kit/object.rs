@@ -192,6 +192,18 @@ pub trait AppliedObject: Send + Sync + 'static {
     ) -> Result<(), Diagnostics> {
         Ok(())
     }
+    /// Checks, before anything is deleted, what must be true for the whole
+    /// delete to finish (a fleet's flavor no queue lists any more), waiting
+    /// for it within `deadline`: a delete that cannot finish then removes
+    /// nothing, and state stays what is there.
+    async fn prepare_delete(
+        &self,
+        _cluster: &Cluster,
+        _prior: &Self::Model,
+        _deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        Ok(())
+    }
     /// Removes the companions `prior` wrote; runs after the main object is
     /// deleted.
     async fn delete_companions(
@@ -491,6 +503,7 @@ impl<T: AppliedObject> Resource<Cluster> for ObjectResource<T> {
         _private: &Private,
     ) -> Result<Warnings, Diagnostics> {
         let deadline = Self::deadline(&prior, Operation::Delete);
+        self.0.prepare_delete(cluster, &prior, deadline).await?;
         let objects = self.0.objects(cluster).await?;
         objects
             .named(T::object_name(&prior))

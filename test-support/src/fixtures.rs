@@ -109,6 +109,14 @@ impl Guard {
         }
     }
 
+    /// Objects of a custom kind (Kueue's ClusterQueues: [`kueue`]).
+    pub fn custom(resource: ApiResource, names: &[&str]) -> Self {
+        Self {
+            resource,
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
     pub fn add(&mut self, name: &str) {
         self.names.push(name.to_string());
     }
@@ -439,4 +447,93 @@ pub async fn fleet_nodes_gone(client: &kube::Client, fleet: &str) {
             .then_some(())
     })
     .await;
+}
+
+/// A kind of Kueue's (kueue.x-k8s.io/v1beta2, the version
+/// `cluster.sh up --kueue` serves).
+pub fn kueue(kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", kind),
+        plural,
+    )
+}
+
+/// Whether Kueue runs on the test cluster (`cluster.sh up --kueue`); when
+/// not, `test` is reported skipped.
+pub fn kueue_running(test: &str) -> bool {
+    let installed = block_on(async {
+        let api: Api<DynamicObject> =
+            Api::all_with(kube_client().await, &kueue("ClusterQueue", "clusterqueues"));
+        api.list(&Default::default()).await.is_ok()
+    });
+    if !installed {
+        crate::skipped(
+            test,
+            "Kueue is not running on the test cluster (cluster.sh up --kueue)",
+        );
+    }
+    installed
+}
+
+/// A `gpufleet_queue` `resource` named `name` serving `namespace`, with
+/// `quotas` (HCL objects, as [`quota`] writes them) and `extra` lines.
+pub fn queue(
+    resource: &str,
+    name: &str,
+    namespace: &str,
+    quotas: &[String],
+    extra: &str,
+) -> String {
+    format!(
+        "resource \"gpufleet_queue\" \"{resource}\" {{\n  name       = \"{name}\"\n  namespaces = [\"{namespace}\"]\n  quotas     = [{}]\n{extra}}}\n",
+        quotas.join(", ")
+    )
+}
+
+/// A quota of `gpus` on `gpufleet_fleet.<fleet>`, naming the fleet and its
+/// GPU resource by reference (so Terraform destroys the queue first), with
+/// `extra` attributes (`lending_limit = 8`).
+pub fn quota(fleet: &str, gpus: u32, extra: &str) -> String {
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(", {extra}")
+    };
+    format!(
+        "{{ fleet = gpufleet_fleet.{fleet}.name, gpu_resource = gpufleet_fleet.{fleet}.gpu_resource, gpus = {gpus}{extra} }}"
+    )
+}
+
+/// A namespace of the test's own (a queue serves it), deleted when dropped.
+pub struct TestNamespace(pub String);
+
+impl TestNamespace {
+    pub fn new(prefix: &str) -> Self {
+        let name = unique_name(prefix);
+        block_on(async {
+            let ns: Namespace =
+                serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+            Api::<Namespace>::all(kube_client().await)
+                .create(&PostParams::default(), &ns)
+                .await
+                .unwrap();
+        });
+        Self(name)
+    }
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        let name = self.0.clone();
+        // Also dropped inside a test's runtime (on a failed assertion):
+        // deleted from a thread of its own.
+        let delete = move || {
+            block_on(async {
+                let _ = Api::<Namespace>::all(kube_client().await)
+                    .delete(&name, &DeleteParams::default())
+                    .await;
+            })
+        };
+        let _ = std::thread::spawn(delete).join();
+    }
 }

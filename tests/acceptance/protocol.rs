@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::fixtures::{Guard, INFERENCE, class, fleet};
+use common::fixtures::{Guard, INFERENCE, class, fleet, kueue as kueue_kind};
 use common::plugin::{
     PRIORITY_CLASS, Terraform, attribute_names, block_type, connect, dynamic, errors,
     identity_type, identity_value, object, start_plugin,
@@ -22,7 +22,7 @@ use gpufleet::protocol::codec::decode_msgpack;
 use gpufleet::protocol::proto::tfplugin6 as pb;
 use gpufleet::protocol::proto::tfplugin6::provider_client::ProviderClient;
 use gpufleet::provider::Gpufleet;
-use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
+use k8s_openapi::api::core::v1::{Namespace, Node, NodeSpec, Taint};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
 use kube::api::{DynamicObject, PostParams};
@@ -333,6 +333,7 @@ async fn list_resource_as_terraform_query_calls_it() {
 
 const FLEET: &str = "gpufleet_fleet";
 const NODE_TAINT: &str = "gpufleet_node_taint";
+const QUEUE: &str = "gpufleet_queue";
 /// The label that puts a list test's objects in its selector, valued with
 /// the run.
 const LISTED_BY: &str = "gpufleet.test/list";
@@ -600,9 +601,10 @@ struct Listed {
 /// `terraform query -generate-config-out` over a cluster of hand-written
 /// objects, its calls made as Terraform 1.14 makes them (see
 /// [`list_resource_as_terraform_query_calls_it`]): 20 NodePools
-/// (tests/node_pools' and variations), 5 PriorityClasses and 3 nodes with
-/// workload taints come back exactly once each, with their identity and
-/// object; configuration written from each object as Terraform's generator
+/// (tests/node_pools' and variations), 5 PriorityClasses, 3 nodes with
+/// workload taints and, when Kueue runs, a ClusterQueue with a LocalQueue
+/// in each of its two namespaces come back exactly once each, with their
+/// identity and object; configuration written from each object as Terraform's generator
 /// writes it imports by that identity with the real CLIs, and the plan
 /// after the import is empty. A fleet and a class gpufleet applied are
 /// listed too, except with `only_unmanaged`; a node with only system
@@ -650,6 +652,17 @@ fn list_resources_adopt_a_hand_written_cluster() {
         .map(|(what, _)| format!("{run}-{what}"))
         .collect();
     let tainted_nodes = &node_names[..3];
+    // A ClusterQueue as a team writes it for Kueue, with the LocalQueues of
+    // its namespaces.
+    let kueue = common::fixtures::kueue_running("adopting a hand-written ClusterQueue");
+    let queue_names: Vec<String> = if kueue {
+        vec![format!("{run}-queue")]
+    } else {
+        vec![]
+    };
+    let queue_namespaces = [format!("{run}-a"), format!("{run}-b")];
+    let mut queue_guard = Guard::custom(kueue_kind("ClusterQueue", "clusterqueues"), &[]);
+    let mut namespace_guard = Guard::of::<Namespace>(&[]);
     runtime.block_on(async {
         let client = common::kube_client().await;
         let pool_api = common::fixtures::node_pool_api().await;
@@ -700,6 +713,69 @@ fn list_resources_adopt_a_hand_written_cluster() {
                 .await
                 .unwrap();
         }
+        for queue in &queue_names {
+            let client = common::kube_client().await;
+            let namespaces = Api::<Namespace>::all(client.clone());
+            for namespace in &queue_namespaces {
+                namespace_guard.add(namespace);
+                let namespace: Namespace =
+                    serde_json::from_value(serde_json::json!({"metadata": {"name": namespace}}))
+                        .unwrap();
+                namespaces
+                    .create(&PostParams::default(), &namespace)
+                    .await
+                    .unwrap();
+            }
+            queue_guard.add(queue);
+            let cluster_queue: DynamicObject = serde_json::from_value(serde_json::json!({
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": queue, "labels": {LISTED_BY: run}},
+                "spec": {
+                    "cohortName": format!("{run}-cohort"),
+                    "namespaceSelector": {"matchExpressions": [{
+                        "key": "kubernetes.io/metadata.name",
+                        "operator": "In",
+                        "values": queue_namespaces,
+                    }]},
+                    "resourceGroups": [{
+                        "coveredResources": ["nvidia.com/gpu", "cpu"],
+                        "flavors": [{
+                            "name": format!("{run}-h100"),
+                            "resources": [
+                                {"name": "nvidia.com/gpu", "nominalQuota": 16, "lendingLimit": "8"},
+                                {"name": "cpu", "nominalQuota": "1.5"},
+                            ],
+                        }],
+                    }],
+                },
+            }))
+            .unwrap();
+            Api::<DynamicObject>::all_with(
+                client.clone(),
+                &kueue_kind("ClusterQueue", "clusterqueues"),
+            )
+            .create(&PostParams::default(), &cluster_queue)
+            .await
+            .unwrap();
+            for namespace in &queue_namespaces {
+                let local_queue: DynamicObject = serde_json::from_value(serde_json::json!({
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "LocalQueue",
+                    "metadata": {"name": queue, "namespace": namespace},
+                    "spec": {"clusterQueue": queue},
+                }))
+                .unwrap();
+                Api::<DynamicObject>::namespaced_with(
+                    client.clone(),
+                    namespace,
+                    &kueue_kind("LocalQueue", "localqueues"),
+                )
+                .create(&PostParams::default(), &local_queue)
+                .await
+                .unwrap();
+            }
+        }
     });
     // A fleet and a class that a Terraform state manages, carrying the
     // run's label.
@@ -748,12 +824,15 @@ fn list_resources_adopt_a_hand_written_cluster() {
             }
             dynamic(&object(&ty, &pairs), &ty)
         };
-        let requests: [(&'static str, Option<bool>); 3] = [
+        let mut requests: Vec<(&'static str, Option<bool>)> = vec![
             (FLEET, Some(true)),
             (PRIORITY_CLASS, Some(true)),
             (NODE_TAINT, None),
         ];
-        for (type_name, only_unmanaged) in requests {
+        if kueue {
+            requests.push((QUEUE, None));
+        }
+        for &(type_name, only_unmanaged) in &requests {
             let validated = client
                 .validate_list_resource_config(pb::validate_list_resource_config::Request {
                     type_name: type_name.into(),
@@ -810,10 +889,11 @@ fn list_resources_adopt_a_hand_written_cluster() {
                 "{type_name}: the applied object is listed too"
             );
         }
-        let expected: [(&str, &[String]); 3] = [
+        let expected: [(&str, &[String]); 4] = [
             (FLEET, &pool_names[..]),
             (PRIORITY_CLASS, &class_names[..]),
             (NODE_TAINT, tainted_nodes),
+            (QUEUE, &queue_names[..]),
         ];
         let mut listed = Vec::new();
         for ((type_name, only_unmanaged), (_, names)) in requests.into_iter().zip(expected) {
@@ -878,7 +958,7 @@ fn list_resources_adopt_a_hand_written_cluster() {
             count += 1;
         }
     }
-    assert_eq!(count, 28);
+    assert_eq!(count, 28 + queue_names.len());
     common::terraform::each_identity_cli(|cli| {
         let mut adopted = Workspace::new(cli);
         adopted.config(&generated);

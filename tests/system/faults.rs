@@ -12,7 +12,9 @@
 //! them, an apply of priority classes that meets a restarted API server
 //! still loading its RBAC rules must succeed, and kube-apiserver is killed
 //! in the middle of one taint's writes to 200 nodes, which the provider
-//! makes several at a time.
+//! makes several at a time. On Kueue (the fault cluster runs it), a
+//! queue's apply meets kube-apiserver killed between its ClusterQueue and
+//! its LocalQueues, and its ClusterQueue removed by hand is put back.
 //!
 //! The short runs (20 resources) are part of `make test`; the 200-resource
 //! runs, and a fault-free apply to compare them with, are `#[ignore]`d and
@@ -30,7 +32,7 @@ use common::fixtures::{
 use common::terraform::{Cli, Workspace, clis, provider_block_for};
 use common::{block_on, repo_root, unique_name};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
 use k8s_openapi::api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::Api;
@@ -1578,6 +1580,317 @@ fn api_server_killed_mid_node_writes() {
                 "first_apply_seconds": round(apply_time),
                 "retries": retried.total,
                 "retries_by_cause": retried.by_cause,
+            })
+        );
+    }
+}
+
+/// Namespaces a queue serves, in how many LocalQueues it has: enough that
+/// kube-apiserver, killed when the ClusterQueue appears, dies in the
+/// middle of their writes.
+const QUEUE_NAMESPACES: usize = 8;
+
+/// Kueue's kinds on the fault cluster (`cluster.sh up --kueue`).
+fn kueue_api(
+    client: &kube::Client,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+) -> Api<DynamicObject> {
+    let resource = common::fixtures::kueue(kind, plural);
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
+
+/// A run's namespaces on the fault cluster, deleted (with the LocalQueues
+/// in them) however the test ends.
+struct RunNamespaces {
+    cluster: FaultCluster,
+    names: Vec<String>,
+}
+
+impl RunNamespaces {
+    fn new(cluster: &FaultCluster, run: &str, count: usize) -> Self {
+        let names: Vec<String> = (0..count).map(|i| format!("{run}-ns-{i}")).collect();
+        block_on(async {
+            let api = Api::<Namespace>::all(cluster.client().await);
+            for name in &names {
+                let ns: Namespace =
+                    serde_json::from_value(serde_json::json!({"metadata": {"name": name}}))
+                        .unwrap();
+                api.create(&PostParams::default(), &ns).await.unwrap();
+            }
+        });
+        Self {
+            cluster: cluster.clone(),
+            names,
+        }
+    }
+
+    /// The namespaces holding the run's LocalQueue `queue`, pointed at its
+    /// ClusterQueue.
+    fn with_local_queue(&self, queue: &str) -> BTreeSet<String> {
+        block_on(async {
+            let client = self.cluster.client().await;
+            let mut found = BTreeSet::new();
+            for ns in &self.names {
+                let local = kueue_api(&client, "LocalQueue", "localqueues", Some(ns))
+                    .get_opt(queue)
+                    .await
+                    .unwrap();
+                if local.is_some_and(|q| q.data["spec"]["clusterQueue"] == queue) {
+                    found.insert(ns.clone());
+                }
+            }
+            found
+        })
+    }
+}
+
+impl Drop for RunNamespaces {
+    fn drop(&mut self) {
+        block_on(async {
+            let api = Api::<Namespace>::all(self.cluster.client().await);
+            for name in &self.names {
+                let _ = api.delete(name, &DeleteParams::default()).await;
+            }
+        });
+    }
+}
+
+/// Starts `apply` once a watch on ClusterQueues is open, and SIGKILLs
+/// kube-apiserver (its pid) as soon as ClusterQueue `queue` appears, while
+/// the provider writes the LocalQueues after it.
+fn kill_at_cluster_queue(cluster: &FaultCluster, queue: &str, apply: &mut Command) -> Child {
+    block_on(async {
+        let api = kueue_api(
+            &cluster.client().await,
+            "ClusterQueue",
+            "clusterqueues",
+            None,
+        );
+        let fields = format!("metadata.name={queue}");
+        let listed = api
+            .list(&ListParams::default().fields(&fields))
+            .await
+            .unwrap();
+        let version = listed.metadata.resource_version.unwrap_or_default();
+        let mut events = Box::pin(
+            api.watch(&WatchParams::default().fields(&fields), &version)
+                .await
+                .unwrap(),
+        );
+        let mut child = apply.spawn().unwrap();
+        let started = Instant::now();
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(1), events.next()).await;
+            if let Ok(Some(Ok(WatchEvent::Added(_)))) = next {
+                break;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the apply ended ({status}) before it wrote the ClusterQueue");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the apply wrote no ClusterQueue in 2 minutes"
+            );
+        }
+        let pid = std::fs::read_to_string(cluster.dir.join("kube-apiserver.pid")).unwrap();
+        let killed = Command::new("kill")
+            .args(["-KILL", pid.trim()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "kill -KILL kube-apiserver");
+        child
+    })
+}
+
+/// How long Kueue may take to release a deleted ClusterQueue: after the
+/// runs before kill kube-apiserver, its watches back off for up to a minute
+/// or more before they see changes again.
+const KUEUE_CATCHES_UP: Duration = Duration::from_secs(180);
+
+/// Waits until Kueue reconciles again: a probe ClusterQueue, deleted, is
+/// gone once Kueue has released its finalizer.
+fn kueue_reconciles(cluster: &FaultCluster) {
+    block_on(async {
+        let api = kueue_api(
+            &cluster.client().await,
+            "ClusterQueue",
+            "clusterqueues",
+            None,
+        );
+        let name = unique_name("kueue-probe");
+        let probe: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {"resourceGroups": []},
+        }))
+        .unwrap();
+        api.create(&PostParams::default(), &probe).await.unwrap();
+        api.delete(&name, &DeleteParams::default()).await.unwrap();
+        let started = Instant::now();
+        while api.get_opt(&name).await.unwrap().is_some() {
+            assert!(
+                started.elapsed() < KUEUE_CATCHES_UP,
+                "Kueue did not release a deleted ClusterQueue in {KUEUE_CATCHES_UP:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    });
+}
+
+/// A fleet offered to Kueue and a `gpufleet_queue` on it serving
+/// [`QUEUE_NAMESPACES`] namespaces: kube-apiserver is SIGKILLed when the
+/// ClusterQueue appears, while the provider writes its LocalQueues, and
+/// started again 2 s later. The apply (or the next) converges: the
+/// ClusterQueue and every LocalQueue there, state naming exactly the
+/// namespaces that have one, the second plan empty. A ClusterQueue then
+/// removed by hand shows in the plan as a queue to create, and the apply
+/// puts it back; destroy leaves no ClusterQueue, LocalQueue, flavor or
+/// NodePool. Both CLIs, one after the other.
+#[test]
+fn api_server_killed_mid_queue_apply() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cluster) = FaultCluster::get() else {
+        return;
+    };
+    cluster.restore();
+    let kueue_runs = block_on(async {
+        kueue_api(
+            &cluster.client().await,
+            "ClusterQueue",
+            "clusterqueues",
+            None,
+        )
+        .list(&ListParams::default().limit(1))
+        .await
+        .is_ok()
+    });
+    if !kueue_runs {
+        common::skipped(
+            "the fault suite's queue run",
+            "Kueue does not run on the fault cluster (cluster.sh up --kueue)",
+        );
+        return;
+    }
+    kueue_reconciles(&cluster);
+    let kubeconfig = cluster.provider_kubeconfig();
+    for cli in clis() {
+        let run = unique_name("queue-fault");
+        let namespaces = RunNamespaces::new(&cluster, &run, QUEUE_NAMESPACES);
+        let all: BTreeSet<String> = namespaces.names.iter().cloned().collect();
+        let queue_name = format!("{run}-queue");
+        let listed: Vec<String> = namespaces.names.iter().map(|n| format!("{n:?}")).collect();
+        let mut ws = Workspace::new(cli);
+        ws.config_raw(&(provider_block_for(&kubeconfig, "")
+            + &fleet("f", &run, "  accelerators = [\"L4\"]\n  kueue_flavor = true\n")
+            + &format!(
+                "resource \"gpufleet_queue\" \"q\" {{\n  name       = \"{queue_name}\"\n  namespaces = [{}]\n  quotas     = [{}]\n}}\n",
+                listed.join(", "),
+                common::fixtures::quota("f", 8, "")
+            )));
+        let log = ws.path().join("provider.log");
+        let mut apply = apply_command(&mut ws, 10, &log);
+        let apply = kill_at_cluster_queue(&cluster, &queue_name, &mut apply);
+        std::thread::sleep(SHORT_OUTAGE);
+        cluster.start("kube-apiserver");
+        let output = finish(apply, &ws, Duration::from_secs(300));
+        let first_apply_ok = output.status.success();
+        let written_first = namespaces.with_local_queue(&queue_name);
+        if !first_apply_ok {
+            ws.apply();
+        }
+        let in_state = |ws: &Workspace| -> BTreeSet<String> {
+            ws.resource_values("gpufleet_queue.q")["namespaces"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            namespaces.with_local_queue(&queue_name),
+            all,
+            "{}: LocalQueues missing\n{}",
+            cli.name,
+            text(&output)
+        );
+        assert_eq!(in_state(&ws), all, "{}: state", cli.name);
+        ws.assert_plan_empty();
+
+        // The ClusterQueue removed by hand: a queue to create, put back.
+        block_on(async {
+            kueue_api(
+                &cluster.client().await,
+                "ClusterQueue",
+                "clusterqueues",
+                None,
+            )
+            .delete(&queue_name, &DeleteParams::default())
+            .await
+            .unwrap();
+        });
+        let cluster_queue = || {
+            block_on(async {
+                kueue_api(
+                    &cluster.client().await,
+                    "ClusterQueue",
+                    "clusterqueues",
+                    None,
+                )
+                .get_opt(&queue_name)
+                .await
+                .unwrap()
+            })
+        };
+        let started = Instant::now();
+        while cluster_queue().is_some() {
+            assert!(
+                started.elapsed() < KUEUE_CATCHES_UP,
+                "{}: Kueue kept the unused ClusterQueue",
+                cli.name
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        ws.assert_plan_changes()
+            .assert_actions("gpufleet_queue.q", &["create"]);
+        ws.apply();
+        assert!(cluster_queue().is_some(), "{}: not put back", cli.name);
+        ws.assert_plan_empty();
+
+        ws.destroy();
+        assert!(cluster_queue().is_none(), "{}: ClusterQueue left", cli.name);
+        assert!(
+            namespaces.with_local_queue(&queue_name).is_empty(),
+            "{}: LocalQueues left",
+            cli.name
+        );
+        block_on(async {
+            let client = cluster.client().await;
+            let flavor = kueue_api(&client, "ResourceFlavor", "resourceflavors", None)
+                .get_opt(&run)
+                .await
+                .unwrap();
+            assert!(flavor.is_none(), "{}: flavor left", cli.name);
+            let pool = Api::<DynamicObject>::all_with(client, &node_pools("karpenter.sh"))
+                .get_opt(&run)
+                .await
+                .unwrap();
+            assert!(pool.is_none(), "{}: NodePool left", cli.name);
+        });
+        eprintln!(
+            "fault figures: {}",
+            serde_json::json!({
+                "cli": cli.name,
+                "fault": "kube-apiserver killed mid queue apply",
+                "local_queues": QUEUE_NAMESPACES,
+                "local_queues_after_first_apply": written_first.len(),
+                "first_apply_succeeded": first_apply_ok,
+                "retries": retries(&log).total,
             })
         );
     }

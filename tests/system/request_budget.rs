@@ -53,7 +53,7 @@
 //! | refresh | 1 GET flavor with the NodePool | 1 GET ClusterQueue, 1 GET per LocalQueue; its plan: 1 GET flavor + 1 GET NodePool per quota, 1 LIST ClusterQueues |
 //! | create | 1 APPLY flavor | plan twice, 1 GET + 1 APPLY ClusterQueue, 1 APPLY per LocalQueue |
 //! | update | refresh | refresh, plan again, 1 APPLY ClusterQueue, 1 APPLY per LocalQueue |
-//! | delete | refresh + 1 DELETE flavor, 1 GET per 500 ms until Kueue lets it go | refresh + 1 LIST Workloads, 1 DELETE per LocalQueue, 1 DELETE ClusterQueue, 1 GET per 500 ms until Kueue lets it go |
+//! | delete | refresh + 1 LIST ClusterQueues (none may list it), 1 DELETE flavor, 1 GET per 500 ms until Kueue lets it go | refresh + 1 LIST Workloads, 1 DELETE per LocalQueue, 1 DELETE ClusterQueue, 1 GET per 500 ms until Kueue lets it go |
 //!
 //! A node's taints are a list the kubelet and others write too, so the taint
 //! resource reads the node and writes it back with its resourceVersion as a
@@ -78,7 +78,9 @@
 use std::collections::BTreeMap;
 
 use common::audit::{Counts, counted, counted_kubeconfig};
-use common::fixtures::{Guard, OperatorNamespace, class, fleet};
+use common::fixtures::{
+    Guard, OperatorNamespace, TestNamespace, class, fleet, queue as queue_of, quota,
+};
 use common::terraform::{Cli, Workspace, each_cli, provider_block_for};
 use common::{block_on, kube_client, unique_name};
 use k8s_openapi::api::core::v1::Node;
@@ -196,9 +198,7 @@ fn queue_config(pool: &str, queue: &str, namespace: &str, gpus: u32) -> String {
         pool,
         "  accelerators = [\"L4\"]\n  limits = { gpus = 64 }\n  kueue_flavor = true\n",
     );
-    body += &format!(
-        "resource \"gpufleet_queue\" \"q\" {{\n  name       = \"{queue}\"\n  namespaces = [\"{namespace}\"]\n  quotas     = [{{ fleet = gpufleet_fleet.f.name, gpu_resource = gpufleet_fleet.f.gpu_resource, gpus = {gpus} }}]\n}}\n"
-    );
+    body += &queue_of("q", queue, namespace, &[quota("f", gpus, "")], "");
     body
 }
 
@@ -206,12 +206,10 @@ fn queue_config(pool: &str, queue: &str, namespace: &str, gpus: u32) -> String {
 fn queue_resources(cli: &Cli) {
     let pool = unique_name("budget-kueue");
     let queue = unique_name("budget-queue");
-    let namespace = unique_name("budget-ns");
-    common::fixtures::kubectl_apply(&format!(
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n"
-    ));
+    let namespace = TestNamespace::new("budget-ns");
+    let namespace = &namespace.0;
     let mut ws = Workspace::new(cli);
-    ws.config_raw(&queue_config(&pool, &queue, &namespace, 8))
+    ws.config_raw(&queue_config(&pool, &queue, namespace, 8))
         .init();
     let what = |command: &str| format!("{} {command}", cli.name);
     // Each plan of the queue reads its fleet's flavor and NodePool and
@@ -245,7 +243,7 @@ fn queue_resources(cli: &Cli) {
             ("localqueues", &[("GET", 1)]),
         ],
     );
-    ws.config_raw(&queue_config(&pool, &queue, &namespace, 16));
+    ws.config_raw(&queue_config(&pool, &queue, namespace, 16));
     let update = ws.apply_measured(|apply| counted(apply));
     assert_budget(
         &what("apply (update)"),
@@ -259,6 +257,7 @@ fn queue_resources(cli: &Cli) {
         ],
     );
     // Destroy lists the workloads admitted to the queue (to name them),
+    // and the ClusterQueues before the fleet (none may list its flavor),
     // then waits for Kueue to let the ClusterQueue and the flavor go: one
     // GET each, and one more every 500 ms while Kueue still holds them.
     let mut destroy = counted(|| ws.destroy());
@@ -282,7 +281,7 @@ fn queue_resources(cli: &Cli) {
             ("configmaps", &[("GET", 1)]),
             ("nodepools", &[("GET", 2), ("DELETE", 1)]),
             ("resourceflavors", &[("DELETE", 1)]),
-            ("clusterqueues", &[("LIST", 1), ("DELETE", 1)]),
+            ("clusterqueues", &[("LIST", 2), ("DELETE", 1)]),
             ("localqueues", &[("GET", 1), ("DELETE", 1)]),
             ("workloads", &[("LIST", 1)]),
         ],

@@ -8,7 +8,9 @@
 //!
 //! Kueue keeps a flavor while a ClusterQueue lists it (finalizer
 //! `kueue.x-k8s.io/resource-in-use`): removing the flavor waits for that
-//! within the fleet's timeouts, and then names the queues that hold it.
+//! within the fleet's timeouts, and then names the queues that hold it; a
+//! destroy waits for it before it deletes anything, so that it never
+//! leaves the fleet half gone.
 //! The flavor also carries, as annotations, the resource the fleet's GPUs
 //! are advertised as and what its pods request for the interconnect, so a
 //! `gpufleet_queue` can check its quotas against them when it plans.
@@ -116,7 +118,7 @@ fn matches(live: &DynamicObject, model: &Model) -> bool {
 pub(super) async fn write(
     cluster: &Cluster,
     prior: Option<&Model>,
-    state: &Model,
+    state: &mut Model,
     deadline: Deadline,
 ) -> Result<(), Diagnostics> {
     let had = prior.is_some_and(wanted);
@@ -125,6 +127,15 @@ pub(super) async fn write(
     }
     let flavors = cluster.kubernetes.custom(RESOURCE_FLAVOR).await?;
     if !wanted(state) {
+        // Not marked for deletion while Kueue would keep it: the flavor
+        // stays as it was, state says so, and the next plan shows the
+        // change again.
+        let held = Held::Flavor(&state.name);
+        let left = format!("Fleet {:?} is still offered to Kueue.", state.name);
+        if let Err(held) = kueue::wait_released(cluster, held, &left, deadline).await {
+            state.flavor.kueue_flavor = Some(true);
+            return Err(held);
+        }
         return kueue::delete_and_wait(
             cluster,
             &flavors,
@@ -181,6 +192,22 @@ pub(super) async fn read(
         (false, false) => Some(false),
     };
     Ok(())
+}
+
+/// Waits, before anything of the fleet is deleted, until no ClusterQueue
+/// lists the flavor `prior` wrote: Kueue would keep it while one does, and
+/// the fleet would be left half deleted, its NodePool gone and its flavor
+/// marked for deletion. A queue destroyed in the same run lets go of it.
+pub(super) async fn prepare_delete(
+    cluster: &Cluster,
+    prior: &Model,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    if !wanted(prior) {
+        return Ok(());
+    }
+    let left = format!("Nothing of fleet {:?} was deleted.", prior.name);
+    kueue::wait_released(cluster, Held::Flavor(&prior.name), &left, deadline).await
 }
 
 /// Removes the flavor `prior` wrote, waiting for the queues that hold it.

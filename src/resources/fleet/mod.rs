@@ -333,6 +333,16 @@ impl AppliedObject for Fleet {
         flavor::read(cluster, state, prior, importing, deadline).await
     }
 
+    /// Nothing goes while a queue lists the fleet's flavor.
+    async fn prepare_delete(
+        &self,
+        cluster: &Cluster,
+        prior: &Model,
+        deadline: Deadline,
+    ) -> Result<(), Diagnostics> {
+        flavor::prepare_delete(cluster, prior, deadline).await
+    }
+
     async fn delete_companions(
         &self,
         cluster: &Cluster,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kube::api::DynamicObject;
 
-use crate::cluster::api::{Kind, Objects};
+use crate::cluster::api::{Kind, Objects, describe};
 use crate::cluster::retry::{Deadline, GaveUp};
 use crate::framework::timeouts::Operation;
 use crate::kit::Cluster;
@@ -103,6 +103,14 @@ impl Held<'_> {
         }
     }
 
+    /// The object, as messages name it.
+    fn describe(self) -> String {
+        match self {
+            Held::Flavor(name) => describe(RESOURCE_FLAVOR, None, name),
+            Held::Queue(name) => describe(CLUSTER_QUEUE, None, name),
+        }
+    }
+
     /// The names of what holds it now.
     pub async fn holders(
         self,
@@ -167,24 +175,7 @@ pub async fn wait_gone(
             }
         }
         if deadline.passed() {
-            let names = match held
-                .holders(cluster, Deadline::of(None, Operation::Read))
-                .await
-            {
-                Ok(names) if names.is_empty() => {
-                    "none found now (Kueue may be stopped or behind)".to_string()
-                }
-                Ok(names) => names
-                    .iter()
-                    .map(|n| format!("{n:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                Err(gave_up) => {
-                    let why = Diagnostics::from(gave_up);
-                    let why = why.0.first().map(|d| d.summary.clone()).unwrap_or_default();
-                    format!("they could not be listed ({why})")
-                }
-            };
+            let names = held_by_now(cluster, held).await;
             let (held_by, remedy) = held.holders_and_remedy();
             return Err(Diagnostic::error(
                 "Kueue still holds the object",
@@ -196,16 +187,80 @@ pub async fn wait_gone(
             )
             .into());
         }
-        tokio::select! {
-            biased;
-            () = crate::protocol::stop::requested() => {
-                return Err(Diagnostic::error(
-                    "Stopped",
-                    format!("Stopped while waiting for {} to go.", named.describe()),
-                )
-                .into());
+        pause(&format!("{} to go", named.describe())).await?;
+    }
+}
+
+/// Waits, within `deadline`, until nothing holds `held`, before it is
+/// deleted: Kueue would keep the object while it is held, so a delete
+/// started now could not finish. When the deadline passes first, the error
+/// names the holders, then says what was `left` alone (a sentence).
+pub async fn wait_released(
+    cluster: &Cluster,
+    held: Held<'_>,
+    left: &str,
+    deadline: Deadline,
+) -> Result<(), Diagnostics> {
+    loop {
+        if !deadline.passed() {
+            match held.holders(cluster, deadline).await {
+                Ok(names) if names.is_empty() => return Ok(()),
+                Ok(_) => {}
+                // Kueue is not installed: nothing of its holds anything.
+                Err(gave_up) if gave_up.not_installed => return Ok(()),
+                Err(_) if deadline.passed() => continue,
+                Err(gave_up) => return Err(gave_up.into()),
             }
-            () = tokio::time::sleep(POLL) => {}
         }
+        if deadline.passed() {
+            let names = held_by_now(cluster, held).await;
+            let (held_by, remedy) = held.holders_and_remedy();
+            return Err(Diagnostic::error(
+                "Kueue would keep the object",
+                format!(
+                    "{} is still in use at {}: Kueue keeps it (finalizer `{RESOURCE_IN_USE}`) while there are {held_by}: {names}. {left} {remedy}",
+                    held.describe(),
+                    deadline.describe(),
+                ),
+            )
+            .into());
+        }
+        pause(&format!("what holds {} to let go", held.describe())).await?;
+    }
+}
+
+/// What holds `held` now, for an error: their names, quoted.
+async fn held_by_now(cluster: &Cluster, held: Held<'_>) -> String {
+    match held
+        .holders(cluster, Deadline::of(None, Operation::Read))
+        .await
+    {
+        Ok(names) if names.is_empty() => {
+            "none found now (Kueue may be stopped or behind)".to_string()
+        }
+        Ok(names) => names
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Err(gave_up) => {
+            let why = Diagnostics::from(gave_up);
+            let why = why.0.first().map(|d| d.summary.clone()).unwrap_or_default();
+            format!("they could not be listed ({why})")
+        }
+    }
+}
+
+/// One pause between two looks, unless the CLI asks to stop while
+/// `waiting_for` (what the wait is for).
+async fn pause(waiting_for: &str) -> Result<(), Diagnostics> {
+    tokio::select! {
+        biased;
+        () = crate::protocol::stop::requested() => Err(Diagnostic::error(
+            "Stopped",
+            format!("Stopped while waiting for {waiting_for}."),
+        )
+        .into()),
+        () = tokio::time::sleep(POLL) => Ok(()),
     }
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::kueue::{CLUSTER_QUEUE, QUEUE_NAME_LABEL};
+use crate::cluster::names::same_quantity;
 use crate::framework::timeouts::Timeouts;
 use crate::kit::ownership::owned;
 use crate::protocol::{Diagnostic, Diagnostics};
@@ -79,6 +80,16 @@ fn quantity(value: &serde_json::Value) -> Option<String> {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Number(n) => Some(n.to_string()),
         _ => None,
+    }
+}
+
+/// The live quantity as the user wrote it: `written` when it is the same
+/// quantity, since Kueue's webhook serves back its canonical form (`1.5`
+/// as `1500m`), which is no change.
+fn as_written(live: Option<String>, written: Option<&String>) -> Option<String> {
+    match (live, written) {
+        (Some(live), Some(written)) if same_quantity(&live, written) => Some(written.clone()),
+        (live, _) => live,
     }
 }
 
@@ -261,7 +272,10 @@ impl Model {
             cohort: spec["cohortName"].as_str().map(str::to_string),
             queueing_strategy: spec["queueingStrategy"].as_str().map(str::to_string),
             fair_sharing_weight: owned(
-                quantity(&spec["fairSharing"]["weight"]),
+                as_written(
+                    quantity(&spec["fairSharing"]["weight"]),
+                    prior.fair_sharing_weight.as_ref(),
+                ),
                 &prior.fair_sharing_weight,
                 importing,
             ),
@@ -304,7 +318,7 @@ fn quota_from_live(flavor: &serde_json::Value, covered: &[String], prior: Option
         .or_else(|| {
             candidates
                 .iter()
-                .find(|r| nominal(r).is_some_and(|q| q != "0"))
+                .find(|r| nominal(r).is_some_and(|q| !same_quantity(&q, "0")))
                 .or(candidates.first())
                 .map(|r| (*r).clone())
         })
@@ -312,15 +326,18 @@ fn quota_from_live(flavor: &serde_json::Value, covered: &[String], prior: Option
     let gpu = resources.get(&gpu_resource);
     let whole = |v: &serde_json::Value| quantity(v).and_then(|q| q.parse::<i64>().ok());
     let uncapped_or = |r: &str, uncapped: &str, prior: Option<&String>| {
-        nominal(r).filter(|q| prior.is_some() || q != uncapped)
+        as_written(nominal(r), prior).filter(|q| prior.is_some() || !same_quantity(q, uncapped))
     };
+    let prior_resources = prior.and_then(|p| p.resources.as_ref());
     let others: BTreeMap<String, String> = covered
         .iter()
         .filter(|r| **r != gpu_resource && !["cpu", "memory"].contains(&r.as_str()))
-        .filter_map(|r| Some((r.clone(), nominal(r)?)))
-        .filter(|(r, q)| named_by_prior(r) || q != "0")
+        .filter_map(|r| {
+            let written = prior_resources.and_then(|p| p.get(r));
+            Some((r.clone(), as_written(nominal(r), written)?))
+        })
+        .filter(|(r, q)| named_by_prior(r) || !same_quantity(q, "0"))
         .collect();
-    let prior_resources = prior.and_then(|p| p.resources.as_ref());
     Quota {
         fleet: flavor["name"].as_str().unwrap_or_default().to_string(),
         gpus: nominal(&gpu_resource)

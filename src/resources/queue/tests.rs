@@ -174,3 +174,28 @@ fn state_read_back_is_what_was_written_and_an_import_finds_the_gpu_resources() {
         "Kueue's defaults import as unset"
     );
 }
+
+#[test]
+fn quantities_served_back_in_canonical_form_read_as_written() {
+    let mut model = two_fleets();
+    model.quotas[0].cpu = Some("1.5".into());
+    model.quotas[0].memory = Some("1.5Gi".into());
+    model.fair_sharing_weight = Some("0.5".into());
+    let mut live = model.cluster_queue();
+    live.metadata.name = Some("team-a".into());
+    // As Kueue's webhook serves them (k8s.io/apimachinery's canonical form).
+    let resources = &mut live.data["spec"]["resourceGroups"][0]["flavors"][0]["resources"];
+    resources[2]["nominalQuota"] = json!("1500m");
+    resources[3]["nominalQuota"] = json!("1536Mi");
+    resources[4]["nominalQuota"] = json!("32000m");
+    live.data["spec"]["fairSharing"]["weight"] = json!("500m");
+    let mut back = Model::from_live(&live, &model, false).unwrap();
+    back.derive();
+    assert_eq!(back, model);
+
+    // A changed quantity is a change.
+    live.data["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["nominalQuota"] =
+        json!("2");
+    let back = Model::from_live(&live, &model, false).unwrap();
+    assert_eq!(back.quotas[0].cpu.as_deref(), Some("2"));
+}
