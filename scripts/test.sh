@@ -29,9 +29,9 @@ bash testbed/build.sh
 # which kills and restarts its components so no other test sees a fault.
 # All stopped at the end.
 clusters=(test system ec2 fault)
-# The acceptance and system tiers' clusters also run Kueue
-# (tests/acceptance/queue.rs, the least-privilege workouts): about 13 s more
-# to their start, behind the offline tier.
+# The acceptance, system and fault clusters also run Kueue (the queue tests,
+# the seed's teams, the least-privilege workouts, the queue faults): about
+# 15-26 s more to their start, behind the offline tier.
 declare -A up_flags=([test]="--karpenter --kueue" [system]="--karpenter --kueue" [ec2]=--karpenter=aws [fault]=--kueue)
 cluster_dir() { echo "$PWD/target/$1-cluster"; }
 on_cluster() {
