@@ -69,6 +69,9 @@ fn config(fleet_name: &str, queue: &str, served: &str, allowed: &str) -> String 
 }
 
 /// A Job of one pod asking for 8 GPUs, its pod template `spec` added to.
+/// Its pod runs for an hour (kwok's pod-complete stage waits that long), so
+/// the Job is still there to evict when the test narrows the fence: without
+/// the delay kwok completes it within seconds.
 fn job(name: &str, labels: Value, spec: Value) -> Value {
     let mut template = json!({
         "restartPolicy": "Never",
@@ -81,8 +84,11 @@ fn job(name: &str, labels: Value, spec: Value) -> Value {
         template[key] = value.clone();
     }
     json!({"apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"template": {"spec": template}}})
+    "metadata": {"name": name, "labels": labels},
+    "spec": {"template": {
+        "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1h"}},
+        "spec": template,
+    }}})
 }
 
 fn live_job(namespace: &str, name: &str) -> Job {
