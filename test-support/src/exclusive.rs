@@ -22,7 +22,7 @@ fn not_elsewhere() {
     assert!(
         std::env::var_os(ELSEWHERE).is_none(),
         "this test takes a ClusterPolicy guard in a process whose guards exclude nothing ({ELSEWHERE} is set): \
-         add its module to cluster_policy_modules in scripts/test.sh"
+         add its module, or its path, to cluster_policy_modules in scripts/test.sh"
     );
 }
 

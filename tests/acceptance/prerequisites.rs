@@ -195,6 +195,14 @@ fn a_bare_cluster_lacks_each_prerequisite() {
 /// applied.
 #[test]
 fn present_prerequisites_give_no_warning() {
+    // Its node sharing is read through the device-plugin ConfigMap alone, so
+    // no other test's ClusterPolicy (one that points the plugin nowhere) may
+    // appear while it runs.
+    let Some(_no_operator) = common::exclusive::no_gpu_operator(
+        "prerequisites present on a cluster without the GPU Operator",
+    ) else {
+        return;
+    };
     let (node, _node) = scratch_node();
     each_cli(|cli| {
         let ns = OperatorNamespace::new("prerequisites");
