@@ -537,3 +537,35 @@ impl Drop for TestNamespace {
         let _ = std::thread::spawn(delete).join();
     }
 }
+
+/// The live Job `namespace/name`.
+pub fn live_job(namespace: &str, name: &str) -> k8s_openapi::api::batch::v1::Job {
+    block_on(async {
+        Api::<k8s_openapi::api::batch::v1::Job>::namespaced(kube_client().await, namespace)
+            .get(name)
+            .await
+            .unwrap()
+    })
+}
+
+/// Waits up to a minute (Kueue admits, suspends and evicts within seconds)
+/// until `check` holds of the live Job, or panics saying it never `what`.
+pub fn wait_for_job(
+    namespace: &str,
+    name: &str,
+    what: &str,
+    check: impl Fn(&k8s_openapi::api::batch::v1::Job) -> bool,
+) -> k8s_openapi::api::batch::v1::Job {
+    let start = std::time::Instant::now();
+    loop {
+        let job = live_job(namespace, name);
+        if check(&job) {
+            return job;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "job {namespace}/{name} never {what}: {job:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+}

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use common::fixtures::fleet;
+use common::fixtures::{fleet, live_job, wait_for_job};
 use common::terraform::{Workspace, each_cli};
 use common::{block_on, kube_client, skipped, unique_name};
 use k8s_openapi::api::batch::v1::Job;
@@ -89,31 +89,6 @@ fn job(name: &str, labels: Value, spec: Value) -> Value {
         "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1h"}},
         "spec": template,
     }}})
-}
-
-fn live_job(namespace: &str, name: &str) -> Job {
-    block_on(async {
-        Api::<Job>::namespaced(kube_client().await, namespace)
-            .get(name)
-            .await
-            .unwrap()
-    })
-}
-
-/// Waits until `check` holds of the Job, or panics with `what`.
-fn wait_for_job(namespace: &str, name: &str, what: &str, check: impl Fn(&Job) -> bool) -> Job {
-    let start = Instant::now();
-    loop {
-        let job = live_job(namespace, name);
-        if check(&job) {
-            return job;
-        }
-        assert!(
-            start.elapsed() < KUEUE_STEP,
-            "job {namespace}/{name} never {what}: {job:?}"
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 fn suspended(job: &Job) -> bool {

@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use common::fixtures::{
-    TRAINING, TestNamespace, class, fleet, kubectl_apply, kueue, kueue_running, live_node_pool,
-    queue as queue_of, quota,
+    TRAINING, TestNamespace, class, fleet, kubectl_apply, kueue, kueue_running, live_job,
+    live_node_pool, queue as queue_of, quota, wait_for_job,
 };
 use common::terraform::{ImportBy, Workspace, each_cli, each_identity_cli};
 use common::{block_on, kube_client, unique_name};
@@ -61,31 +61,6 @@ spec:
             limits: {{ nvidia.com/gpu: "{gpus}" }}
 "#
     ));
-}
-
-fn job(namespace: &str, name: &str) -> Job {
-    block_on(async {
-        Api::<Job>::namespaced(kube_client().await, namespace)
-            .get(name)
-            .await
-            .unwrap()
-    })
-}
-
-/// Waits until `check` holds of the Job, or panics with `what`.
-fn wait_for_job(namespace: &str, name: &str, what: &str, check: impl Fn(&Job) -> bool) -> Job {
-    let start = Instant::now();
-    loop {
-        let job = job(namespace, name);
-        if check(&job) {
-            return job;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "job {namespace}/{name} never {what}: {job:?}"
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 /// Waits until Kueue has no Workload left in `namespace` (the garbage
@@ -205,7 +180,7 @@ fn a_queued_job_is_held_then_admitted_onto_the_fleet_and_the_queue_updates_in_pl
         let toleration = &pod.tolerations.unwrap()[0];
         assert_eq!(toleration.key.as_deref(), Some("workload"));
         assert_eq!(toleration.value.as_deref(), Some("training"));
-        assert_eq!(job(ns, "big").spec.unwrap().suspend, Some(true));
+        assert_eq!(live_job(ns, "big").spec.unwrap().suspend, Some(true));
 
         // A quota edited by hand shows in the plan and is put back.
         block_on(async {
@@ -561,7 +536,7 @@ fn a_higher_priority_class_preempts_within_the_queue() {
             j.spec.as_ref().and_then(|s| s.suspend) == Some(false)
         });
         assert_eq!(
-            job(ns, "low").spec.unwrap().suspend,
+            live_job(ns, "low").spec.unwrap().suspend,
             Some(true),
             "{}: the low-priority job was not preempted",
             cli.name
