@@ -538,6 +538,15 @@ impl Drop for TestNamespace {
     }
 }
 
+/// The pod-template annotations that keep a Job's pod running for an hour
+/// on kwok's nodes. kwok's pod-complete stage waits `delay` but never longer
+/// than `jitter-delay`, whose default is 5 s (kwok, pkg/utils/lifecycle/
+/// lifecycle.go, Stage.Delay), so both are set.
+pub const RUNS_FOR_AN_HOUR: [(&str, &str); 2] = [
+    ("pod-complete.stage.kwok.x-k8s.io/delay", "1h"),
+    ("pod-complete.stage.kwok.x-k8s.io/jitter-delay", "1h"),
+];
+
 /// The live Job `namespace/name`.
 pub fn live_job(namespace: &str, name: &str) -> k8s_openapi::api::batch::v1::Job {
     block_on(async {

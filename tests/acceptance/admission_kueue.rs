@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use common::fixtures::{fleet, live_job, wait_for_job};
+use common::fixtures::{RUNS_FOR_AN_HOUR, fleet, live_job, wait_for_job};
 use common::terraform::{Workspace, each_cli};
 use common::{block_on, kube_client, skipped, unique_name};
 use k8s_openapi::api::batch::v1::Job;
@@ -86,7 +86,9 @@ fn job(name: &str, labels: Value, spec: Value) -> Value {
     json!({"apiVersion": "batch/v1", "kind": "Job",
     "metadata": {"name": name, "labels": labels},
     "spec": {"template": {
-        "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1h"}},
+        "metadata": {"annotations": serde_json::Map::from_iter(
+            RUNS_FOR_AN_HOUR.map(|(key, value)| (key.to_string(), json!(value)))
+        )},
         "spec": template,
     }}})
 }

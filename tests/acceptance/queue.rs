@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use common::fixtures::{
-    TRAINING, TestNamespace, class, fleet, kubectl_apply, kueue, kueue_running, live_job,
-    live_node_pool, queue as queue_of, quota, wait_for_job,
+    RUNS_FOR_AN_HOUR, TRAINING, TestNamespace, class, fleet, kubectl_apply, kueue, kueue_running,
+    live_job, live_node_pool, queue as queue_of, quota, wait_for_job,
 };
 use common::terraform::{ImportBy, Workspace, each_cli, each_identity_cli};
 use common::{block_on, kube_client, unique_name};
@@ -38,6 +38,10 @@ fn queued_job_of_class(namespace: &str, name: &str, queue: &str, gpus: u32, clas
     let class = class
         .map(|c| format!("\n      priorityClassName: {c}"))
         .unwrap_or_default();
+    let annotations: String = RUNS_FOR_AN_HOUR
+        .iter()
+        .map(|(key, value)| format!("\n        {key}: {value:?}"))
+        .collect();
     kubectl_apply(&format!(
         r#"apiVersion: batch/v1
 kind: Job
@@ -49,8 +53,7 @@ metadata:
 spec:
   template:
     metadata:
-      annotations:
-        pod-complete.stage.kwok.x-k8s.io/delay: "1h"
+      annotations:{annotations}
     spec:
       restartPolicy: Never{class}
       containers:
