@@ -83,14 +83,13 @@ fn job(name: &str, labels: Value, spec: Value) -> Value {
     for (key, value) in spec.as_object().unwrap() {
         template[key] = value.clone();
     }
+    let annotations: serde_json::Map<String, Value> = RUNS_FOR_AN_HOUR
+        .iter()
+        .map(|(key, value)| (key.to_string(), json!(value)))
+        .collect();
     json!({"apiVersion": "batch/v1", "kind": "Job",
-    "metadata": {"name": name, "labels": labels},
-    "spec": {"template": {
-        "metadata": {"annotations": serde_json::Map::from_iter(
-            RUNS_FOR_AN_HOUR.map(|(key, value)| (key.to_string(), json!(value)))
-        )},
-        "spec": template,
-    }}})
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"template": {"metadata": {"annotations": annotations}, "spec": template}}})
 }
 
 fn suspended(job: &Job) -> bool {
