@@ -135,17 +135,9 @@ system_tier() {
 # one at a time in a lane of their own, beside the others.
 fault_suite() {
   set -e
-  local test skips=()
-  for test in "${restarts_fault_cluster[@]}"; do skips+=(--skip "$test"); done
   on_cluster "$(cluster_dir system)"
-  cargo test --test system -- --test-threads=1 faults:: "${skips[@]}"
+  cargo test --test system -- --test-threads=1 faults::
 }
-# Two fault tests only restart kube-apiserver (with other flags, or to meet
-# its RBAC informers loading) and need nothing of the fault cluster's own:
-# they run last on the EC2 cluster, once nothing else uses it, which took
-# about 100 s off the fault suite's lane (2026-12-08).
-restarts_fault_cluster=(faults::a_namespace_fence_needs_kubernetes_1_30
-  faults::an_apply_right_after_an_api_server_restart)
 # Karpenter there offers EC2's instance types with karpenter-provider-aws's
 # labels (testbed/build.sh aws-instance-types): the scenario runs again with
 # its fleets under the aws scheme, then a fleet of fractional GPUs, one test
@@ -157,8 +149,6 @@ own_cluster_tests() {
   cargo test --test acceptance -- --exact "$restarts_api_server"
   cargo test --test system -- --ignored --exact --test-threads=1 \
     scenario::training_and_inference_on_ec2 scenario::fractional_gpus_on_ec2
-  GPUFLEET_FAULT_CLUSTER_DIR=$(cluster_dir ec2) cargo test --test system -- --exact --test-threads=1 \
-    "${restarts_fault_cluster[@]}"
 }
 for name in test system ec2; do
   wait "${cluster_up[$name]}" || { cat "target/$name-cluster.log"; echo "the $name cluster did not start" >&2; exit 1; }
